@@ -1,0 +1,93 @@
+"""`formula audit ...`: the audits that read the registry and the library."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from audit.cases import REFERENCE_CASES, DatasetError, file_hash, read_cases
+from registry.loader import get_registry
+from registry.report import render_table
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("audit", help="audits of the registry and the library",
+                       description="Audits: `deviations` (benchmark fidelity of the published formulas).")
+    asub = p.add_subparsers(dest="audit", metavar="AUDIT")
+    asub.required = True
+    d = asub.add_parser("deviations", help="per calculator, where the benchmark departs from the publication",
+                        description="For each calculator: its recorded deviations, and the share of cases whose "
+                        "answer under the published formula scores differently from the benchmark's answer.")
+    d.add_argument("--data", type=Path, action="append", default=[],
+                   help="also score a benchmark split (.csv with the benchmark's columns, or .jsonl); repeatable")
+    d.add_argument("--format", choices=["table", "json"], default="table")
+    d.set_defaults(handler=cmd_deviations)
+    c = asub.add_parser("completeness", help="is every supplied text complete against its registry entry",
+                        description="Static check of every active text (every used input, constant and table "
+                        "named; units stated; nothing unknown named) and an executable check (the library, "
+                        "reading the same constants, reproduces the reference cases). Exit 1 when anything is "
+                        "missing.")
+    c.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
+    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument("--no-cases", action="store_true", help="skip the executable check")
+    c.set_defaults(handler=cmd_completeness)
+
+
+def cmd_deviations(args: argparse.Namespace) -> int:
+    from audit.deviations import fidelity
+
+    reg = get_registry()
+    sources = [REFERENCE_CASES, *args.data]
+    report = []
+    for path in sources:
+        try:
+            cases = read_cases(path)
+        except DatasetError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 1
+        rows = fidelity(reg, cases)
+        report.append({"data": str(path), "data_hash": file_hash(path), "cases": len(cases),
+                       "rows": [r.to_json() for r in rows]})
+    if args.format == "json":
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+        return 0
+    for block in report:
+        print(f"{block['data']} ({block['cases']} cases, {block['data_hash'][:19]})")
+        rows = [dict(r, deviations=", ".join(r["deviations"]) or "-",
+                     share_differ="-" if r["share_differ"] is None else f"{100 * r['share_differ']:.1f}%")
+                for r in block["rows"]]
+        print(render_table(rows, ["medcalc_id", "slug", "deviations", "verified_deviations", "cases", "differ",
+                                  "share_differ", "errors"]))
+        n = sum(r["cases"] for r in block["rows"])
+        k = sum(r["differ"] for r in block["rows"])
+        nd = sum(len(r["deviations"]) for r in block["rows"])
+        print(f"\n{nd} deviations in {sum(1 for r in block['rows'] if r['deviations'])} calculators; "
+              f"{k} of {n} cases ({100 * k / max(n, 1):.1f}%) score differently under the published formulas\n")
+    return 0
+
+
+def cmd_completeness(args: argparse.Namespace) -> int:
+    from audit.completeness import audit
+    from registry.loader import load
+    from registry.validate import validate
+
+    reg = load(args.root)
+    validate(reg)
+    schema = [p for p in reg.problems if "REGISTRY.lock" not in p.problem and "changed without" not in p.problem]
+    if schema:
+        for p in schema:
+            print(p, file=sys.stderr)
+        return 1
+    cases = [] if args.no_cases else read_cases(REFERENCE_CASES)
+    rows = audit(reg, cases)
+    bad = [r for r in rows if not r.complete]
+    if args.format == "json":
+        print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
+    else:
+        table = [{"medcalc_id": r.medcalc_id, "slug": r.slug, "version": r.version,
+                  "status": "complete" if r.complete else "INCOMPLETE",
+                  "missing": "; ".join(r.missing) or "-"} for r in rows]
+        print(render_table(table, ["medcalc_id", "slug", "version", "status", "missing"]))
+        print(f"\n{len(rows) - len(bad)} of {len(rows)} texts complete")
+    return 1 if bad else 0

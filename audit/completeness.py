@@ -1,0 +1,101 @@
+"""Completeness audit of the supplied formula texts.
+
+Static part: from the template's own syntax tree, every used input, every constant and table the
+benchmark's calculation uses must be named, nothing unknown may be named, and every quantity's
+unit must appear in the rendered text. Executable part: the library, reading the same constants
+the text renders, must reproduce the benchmark's reference cases for that calculator.
+"""
+from __future__ import annotations
+
+import collections
+from dataclasses import dataclass, field
+from typing import Any
+
+from audit.cases import Case
+from registry.loader import Registry
+from registry.schema import Calculator, InputKind
+from registry.texts import TextError, references, render
+from solver.library import CalculatorError, compute
+from solver.scoring import is_correct
+
+UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.weight, InputKind.height,
+              InputKind.temperature, InputKind.count_per_volume}
+
+
+@dataclass
+class TextAudit:
+    slug: str
+    medcalc_id: int | None
+    version: str
+    missing: list[str] = field(default_factory=list)
+    cases: int = 0
+    wrong: int = 0
+
+    @property
+    def complete(self) -> bool:
+        return not self.missing and self.wrong == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"slug": self.slug, "medcalc_id": self.medcalc_id, "version": self.version,
+                "status": "complete" if self.complete else "incomplete", "missing": self.missing,
+                "reference_cases": self.cases, "reference_wrong": self.wrong}
+
+
+def static_findings(calc: Calculator, source: str | None = None) -> list[str]:
+    """What the text fails to state; empty when complete. `source` overrides the active text (mutants)."""
+    source = calc.active.text if source is None else source
+    out: list[str] = []
+    try:
+        refs = references(source)
+    except Exception as e:  # jinja2.TemplateSyntaxError and friends: the text cannot be analysed
+        return [f"template does not parse: {e}"]
+    for kind, names, known in (("constant", refs.constants, calc.constants), ("table", refs.tables, calc.tables),
+                               ("input", refs.inputs, {i.name: i for i in calc.inputs})):
+        for n in sorted(names - set(known)):
+            out.append(f"names unknown {kind} {n!r}")
+    for d in sorted(refs.other):
+        out.append(f"uses a computed reference {d}; name each item literally so it can be audited")
+    for inp in calc.inputs:
+        if inp.used and inp.name not in refs.inputs:
+            out.append(f"input {inp.name!r} is not named")
+    for name, const in calc.constants.items():
+        if const.applies_to != "published" and name not in refs.constants:
+            out.append(f"constant {name!r} ({const.value}) is not stated")
+    for name, table in calc.tables.items():
+        if table.applies_to != "published" and name not in refs.tables:
+            out.append(f"table {name!r} is not stated (its bands or weights are branch conditions)")
+    if out:
+        return out
+    try:
+        from registry.schema import Version
+
+        v = calc.active if source == calc.active.text else Version(**{**calc.active.model_dump(), "text": source})
+        text = render(calc, v)
+    except TextError as e:
+        return [str(e)]
+    for inp in calc.inputs:
+        if inp.used and inp.kind in UNIT_KINDS and inp.unit and inp.unit not in text:
+            out.append(f"unit {inp.unit!r} of input {inp.name!r} is not stated")
+    return out
+
+
+def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
+    by_id: dict[int, list[Case]] = collections.defaultdict(list)
+    for case in cases or []:
+        by_id[case.calculator_id].append(case)
+    rows = []
+    for calc in sorted(reg.calculators.values(), key=lambda c: (c.medcalc_id is None, c.medcalc_id or 0, c.slug)):
+        row = TextAudit(calc.slug, calc.medcalc_id, calc.active.version, static_findings(calc))
+        for case in by_id.get(calc.medcalc_id or -1, []):
+            row.cases += 1
+            try:
+                value = compute(calc.slug, case.entities, registry=reg).value
+            except CalculatorError:
+                value = None
+            if not is_correct(value, case.answer, case.lower, case.upper):
+                row.wrong += 1
+        if row.wrong:
+            row.missing.append(f"the library, reading these constants, misses {row.wrong} of {row.cases} "
+                               "reference cases")
+        rows.append(row)
+    return rows

@@ -1,0 +1,284 @@
+"""Sub-commands of `formula` that read or maintain the registry."""
+from __future__ import annotations
+
+import argparse
+import difflib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from registry import versions as ver
+from registry.loader import Registry, clear_cache, load
+from registry.report import calculator_rows, render_table, show_text
+from registry.schema import Calculator, ConcernType, VersionStatus
+from registry.validate import summary, validate
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("validate", help="load and check the whole registry",
+                       description="Check schema, references, cycles, versions and the lock file. "
+                       "Errors print as path:line: field: problem; exit status 1 when any.")
+    _root(p)
+    p.set_defaults(handler=cmd_validate)
+
+    p = sub.add_parser("list", help="one row per calculator", description="List the calculators with their audit status.")
+    _root(p)
+    _fmt(p)
+    p.add_argument("--concern", choices=[c.value for c in ConcernType], help="only this literature-audit concern")
+    p.add_argument("--group", choices=["replaced", "other", "none"], help="only this audit group (paper Table 13)")
+    p.set_defaults(handler=cmd_list)
+
+    p = sub.add_parser("show", help="everything about one calculator", description="Show one calculator for a clinician.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    _fmt(p)
+    p.set_defaults(handler=cmd_show)
+
+    p = sub.add_parser("history", help="the version lineage of one calculator")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    _fmt(p)
+    p.set_defaults(handler=cmd_history)
+
+    p = sub.add_parser("diff", help="what changed between two versions (text, constants, inputs)")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("v1")
+    p.add_argument("v2")
+    p.set_defaults(handler=cmd_diff)
+
+    p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
+    p.add_argument("--kind", choices=["calculator", "guideline", "units"], default="calculator")
+    p.set_defaults(handler=cmd_schema)
+
+    p = sub.add_parser("lock", help="record content hashes of released versions not yet locked",
+                       description="Add every active or superseded version missing from formulas/REGISTRY.lock, "
+                       "with a snapshot under formulas/history/. Never overwrites a recorded hash.")
+    _root(p)
+    p.set_defaults(handler=cmd_lock)
+
+    p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
+                       description="After editing a calculator's constants, tables, inputs or its active text, "
+                       "make the edit a new active version; the previous one becomes superseded.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
+    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor", help="which part to bump")
+    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today)")
+    p.set_defaults(handler=cmd_release)
+
+    p = sub.add_parser("fix", help="change one constant and release the change as a new version",
+                       description="Shorthand for editing a constant in the YAML, then `formula release`.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("--set", dest="assignment", required=True, metavar="CONSTANT=VALUE")
+    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
+    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor")
+    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today)")
+    p.set_defaults(handler=cmd_fix)
+
+
+def _root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
+
+
+def _fmt(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["table", "json"], default="table")
+
+
+def _load_valid(root: Path | None) -> Registry | None:
+    reg = load(root)
+    validate(reg)
+    if reg.problems:
+        for prob in reg.problems:
+            print(prob, file=sys.stderr)
+        print(f"{len(reg.problems)} problem(s); fix them first (`formula validate`)", file=sys.stderr)
+        return None
+    return reg
+
+
+def _calc(reg: Registry, ref: str) -> Calculator | None:
+    try:
+        return reg.get(ref)
+    except KeyError:
+        print(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)", file=sys.stderr)
+        return None
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    reg = load(args.root)
+    validate(reg)
+    if reg.problems:
+        for p in reg.problems:
+            print(p)
+        print(f"{len(reg.problems)} problem(s)", file=sys.stderr)
+        return 1
+    print(summary(reg))
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    rows = calculator_rows(reg)
+    if args.concern:
+        rows = [r for r in rows if r["concern"] == args.concern]
+    if args.group:
+        rows = [r for r in rows if r["audit_group"] == args.group]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    cols = ["medcalc_id", "slug", "category", "output", "intended_use", "concern", "audit_group",
+            "completeness", "active_version", "successors"]
+    print(render_table(rows, cols))
+    print(_counts(rows))
+    return 0
+
+
+def _counts(rows: list[dict[str, Any]]) -> str:
+    def tally(key: str) -> str:
+        c: dict[str, int] = {}
+        for r in rows:
+            c[str(r[key])] = c.get(str(r[key]), 0) + 1
+        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+
+    return (f"\n{len(rows)} calculators | concern: {tally('concern')}\n"
+            f"audit group: {tally('audit_group')} | completeness: {tally('completeness')}")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    c = _calc(reg, args.calculator)
+    if c is None:
+        return 1
+    if args.format == "json":
+        print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
+    else:
+        print(show_text(reg, c))
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    c = _calc(reg, args.calculator)
+    if c is None:
+        return 1
+    lock = ver.read_lock(reg.lock_path).get(c.slug, {})
+    rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
+             "approved": v.approved.isoformat() if v.approved else "", "next_review": v.next_review.isoformat()
+             if v.next_review else "", "hash": lock.get(v.version, "")[:19], "changelog": v.changelog}
+            for v in c.versions]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        print(f"{c.name} ({c.slug})")
+        print(render_table(rows, list(rows[0])))
+    return 0
+
+
+def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any] | None:
+    """The released content of a version: the live file for the active one, its snapshot otherwise."""
+    for v in c.versions:
+        if v.version == version:
+            if v.status == VersionStatus.active or v.status == VersionStatus.draft:
+                return ver.content(c, v)
+            return ver.read_snapshot(reg.formulas_dir, c.slug, version)
+    return None
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    c = _calc(reg, args.calculator)
+    if c is None:
+        return 1
+    a, b = version_content(reg, c, args.v1), version_content(reg, c, args.v2)
+    for v, data in ((args.v1, a), (args.v2, b)):
+        if data is None:
+            known = ", ".join(x.version for x in c.versions)
+            print(f"{c.slug} has no released version {v!r}; versions: {known}", file=sys.stderr)
+            return 1
+    assert a is not None and b is not None
+    out = list(difflib.unified_diff(_lines(a), _lines(b), f"{c.slug}@{args.v1}", f"{c.slug}@{args.v2}", lineterm=""))
+    print("\n".join(out) if out else f"{c.slug}: {args.v1} and {args.v2} have the same content")
+    return 0
+
+
+def _lines(data: dict[str, Any]) -> list[str]:
+    from registry.yamlio import dump
+
+    text = data.get("text", "")
+    body = {k: v for k, v in data.items() if k != "text"}
+    return ["text:", *("  " + t for t in str(text).splitlines())] + dump(body).splitlines()
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from registry.schema import Guideline, UnitsFile
+
+    model = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}[args.kind]
+    print(json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False))
+    return 0
+
+
+def cmd_lock(args: argparse.Namespace) -> int:
+    reg = load(args.root)
+    schema_problems = list(reg.problems)
+    if schema_problems:
+        for p in schema_problems:
+            print(p, file=sys.stderr)
+        return 1
+    lock = ver.read_lock(reg.lock_path)
+    added = 0
+    for slug, c in sorted(reg.calculators.items()):
+        entry = lock.setdefault(slug, {})
+        for v in ver.released(c):
+            if v.version in entry:
+                continue
+            if v.status != VersionStatus.active:
+                print(f"{slug}: superseded version {v.version} has no lock entry and cannot be reconstructed",
+                      file=sys.stderr)
+                return 1
+            data = ver.content(c, v)
+            entry[v.version] = ver.content_hash(data)
+            ver.write_snapshot(reg.formulas_dir, slug, data)
+            added += 1
+    ver.write_lock(reg.lock_path, lock)
+    clear_cache()
+    print(f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
+          f"{sum(len(v) for v in lock.values())}")
+    return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from registry.release import ReleaseError, release
+
+    try:
+        new = release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
+    except ReleaseError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    print(new)
+    return 0
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    from registry.release import ReleaseError, release, set_constant
+
+    try:
+        set_constant(args.root, args.calculator, args.assignment)
+        new = release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
+    except ReleaseError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    print(new)
+    return 0

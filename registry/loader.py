@@ -1,0 +1,207 @@
+"""Load the registry from disk into validated models, collecting every problem with its line.
+
+A registry is a root folder holding `formulas/*.yaml` (one calculator each), `formulas/units.yaml`
+(shared unit data), `formulas/REGISTRY.lock` (content hashes of released versions),
+`formulas/history/<slug>/<version>.yaml` (snapshots of released versions) and
+`guidelines/*.yaml`.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from registry.schema import Calculator, Guideline, UnitsFile
+from registry.yamlio import YamlError, line_of, load_file
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+UNITS_FILE = "units.yaml"
+LOCK_FILE = "REGISTRY.lock"
+
+
+def default_root() -> Path:
+    env = os.environ.get("FORMULA_REGISTRY_ROOT")
+    return Path(env) if env else PROJECT_ROOT
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One validation finding, printed as `path:line: field: problem`."""
+
+    path: str
+    line: int
+    field: str
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.field}: {self.problem}"
+
+
+@dataclass
+class Registry:
+    root: Path
+    calculators: dict[str, Calculator] = field(default_factory=dict)
+    guidelines: dict[str, Guideline] = field(default_factory=dict)
+    units: UnitsFile | None = None
+    raw: dict[str, Any] = field(default_factory=dict)  # slug -> raw YAML data (with lines)
+    paths: dict[str, Path] = field(default_factory=dict)  # slug -> file
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def formulas_dir(self) -> Path:
+        return self.root / "formulas"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.formulas_dir / LOCK_FILE
+
+    def by_id(self, medcalc_id: int) -> Calculator:
+        for c in self.calculators.values():
+            if c.medcalc_id == medcalc_id:
+                return c
+        raise KeyError(medcalc_id)
+
+    def get(self, ref: str | int) -> Calculator:
+        """A calculator by slug or benchmark id (int or digit string)."""
+        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
+            return self.by_id(int(ref))
+        return self.calculators[ref]
+
+    def rel(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+
+def _field_name(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for p in loc:
+        if isinstance(p, int):
+            parts.append(f"[{p}]")
+        else:
+            parts.append(("." if parts else "") + str(p))
+    return "".join(parts) or "(file)"
+
+
+def _validate(model: type[BaseModel], data: Any, path: str, problems: list[Problem]) -> Any:
+    if not isinstance(data, dict):
+        problems.append(Problem(path, 1, "(file)", "expected a mapping of fields at the top level"))
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        for err in e.errors(include_url=False):
+            loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+            # pydantic adds union branch names (e.g. 'int', 'float') to locations; keep the data path
+            data_loc = _data_path(data, loc)
+            msg = err["msg"]
+            if err["type"] == "extra_forbidden":
+                msg = "unknown field (check its spelling against `formula schema`)"
+            elif err["type"] == "missing":
+                msg = "required field is missing"
+            problems.append(Problem(path, line_of(data, data_loc), _field_name(data_loc), msg))
+        return None
+
+
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    out: list[Any] = []
+    node = data
+    for p in loc:
+        if isinstance(node, dict) and p in node:
+            out.append(p)
+            node = node[p]
+        elif isinstance(node, list) and isinstance(p, int) and 0 <= p < len(node):
+            out.append(p)
+            node = node[p]
+        elif isinstance(node, dict) and not out and p not in node:
+            out.append(p)  # a missing or unknown top-level field
+            break
+        elif isinstance(node, dict):
+            out.append(p)
+            break
+        # else: a pydantic-internal location part (union branch); skip it
+    return tuple(out)
+
+
+def load(root: Path | str | None = None) -> Registry:
+    """Read every file; never raises for bad content, records problems instead."""
+    root = Path(root) if root is not None else default_root()
+    reg = Registry(root=root)
+    fdir, gdir = root / "formulas", root / "guidelines"
+    if not fdir.is_dir():
+        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR"))
+        return reg
+    for path in sorted(fdir.glob("*.yaml")):
+        rel = reg.rel(path)
+        try:
+            data = load_file(path)
+        except YamlError as e:
+            reg.problems.append(Problem(rel, e.line, "(file)", e.problem))
+            continue
+        if path.name == UNITS_FILE:
+            reg.units = _validate(UnitsFile, data, rel, reg.problems)
+            continue
+        calc = _validate(Calculator, data, rel, reg.problems)
+        if calc is None:
+            continue
+        if calc.slug in reg.calculators:
+            first = reg.rel(reg.paths[calc.slug])
+            reg.problems.append(
+                Problem(rel, line_of(data, ("slug",)), "slug", f"duplicate slug {calc.slug!r} (also in {first})")
+            )
+            continue
+        if path.stem != calc.slug:
+            reg.problems.append(
+                Problem(rel, line_of(data, ("slug",)), "slug", f"slug {calc.slug!r} must match the file name {path.stem!r}")
+            )
+        reg.calculators[calc.slug] = calc
+        reg.raw[calc.slug] = data
+        reg.paths[calc.slug] = path
+    if reg.units is None and not any(p.path.endswith(UNITS_FILE) for p in reg.problems):
+        reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data"))
+    if gdir.is_dir():
+        for path in sorted(gdir.glob("*.yaml")):
+            rel = reg.rel(path)
+            try:
+                data = load_file(path)
+            except YamlError as e:
+                reg.problems.append(Problem(rel, e.line, "(file)", e.problem))
+                continue
+            g = _validate(Guideline, data, rel, reg.problems)
+            if g is None:
+                continue
+            if g.slug in reg.guidelines:
+                reg.problems.append(Problem(rel, line_of(data, ("slug",)), "slug", f"duplicate guideline slug {g.slug!r}"))
+                continue
+            if path.stem != g.slug:
+                reg.problems.append(
+                    Problem(rel, line_of(data, ("slug",)), "slug", f"slug {g.slug!r} must match the file name {path.stem!r}")
+                )
+            reg.guidelines[g.slug] = g
+            reg.raw["guideline:" + g.slug] = data
+            reg.paths["guideline:" + g.slug] = path
+    return reg
+
+
+@lru_cache(maxsize=4)
+def _cached(root: str) -> Registry:
+    from registry.validate import validate
+
+    reg = load(root)
+    validate(reg)
+    return reg
+
+
+def get_registry(root: Path | str | None = None) -> Registry:
+    """The validated registry, loaded once per process (the library and reports read this)."""
+    r = str(Path(root) if root is not None else default_root())
+    return _cached(r)
+
+
+def clear_cache() -> None:
+    _cached.cache_clear()

@@ -1,0 +1,161 @@
+"""Rows and readable text about calculators, shared by the CLI and the site."""
+from __future__ import annotations
+
+import textwrap
+from typing import Any
+
+from registry.loader import Registry
+from registry.schema import Calculator
+
+
+def successors(c: Calculator) -> list[str]:
+    return [r.successor or r.name for r in c.replacements if r.kind == "replaced_by"]
+
+
+def calculator_rows(reg: Registry) -> list[dict[str, Any]]:
+    rows = []
+    for c in sorted(reg.calculators.values(), key=lambda c: (c.medcalc_id is None, c.medcalc_id or 0, c.slug)):
+        rows.append({
+            "slug": c.slug,
+            "medcalc_id": c.medcalc_id,
+            "name": c.name,
+            "category": c.category.value,
+            "output": c.output.kind.value,
+            "intended_use": c.intended_use.value,
+            "concern": c.literature_audit.concern.value,
+            "audit_group": c.audit_group,
+            "completeness": c.completeness.status.value if c.completeness else "not audited",
+            "successors": successors(c),
+            "alternatives": [r.successor or r.name for r in c.replacements if r.kind == "alternative"],
+            "active_version": c.active.version,
+        })
+    return rows
+
+
+def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
+    def cell(v: Any) -> str:
+        if v is None:
+            return "-"
+        if isinstance(v, list):
+            return ", ".join(map(str, v)) or "-"
+        return str(v)
+
+    cells = [[cell(r.get(c)) for c in cols] for r in rows]
+    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
+    widths = [min(w, 48) for w in widths[:-1]] + widths[-1:]  # the last column is never cut
+
+    def line(vals: list[str]) -> str:
+        return "  ".join((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths)).rstrip()
+
+    out = [line(cols), line(["-" * w for w in widths])]
+    out += [line(r) for r in cells]
+    return "\n".join(out)
+
+
+def _cite(c: Any) -> str:
+    who = ", ".join(c.authors)
+    venue = c.journal or c.body
+    bits = [f"{who}. {c.title}. {venue} {c.year}"]
+    if c.volume:
+        bits.append(f";{c.volume}")
+    if c.pages:
+        bits.append(f":{c.pages}")
+    s = "".join(bits) + "."
+    if c.doi:
+        s += f" doi:{c.doi}"
+    if c.pmid:
+        s += f" PMID {c.pmid}"
+    if not c.verified:
+        s += " [unverified]"
+    return s
+
+
+def show_text(reg: Registry, c: Calculator) -> str:
+    w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
+    out: list[str] = []
+    add = out.append
+    add(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})")
+    add(f"  category {c.category.value}; output {c.output.kind.value}"
+        + (f" in {c.output.unit}" if c.output.unit else "") + f"; intended use {c.intended_use.value}")
+    add(f"  formula: {c.formula.name}" + (f": {c.formula.expression}" if c.formula.expression else ""))
+    add(w.fill("  source: " + _cite(c.formula.publication)))
+    v = c.active
+    add(f"  active version {v.version} since {v.effective}: {v.changelog}")
+    if v.next_review:
+        add(f"  next review due {v.next_review}")
+    add("")
+    add("Inputs")
+    for i in c.inputs:
+        bits = [i.kind.value]
+        if i.unit:
+            bits.append(i.unit)
+        if i.accepted_units:
+            bits.append("accepts " + ", ".join(i.accepted_units))
+        if i.options:
+            bits.append("one of " + " | ".join(i.options))
+        if i.range:
+            bits.append(f"plausible {i.range[0]:g} to {i.range[1]:g}")
+        bits.append("required" if i.required else f"optional (absent = {i.default!r})" if i.default is not None
+                    else "optional")
+        if not i.used:
+            bits.append("not used by the calculation")
+        add(w.fill(f"  - {i.name}: " + "; ".join(bits)))
+    if c.constants:
+        add("")
+        add("Constants")
+        for k, const in c.constants.items():
+            add(w.fill(f"  - {k} = {const.value}" + (f" {const.unit}" if const.unit else "") + f": {const.description}"))
+    if c.tables:
+        add("")
+        add("Tables")
+        for k, t in c.tables.items():
+            add(w.fill(f"  - {k}: {t.description}"))
+            if t.bands:
+                for b in t.bands:
+                    cond = []
+                    if b.ge is not None:
+                        cond.append(f">= {b.ge:g}")
+                    if b.gt is not None:
+                        cond.append(f"> {b.gt:g}")
+                    if b.le is not None:
+                        cond.append(f"<= {b.le:g}")
+                    if b.lt is not None:
+                        cond.append(f"< {b.lt:g}")
+                    add(f"      {' and '.join(cond) or 'otherwise'} -> {b.value}" + (f" ({b.label})" if b.label else ""))
+            for m in (t.points, t.lookup):
+                if m:
+                    for key, val in m.items():
+                        add(f"      {key}: {val}")
+    if c.depends_on:
+        add("")
+        add("Uses: " + ", ".join(c.depends_on))
+    add("")
+    la = c.literature_audit
+    add(f"Literature audit: {la.concern.value} (group {c.audit_group})")
+    if la.summary:
+        add(w.fill("  " + la.summary))
+    for ref in c.provenance:
+        g = reg.guidelines.get(ref.guideline)
+        name = f"{g.body}, {g.title} ({g.year})" if g else ref.guideline
+        add(w.fill(f"  - {ref.relation.value} [{ref.jurisdiction}]: {name}" + ("" if not g or g.verified else " [unverified]")))
+    if c.completeness:
+        add(f"Supplied-text audit: {c.completeness.status.value} ({c.completeness.source})")
+        if c.completeness.finding:
+            add(w.fill("  found: " + c.completeness.finding))
+        if c.completeness.change:
+            add(w.fill("  changed: " + c.completeness.change))
+    if c.replacements:
+        add("Successors and alternatives")
+        for r in c.replacements:
+            target = r.successor or r.name
+            add(w.fill(f"  - {r.kind.replace('_', ' ')} {target} [{r.jurisdiction}, since {r.since}]"
+                       + (f": {r.note}" if r.note else "")))
+    preds = [o.slug for o in reg.calculators.values() for r in o.replacements if r.successor == c.slug]
+    if preds:
+        add("Predecessors or alternatives of: " + ", ".join(sorted(preds)))
+    if c.deviations:
+        add("Benchmark deviations from the published formula")
+        for d in c.deviations:
+            add(w.fill(f"  - {d.id}: the benchmark {d.benchmark[0].lower() + d.benchmark[1:]} Published: {d.published}"
+                       + ("" if d.verified else " [unverified]")))
+    return "\n".join(out)

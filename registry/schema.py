@@ -1,0 +1,450 @@
+"""Pydantic models of the registry files.
+
+Every model forbids unknown fields, so a typo in a YAML key is an error with a line number
+rather than a silently ignored value. Field names follow FHIR's Library resource where one
+exists (status, version, approval date, last review date, related artifacts).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import re
+from enum import Enum
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SLUG_RE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"
+PARTIAL_DATE_RE = r"^\d{4}(-\d{2}(-\d{2})?)?$"
+
+Slug = Annotated[str, Field(pattern=SLUG_RE, min_length=2, max_length=80)]
+Number = Union[int, float]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=True)
+
+
+# --------------------------------------------------------------------------- enumerations
+
+
+class Category(str, Enum):
+    lab_test = "lab test"
+    physical = "physical"
+    risk = "risk"
+    severity = "severity"
+    diagnosis = "diagnosis"
+    date = "date"
+    dosage = "dosage"
+
+
+class OutputKind(str, Enum):
+    decimal = "decimal"
+    integer = "integer"
+    date = "date"
+    gestational_age = "gestational_age"
+
+
+class IntendedUse(str, Enum):
+    diagnosis = "diagnosis"
+    prognosis = "prognosis"
+    screening = "screening"
+    staging = "staging"
+    dating = "dating"
+    dosing = "dosing"
+    allocation = "allocation"
+    conversion = "conversion"
+    arithmetic_identity = "arithmetic identity"
+
+
+class InputKind(str, Enum):
+    quantity = "quantity"  # [value, "unit"], converted to the canonical unit
+    measurement = "measurement"  # [value, "unit"] read in its canonical unit (unit ignored by the benchmark)
+    number = "number"  # a bare number
+    count = "count"  # a bare whole number
+    boolean = "boolean"
+    choice = "choice"
+    date = "date"  # "MM/DD/YYYY"
+    age = "age"  # [n, "years"|"months"|"weeks"|"days"], possibly several pairs
+    weight = "weight"
+    height = "height"
+    temperature = "temperature"
+    count_per_volume = "count per volume"  # [count, "µL"]: count per that volume
+    special = "special"  # a calculator-specific structure (steroid dose, MME drug list)
+
+
+class VersionStatus(str, Enum):
+    draft = "draft"
+    active = "active"
+    superseded = "superseded"
+    retired = "retired"
+
+
+class Relation(str, Enum):
+    supports = "supports"
+    replaces = "replaces"
+    restricts = "restricts"
+    competes = "competes"
+
+
+class ConcernType(str, Enum):
+    none = "none"
+    replaced_by_guideline = "replaced_by_guideline"
+    jurisdiction_dependent = "jurisdiction_dependent"
+    use_specific_caveat = "use_specific_caveat"
+    contested_coefficient = "contested_coefficient"
+    newer_version_exists = "newer_version_exists"
+
+
+class CompletenessStatus(str, Enum):
+    complete = "complete"
+    incomplete = "incomplete"
+    wrong = "wrong"
+
+
+# --------------------------------------------------------------------------- citations
+
+
+class Citation(Strict):
+    """A publication. Identifiers only where certain; `verified` says whether a person checked it."""
+
+    authors: list[str] = Field(min_length=1)
+    title: str
+    journal: str | None = None
+    body: str | None = None
+    year: int = Field(ge=1800, le=2100)
+    volume: str | None = None
+    pages: str | None = None
+    doi: str | None = Field(default=None, pattern=r"^10\.\d{4,9}/\S+$")
+    pmid: str | None = Field(default=None, pattern=r"^\d{1,9}$")
+    url: str | None = Field(default=None, pattern=r"^https://\S+$")
+    verified: bool = False
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _venue(self) -> "Citation":
+        if not self.journal and not self.body:
+            raise ValueError("a citation needs a journal or an issuing body")
+        return self
+
+
+# --------------------------------------------------------------------------- guidelines
+
+
+class GuidelineKind(str, Enum):
+    guideline = "guideline"
+    consensus = "consensus"
+    policy = "policy"
+    scientific_statement = "scientific statement"
+    study = "study"
+    original_publication = "original publication"
+
+
+class Guideline(Strict):
+    """One guideline or source document (`guidelines/<slug>.yaml`)."""
+
+    slug: Slug
+    kind: GuidelineKind
+    body: str
+    title: str
+    jurisdiction: str
+    year: int = Field(ge=1800, le=2100)
+    publication: Citation | None = None
+    verified: bool = False
+    summary: str | None = None
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+class Input(Strict):
+    """One entity of the benchmark's gold-variable block."""
+
+    name: str = Field(min_length=1, description="the benchmark's entity key, spelled exactly")
+    kind: InputKind
+    description: str | None = None
+    unit: str | None = Field(default=None, description="canonical unit the calculation uses")
+    accepted_units: list[str] = Field(default_factory=list)
+    analyte: str | None = Field(default=None, description="key into units.yaml for molar mass/valence")
+    molar_mass: float | None = Field(default=None, gt=0, description="overrides the analyte's molar mass")
+    options: list[str] = Field(default_factory=list, description="allowed values of a choice")
+    range: tuple[float, float] | None = Field(default=None, description="physiologically plausible range, canonical unit")
+    required: bool = True
+    default: Any = Field(default=None, description="value assumed when absent (optional inputs only)")
+    used: bool = Field(default=True, description="false when the benchmark maps the key but never reads it")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Input":
+        if self.kind == InputKind.choice and not self.options:
+            raise ValueError("a choice input needs its options")
+        if self.kind != InputKind.choice and self.options:
+            raise ValueError("only a choice input has options")
+        if self.range is not None and self.range[0] > self.range[1]:
+            raise ValueError("range must be [low, high] with low <= high")
+        if self.required and self.default is not None:
+            raise ValueError("a required input cannot have a default")
+        if self.kind in (InputKind.quantity, InputKind.measurement) and not self.unit:
+            raise ValueError(f"a {self.kind.value} input needs its canonical unit")
+        return self
+
+
+# --------------------------------------------------------------------------- constants and tables
+
+
+class Constant(Strict):
+    value: Number | str
+    unit: str | None = None
+    description: str
+    source: str | None = None
+    applies_to: Literal["both", "benchmark", "published"] = Field(
+        default="both", description="which variant uses it; supplied texts must state the benchmark's")
+
+
+class Band(Strict):
+    """One row of a banded table: the first band whose bounds hold gives `value`.
+
+    Bounds are explicit about inclusion: `ge`/`gt` for the lower bound, `le`/`lt` for the upper.
+    """
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+    value: Number
+    label: str | None = None
+
+    @model_validator(mode="after")
+    def _bounds(self) -> "Band":
+        if self.ge is not None and self.gt is not None:
+            raise ValueError("a band has at most one lower bound (ge or gt)")
+        if self.le is not None and self.lt is not None:
+            raise ValueError("a band has at most one upper bound (le or lt)")
+        return self
+
+    def holds(self, x: float) -> bool:
+        if self.ge is not None and not x >= self.ge:
+            return False
+        if self.gt is not None and not x > self.gt:
+            return False
+        if self.le is not None and not x <= self.le:
+            return False
+        if self.lt is not None and not x < self.lt:
+            return False
+        return True
+
+
+class Table(Strict):
+    """A named table of the calculation.
+
+    - `bands`: a numeric variable mapped to points or a value by ordered bands;
+    - `points`: criteria (input names or named items) mapped to their weights;
+    - `lookup`: an option, drug or category mapped to a number.
+    """
+
+    description: str
+    variable: str | None = Field(default=None, description="the input or intermediate the table reads")
+    unit: str | None = None
+    bands: list[Band] | None = None
+    points: dict[str, Number] | None = None
+    lookup: dict[str, Number] | None = None
+    default: Number | None = Field(default=None, description="value when no band or key matches")
+    source: str | None = None
+    applies_to: Literal["both", "benchmark", "published"] = "both"
+
+    @model_validator(mode="after")
+    def _one_shape(self) -> "Table":
+        shapes = [s for s in (self.bands, self.points, self.lookup) if s is not None]
+        if len(shapes) != 1:
+            raise ValueError("a table has exactly one of bands, points or lookup")
+        if self.bands is not None and not self.bands:
+            raise ValueError("bands must not be empty")
+        return self
+
+    def band(self, x: float) -> Number:
+        assert self.bands is not None
+        for b in self.bands:
+            if b.holds(x):
+                return b.value
+        if self.default is None:
+            raise LookupError(f"no band holds {x!r}")
+        return self.default
+
+
+# --------------------------------------------------------------------------- versions
+
+
+class SignOff(Strict):
+    who: str
+    role: str
+    date: dt.date
+
+
+class Version(Strict):
+    version: str = Field(pattern=SEMVER_RE)
+    status: VersionStatus
+    effective: dt.date
+    text: str = Field(description="jinja2 template of the supplied formula text")
+    changelog: str
+    approved: dt.date | None = None
+    last_review: dt.date | None = None
+    next_review: dt.date | None = None
+    signoffs: list[SignOff] = Field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[int, int, int]:
+        return semver_key(self.version)
+
+
+def semver_key(v: str) -> tuple[int, int, int]:
+    a, b, c = (int(p) for p in v.split("."))
+    return (a, b, c)
+
+
+# --------------------------------------------------------------------------- audit blocks
+
+
+class GuidelineRef(Strict):
+    guideline: Slug
+    relation: Relation
+    jurisdiction: str
+    note: str | None = None
+
+
+class LiteratureAudit(Strict):
+    concern: ConcernType
+    summary: str | None = None
+    guidelines: list[Slug] = Field(default_factory=list)
+    source: str | None = None
+
+    @model_validator(mode="after")
+    def _summary(self) -> "LiteratureAudit":
+        if self.concern != ConcernType.none and not self.summary:
+            raise ValueError("a concern needs a summary")
+        return self
+
+
+class Completeness(Strict):
+    status: CompletenessStatus
+    finding: str | None = Field(default=None, description="what was wrong or missing")
+    change: str | None = Field(default=None, description="what the repair changed")
+    source: str
+
+    @model_validator(mode="after")
+    def _finding(self) -> "Completeness":
+        if self.status != CompletenessStatus.complete and not (self.finding and self.change):
+            raise ValueError("an incomplete or wrong text needs its finding and change")
+        return self
+
+
+class Replacement(Strict):
+    """A successor of this formula (FHIR relatedArtifact type `successor`)."""
+
+    successor: Slug | None = Field(default=None, description="registry slug where we hold the successor")
+    citation: Citation | None = Field(default=None, description="the successor's publication otherwise")
+    name: str = Field(description="the successor formula's name")
+    kind: Literal["replaced_by", "alternative"] = "replaced_by"
+    guideline: Slug | None = None
+    jurisdiction: str
+    since: str = Field(pattern=PARTIAL_DATE_RE, description="YYYY, YYYY-MM or YYYY-MM-DD")
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _target(self) -> "Replacement":
+        if self.successor is None and self.citation is None:
+            raise ValueError("a replacement names a registry successor or cites one")
+        return self
+
+
+class Deviation(Strict):
+    """A place where the benchmark's reference departs from the published formula."""
+
+    id: Slug
+    benchmark: str = Field(description="what the benchmark's reference does")
+    published: str = Field(description="what the publication or guideline says")
+    citation: str = Field(description="where the published rule is stated")
+    inputs: list[str] = Field(default_factory=list, description="inputs the difference affects")
+    verified: bool = False
+
+
+class Output(Strict):
+    kind: OutputKind
+    unit: str | None = None
+    rounding: Literal["round_number", "integer", "round_3", "none"] = "round_number"
+    range: tuple[float, float] | None = None
+
+
+class Formula(Strict):
+    name: str
+    publication: Citation
+    expression: str | None = Field(default=None, description="the formula in one line, for people")
+
+
+# --------------------------------------------------------------------------- calculator
+
+
+class Calculator(Strict):
+    """One calculator (`formulas/<slug>.yaml`)."""
+
+    slug: Slug
+    medcalc_id: int | None = Field(default=None, ge=1, description="the benchmark's id; none for successors")
+    name: str
+    category: Category
+    output: Output
+    intended_use: IntendedUse
+    formula: Formula
+    inputs: list[Input] = Field(default_factory=list)
+    constants: dict[str, Constant] = Field(default_factory=dict)
+    tables: dict[str, Table] = Field(default_factory=dict)
+    depends_on: list[Slug] = Field(default_factory=list)
+    versions: list[Version] = Field(min_length=1)
+    provenance: list[GuidelineRef] = Field(default_factory=list)
+    literature_audit: LiteratureAudit
+    completeness: Completeness | None = Field(default=None, description="audit of the supplied text")
+    replacements: list[Replacement] = Field(default_factory=list)
+    deviations: list[Deviation] = Field(default_factory=list)
+
+    @field_validator("constants", "tables")
+    @classmethod
+    def _names(cls, v: dict[str, Any]) -> dict[str, Any]:
+        for k in v:
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", k):
+                raise ValueError(f"name {k!r} must be lower_snake_case")
+        return v
+
+    # -- helpers used by the library and the reports
+    @property
+    def active(self) -> Version:
+        return next(v for v in self.versions if v.status == VersionStatus.active)
+
+    def input(self, name: str) -> Input:
+        for i in self.inputs:
+            if i.name == name:
+                return i
+        raise KeyError(name)
+
+    @property
+    def audit_group(self) -> str:
+        c = self.literature_audit.concern
+        if c == ConcernType.replaced_by_guideline:
+            return "replaced"
+        return "none" if c == ConcernType.none else "other"
+
+
+# --------------------------------------------------------------------------- units
+
+
+class Analyte(Strict):
+    molar_mass: float | None = Field(default=None, gt=0, description="g/mol")
+    valence: int | None = Field(default=None, ge=1)
+    note: str | None = None
+
+
+class UnitsFile(Strict):
+    """`formulas/units.yaml`: the conversion data every calculator shares."""
+
+    mass: dict[str, float] = Field(description="mass units in grams")
+    amount: dict[str, float] = Field(description="amount units in moles (and mEq, per valence)")
+    volume: dict[str, float] = Field(description="volume units in litres")
+    analytes: dict[str, Analyte]
+    weight: dict[str, float] = Field(description="weight units in kilograms")
+    height: dict[str, float] = Field(description="length units in metres")

@@ -1,0 +1,108 @@
+"""`formula texts ...`: render the supplied-text catalogue, and list what changed since a ref."""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from registry.loader import Registry, load
+from registry.report import render_table
+from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render, write_catalogue
+from registry.validate import validate
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("texts", help="the supplied formula texts rendered from the registry")
+    tsub = p.add_subparsers(dest="texts", metavar="ACTION")
+    tsub.required = True
+    r = tsub.add_parser("render", help="write the catalogue: one file per calculator plus index.json",
+                        description="Render every calculator's active text into formulas/texts/ (or --out DIR).")
+    r.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
+    r.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/formulas/texts)")
+    r.set_defaults(handler=cmd_render)
+    c = tsub.add_parser("changed", help="which calculators' texts changed since a git ref or an index file",
+                        description="Compare the texts rendered from the registry now with the catalogue index "
+                        "at REF: a git ref (commit, tag, branch) or the path of an index.json.")
+    c.add_argument("--since", required=True, metavar="REF")
+    c.add_argument("--root", type=Path, default=None)
+    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.set_defaults(handler=cmd_changed)
+
+
+def _registry(root: Path | None) -> Registry | None:
+    reg = load(root)
+    validate(reg)
+    schema = [p for p in reg.problems if "REGISTRY.lock" not in p.problem and "changed without" not in p.problem]
+    if schema:
+        for p in schema:
+            print(p, file=sys.stderr)
+        return None
+    return reg
+
+
+def cmd_render(args: argparse.Namespace) -> int:
+    reg = _registry(args.root)
+    if reg is None:
+        return 1
+    out = args.out or reg.formulas_dir / TEXTS_DIR
+    try:
+        index = write_catalogue(list(reg.calculators.values()), out)
+    except TextError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    print(f"rendered {len(index['texts'])} texts into {out}")
+    return 0
+
+
+def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
+    p = Path(ref)
+    if p.is_file():
+        return json.loads(p.read_text(encoding="utf-8"))
+    try:
+        blob = subprocess.run(["git", "show", f"{ref}:formulas/{TEXTS_DIR}/{INDEX_FILE}"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        msg = getattr(e, "stderr", "") or str(e)
+        print(f"error: cannot read the catalogue index at {ref!r}: {msg.strip()}", file=sys.stderr)
+        return None
+    return json.loads(blob)
+
+
+def changes(old: dict[str, Any], reg: Registry) -> list[dict[str, Any]]:
+    before = {e["slug"]: e for e in old.get("texts", [])}
+    now = {c.slug: catalogue_entry(c, render(c)) for c in reg.calculators.values()}
+    rows = []
+    for slug in sorted(set(before) | set(now)):
+        a, b = before.get(slug), now.get(slug)
+        if a and b and a["sha256"] == b["sha256"]:
+            continue
+        rows.append({"slug": slug, "change": "added" if a is None else "removed" if b is None else "changed",
+                     "old_version": a["version"] if a else None, "new_version": b["version"] if b else None,
+                     "old_sha256": a["sha256"] if a else None, "new_sha256": b["sha256"] if b else None})
+    return rows
+
+
+def cmd_changed(args: argparse.Namespace) -> int:
+    reg = _registry(args.root)
+    if reg is None:
+        return 1
+    old = _old_index(args.since, reg.root)
+    if old is None:
+        return 1
+    try:
+        rows = changes(old, reg)
+    except TextError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    elif not rows:
+        print(f"no supplied text changed since {args.since}")
+    else:
+        short = [dict(r, old_sha256=(r["old_sha256"] or "-")[:19], new_sha256=(r["new_sha256"] or "-")[:19])
+                 for r in rows]
+        print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"]))
+    return 0

@@ -1,0 +1,99 @@
+"""Version content, hashes, the lock file and snapshots of released versions.
+
+A released version (active or superseded) is immutable. Its *content* is what changes a
+calculator's answer or its supplied text: output, inputs, constants, tables, dependencies and
+the version's own text. Governance metadata (reviews, sign-offs, audit findings, citations) can
+be updated in place without a new version.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from registry.schema import Calculator, Version, VersionStatus, semver_key
+from registry.yamlio import YamlError, dump, load_file
+
+CONTENT_FIELDS = ("output", "inputs", "constants", "tables", "depends_on")
+
+
+def content(calc: Calculator, version: Version) -> dict[str, Any]:
+    data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS))
+    data = {k: data[k] for k in CONTENT_FIELDS}
+    data["version"] = version.version
+    data["text"] = version.text
+    return data
+
+
+def content_hash(data: dict[str, Any]) -> str:
+    blob = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def snapshot_path(formulas_dir: Path, slug: str, version: str) -> Path:
+    return formulas_dir / "history" / slug / f"{version}.yaml"
+
+
+def read_snapshot(formulas_dir: Path, slug: str, version: str) -> dict[str, Any] | None:
+    p = snapshot_path(formulas_dir, slug, version)
+    if not p.exists():
+        return None
+    data = load_file(p)
+    if not isinstance(data, dict):
+        raise YamlError(p, 1, "a snapshot must be a mapping")
+    return json.loads(json.dumps(data, default=str))  # plain dicts, dates as ISO text
+
+
+def write_snapshot(formulas_dir: Path, slug: str, data: dict[str, Any]) -> Path:
+    p = snapshot_path(formulas_dir, slug, data["version"])
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(
+        "# Snapshot of a released version, written by `formula release`. Never edit by hand.\n" + dump(data),
+        encoding="utf-8",
+    )
+    return p
+
+
+# --------------------------------------------------------------------------- lock file
+
+
+def read_lock(path: Path) -> dict[str, dict[str, str]]:
+    """slug -> {version: content hash}. A missing lock reads as empty."""
+    if not path.exists():
+        return {}
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {slug: dict(v) for slug, v in data.get("calculators", {}).items()}
+
+
+def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:
+    ordered = {s: dict(sorted(v.items(), key=lambda kv: semver_key(kv[0]))) for s, v in sorted(entries.items())}
+    body = {
+        "about": "Content hashes of released calculator versions. Written by `formula lock` and "
+        "`formula release`; `formula validate` fails when a released version changes without a new version.",
+        "format": 1,
+        "calculators": ordered,
+    }
+    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def lock_digest(path: Path) -> str:
+    """The registry's identity for run manifests: the hash of its lock file."""
+    if not path.exists():
+        return "sha256:unlocked"
+    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def released(calc: Calculator) -> list[Version]:
+    return [v for v in calc.versions if v.status in (VersionStatus.active, VersionStatus.superseded)]
+
+
+def bump(version: str, part: str) -> str:
+    a, b, c = semver_key(version)
+    if part == "major":
+        return f"{a + 1}.0.0"
+    if part == "minor":
+        return f"{a}.{b + 1}.0"
+    if part == "patch":
+        return f"{a}.{b}.{c + 1}"
+    raise ValueError(f"unknown version part {part!r}: use major, minor or patch")

@@ -1,0 +1,144 @@
+"""YAML reading that keeps line numbers and refuses duplicate keys.
+
+PyYAML silently keeps the last of two equal keys; in a registry that would hide an edit, so
+the loader here raises instead. Mappings and lists come back as `dict`/`list` subclasses that
+remember the line of each key or item, so a schema error can be reported as `path:line`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class LineDict(dict):
+    line: int = 0
+    key_lines: dict[Any, int]
+
+
+class LineList(list):
+    line: int = 0
+    item_lines: list[int]
+
+
+class YamlError(Exception):
+    """A YAML file that cannot be read as data; carries the file and line."""
+
+    def __init__(self, path: Path | str, line: int, problem: str):
+        super().__init__(f"{path}:{line}: {problem}")
+        self.path = str(path)
+        self.line = line
+        self.problem = problem
+
+
+class _Loader(_Base):  # type: ignore[misc, valid-type]
+    pass
+
+
+def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+    loader.flatten_mapping(node)
+    out = LineDict()
+    out.line = node.start_mark.line + 1
+    out.key_lines = {}
+    for key_node, value_node in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        try:
+            hash(key)
+        except TypeError:
+            raise YamlError("", key_node.start_mark.line + 1, "a mapping key must be a plain value")
+        if key in out:
+            raise YamlError(
+                "",
+                key_node.start_mark.line + 1,
+                f"duplicate key {key!r} (first at line {out.key_lines[key]}); remove one of them",
+            )
+        out[key] = loader.construct_object(value_node, deep=True)
+        out.key_lines[key] = key_node.start_mark.line + 1
+    return out
+
+
+def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
+    out = LineList(loader.construct_object(child, deep=True) for child in node.value)
+    out.line = node.start_mark.line + 1
+    out.item_lines = [child.start_mark.line + 1 for child in node.value]
+    return out
+
+
+def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    # An impossible date such as 2026-13-01 stays a string, so the schema reports it with its line.
+    try:
+        return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
+    except ValueError:
+        return loader.construct_scalar(node)
+
+
+_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+
+
+def load_text(text: str, path: Path | str = "<string>") -> Any:
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except YamlError as e:
+        raise YamlError(path, e.line, e.problem) from None
+    except yaml.MarkedYAMLError as e:
+        mark = e.problem_mark or e.context_mark
+        line = mark.line + 1 if mark else 1
+        raise YamlError(path, line, f"malformed YAML: {e.problem or e.context}") from None
+    except yaml.YAMLError as e:
+        raise YamlError(path, 1, f"malformed YAML: {e}") from None
+
+
+def load_file(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise YamlError(path, 1, f"not UTF-8 text ({e.reason})") from None
+    return load_text(text, path)
+
+
+def line_of(data: Any, loc: tuple[Any, ...]) -> int:
+    """The line of the deepest part of `loc` that exists in `data` (a pydantic error location)."""
+    line = getattr(data, "line", 1)
+    node = data
+    for part in loc:
+        if isinstance(node, LineDict) and part in node:
+            line = node.key_lines.get(part, line)
+            node = node[part]
+        elif isinstance(node, LineList) and isinstance(part, int) and 0 <= part < len(node):
+            line = node.item_lines[part]
+            node = node[part]
+        else:
+            break
+    return line
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+_Dumper.add_representer(LineDict, _Dumper.represent_dict)
+_Dumper.add_representer(LineList, _Dumper.represent_list)
+
+
+def dump(data: Any) -> str:
+    """Plain, stable YAML for files the tools write (unicode and key order kept, texts as blocks)."""
+    return yaml.dump(_plain(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    return x

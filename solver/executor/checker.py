@@ -1,0 +1,212 @@
+"""Static analysis of a program before anything of it runs.
+
+The checker is an allow-list over AST node types: a node type that is not
+listed here rejects the program, so a Python release that adds syntax fails
+closed.  It walks the tree iteratively (no recursion limit to hit) and the
+caller compiles the very tree that was checked, so what runs is what was read.
+Identifiers in the AST are already NFKC-normalised by the parser, so look-alike
+spellings of underscored names are caught by the same rules.
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterable
+
+from solver.executor.policy import (
+    ALL_ATTRIBUTES,
+    ALLOWED_MODULES,
+    FORBIDDEN_NAMES,
+    FORMATTING_ATTRIBUTES,
+    MODULE_ATTRIBUTES,
+)
+
+
+class Rejected(Exception):
+    """A program is not run; `reason` is the message reported as `detail`."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+# Node types that are allowed; some get extra checks below.
+_ALLOWED_NODES: frozenset[type] = frozenset(
+    {
+        ast.Module, ast.FunctionDef, ast.Return, ast.Delete, ast.Assign, ast.AugAssign,
+        ast.AnnAssign, ast.For, ast.While, ast.If, ast.Raise, ast.Try, ast.Assert,
+        ast.Import, ast.ImportFrom, ast.Expr, ast.Pass, ast.Break, ast.Continue, ast.Match,
+        ast.BoolOp, ast.NamedExpr, ast.BinOp, ast.UnaryOp, ast.Lambda, ast.IfExp, ast.Dict,
+        ast.Set, ast.ListComp, ast.SetComp, ast.DictComp, ast.Compare, ast.Call, ast.Constant,
+        ast.Attribute, ast.Subscript, ast.Starred, ast.Name, ast.List, ast.Tuple, ast.Slice,
+        ast.arguments, ast.arg, ast.keyword, ast.alias, ast.comprehension, ast.ExceptHandler,
+        ast.match_case, ast.MatchValue, ast.MatchSingleton, ast.MatchSequence,
+        ast.MatchMapping, ast.MatchClass, ast.MatchStar, ast.MatchAs, ast.MatchOr,
+        ast.Load, ast.Store, ast.Del,
+        ast.And, ast.Or, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Mod, ast.Pow, ast.LShift,
+        ast.RShift, ast.BitOr, ast.BitXor, ast.BitAnd, ast.FloorDiv, ast.MatMult,
+        ast.Invert, ast.Not, ast.UAdd, ast.USub,
+        ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Is, ast.IsNot, ast.In,
+        ast.NotIn,
+    }
+)
+
+# Node types with a specific reason (they would be rejected anyway as unknown).
+_NAMED_REJECTIONS: dict[str, str] = {
+    "AsyncFunctionDef": "async syntax is not allowed",
+    "AsyncFor": "async syntax is not allowed",
+    "AsyncWith": "async syntax is not allowed",
+    "Await": "async syntax is not allowed",
+    "Yield": "generators (yield) are not allowed",
+    "YieldFrom": "generators (yield from) are not allowed",
+    "GeneratorExp": "generator expressions are not allowed; use a list comprehension",
+    "JoinedStr": "string formatting (f-strings) is not allowed",
+    "FormattedValue": "string formatting (f-strings) is not allowed",
+    "Global": "global statements are not allowed",
+    "Nonlocal": "nonlocal statements are not allowed",
+    "ClassDef": "class definitions are not allowed",
+    "With": "with statements are not allowed",
+    "TryStar": "except* is not allowed",
+}
+
+
+def check(source: str) -> ast.Module:
+    """Parse and check `source`; return the checked tree or raise Rejected."""
+    try:
+        tree = ast.parse(source, filename="<program>", mode="exec")
+    except SyntaxError as exc:
+        raise Rejected(f"does not parse: {exc.msg} (line {exc.lineno})") from None
+    except ValueError as exc:  # e.g. null bytes
+        raise Rejected(f"does not parse: {exc}") from None
+    except (RecursionError, MemoryError):
+        raise Rejected("does not parse: too deeply nested to analyse") from None
+    try:
+        check_tree(tree)
+    except (RecursionError, MemoryError):
+        raise Rejected("too deeply nested to analyse") from None
+    return tree
+
+
+def check_tree(tree: ast.Module) -> None:
+    """Apply every rule to a parsed module; raise Rejected on the first violation."""
+    module_aliases = _module_aliases(tree)
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        _check_node(node, module_aliases)
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))  # source order
+    _check_solve(tree)
+
+
+def compile_checked(tree: ast.Module) -> object:
+    """Compile a checked tree; a compiler failure rejects the program."""
+    try:
+        return compile(tree, "<program>", "exec", dont_inherit=True)
+    except SyntaxError as exc:
+        raise Rejected(f"does not compile: {exc.msg} (line {exc.lineno})") from None
+    except (RecursionError, MemoryError, ValueError, TypeError) as exc:
+        raise Rejected(f"does not compile: {type(exc).__name__}") from None
+
+
+# --- rules ------------------------------------------------------------------
+
+
+def _check_solve(tree: ast.Module) -> None:
+    defs = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "solve"]
+    if not defs:
+        raise Rejected("no top-level `def solve():` in the program")
+    for fn in defs:
+        a = fn.args
+        if a.posonlyargs or a.args or a.vararg or a.kwonlyargs or a.kwarg:
+            raise Rejected("`solve` must take no parameters")
+
+
+def _module_aliases(tree: ast.Module) -> dict[str, str]:
+    """Local names bound by `import m [as n]` of an allowed module, name -> module."""
+    aliases: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name in ALLOWED_MODULES:
+                    aliases[alias.asname or alias.name] = alias.name
+    return aliases
+
+
+def _identifier(name: str | None, what: str) -> None:
+    if name is None:
+        return
+    if name.startswith("_"):
+        raise Rejected(f"{what} {name!r} starts with an underscore")
+    reason = FORBIDDEN_NAMES.get(name)
+    if reason is not None:
+        raise Rejected(f"{reason}: the name {name!r} is not allowed")
+
+
+def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str]) -> None:
+    if name.startswith("_"):
+        raise Rejected(f"attribute {name!r} starts with an underscore")
+    if name in FORMATTING_ATTRIBUTES:
+        raise Rejected(f"string formatting: attribute {name!r} is not allowed")
+    if isinstance(receiver, ast.Name) and receiver.id in aliases:
+        module = aliases[receiver.id]
+        if name not in MODULE_ATTRIBUTES[module]:
+            raise Rejected(f"attribute {module}.{name} is not allowed")
+        return
+    if name not in ALL_ATTRIBUTES:
+        raise Rejected(f"attribute {name!r} is not allowed")
+
+
+def _import_names(names: Iterable[ast.alias], module: str | None) -> None:
+    for alias in names:
+        if alias.name == "*":
+            raise Rejected(f"`from {module} import *` is not allowed")
+        if module is None:  # plain `import x`
+            if alias.name not in ALLOWED_MODULES:
+                raise Rejected(f"import of {alias.name!r} is not allowed")
+        elif alias.name not in MODULE_ATTRIBUTES[module]:
+            raise Rejected(f"attribute {module}.{alias.name} is not allowed")
+        _identifier(alias.asname, "name")
+
+
+def _check_node(node: ast.AST, aliases: dict[str, str]) -> None:
+    kind = type(node)
+    if kind not in _ALLOWED_NODES:
+        name = kind.__name__
+        raise Rejected(_NAMED_REJECTIONS.get(name, f"unsupported syntax: {name}"))
+    if kind is ast.Name:
+        _identifier(node.id, "name")
+    elif kind is ast.Attribute:
+        if not isinstance(node.ctx, ast.Load):
+            raise Rejected(f"assigning or deleting attribute {node.attr!r} is not allowed")
+        _attribute(node.attr, node.value, aliases)
+    elif kind is ast.FunctionDef:
+        if node.decorator_list:
+            raise Rejected("decorators are not allowed")
+        _identifier(node.name, "function name")
+    elif kind is ast.arg:
+        _identifier(node.arg, "parameter")
+    elif kind is ast.keyword:
+        _identifier(node.arg, "keyword argument")
+    elif kind is ast.Import:
+        _import_names(node.names, None)
+    elif kind is ast.ImportFrom:
+        if node.level:
+            raise Rejected("relative imports are not allowed")
+        if node.module not in ALLOWED_MODULES:
+            raise Rejected(f"import from {node.module!r} is not allowed")
+        _import_names(node.names, node.module)
+    elif kind is ast.BinOp:
+        if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.JoinedStr, ast.Constant)):
+            if isinstance(node.left, ast.JoinedStr) or isinstance(node.left.value, (str, bytes)):
+                raise Rejected("string formatting (%) is not allowed")
+    elif kind is ast.ExceptHandler:
+        _identifier(node.name, "name")
+    elif kind is ast.comprehension:
+        if node.is_async:
+            raise Rejected("async syntax is not allowed")
+    elif kind is ast.MatchClass:
+        for attr in node.kwd_attrs:
+            _attribute(attr, None, aliases)
+    elif kind is ast.MatchMapping:
+        _identifier(node.rest, "name")
+    elif kind in (ast.MatchAs, ast.MatchStar):
+        _identifier(node.name, "name")

@@ -1,0 +1,74 @@
+"""The paper's way, kept for comparison: a fresh `python -I` interpreter per program.
+
+`run_fresh(source)` starts one interpreter that runs RUNNER: the same
+extraction, checker, limits and sandbox as the fork server's children, only
+with the interpreter start-up paid for every program.  bench/executor.py uses
+it as the baseline; it is also a fallback that needs no long-lived process.
+"""
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from solver.executor.outcome import Outcome
+from solver.executor.policy import WALL_SECONDS
+from solver.executor.pool import clean_env
+from solver.executor.server import classify
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+RUNNER = (
+    "import sys; sys.path.insert(0, {root!r}); "
+    "from solver.executor.isolated import main; main()"
+).format(root=_ROOT)
+
+
+def main() -> None:
+    """Inside the fresh interpreter: program on stdin, outcome JSON on stdout."""
+    import json
+
+    from solver.executor import sandbox
+    from solver.executor.extract import prepare
+
+    reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    prepared = prepare(reply)
+    if prepared.program is None:
+        os.write(1, json.dumps({"kind": prepared.kind, "detail": prepared.detail}).encode())
+        os._exit(0)
+    sandbox.child_main(prepared.program, os.dup(1))
+
+
+def run_fresh(source: str) -> Outcome:
+    """Run one program in a new isolated interpreter (slow; the paper's method)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-I", "-c", RUNNER],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=clean_env(),
+        cwd="/",
+        start_new_session=True,
+    )
+    killed = False
+    try:
+        out, _ = proc.communicate(source.encode("utf-8", errors="replace"), timeout=WALL_SECONDS)
+    except subprocess.TimeoutExpired:
+        killed = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        out, _ = proc.communicate()
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    rc = proc.returncode
+    sig = -rc if rc is not None and rc < 0 else None
+    code = rc if rc is not None and rc >= 0 else None
+    return Outcome.from_wire(classify(out[:65536], sig, code, cpu, wall, killed))

@@ -1,0 +1,250 @@
+"""Client side: fork-server processes, `Executor` for batches, `run_program` for one.
+
+The calling process (possibly multi-threaded, e.g. under pytest) never forks
+directly: it starts each fork server with subprocess (fork+exec, then `python
+-I`), and talks to it over two pipes.  Each server runs one program at a time;
+`Executor(workers=n)` drives n servers from n threads.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Iterable
+
+from solver.executor.outcome import Outcome
+from solver.executor.policy import WALL_SECONDS
+from solver.executor.server import read_frame, write_frame
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+_BOOT = (
+    "import sys; sys.path.insert(0, {root!r}); "
+    "from solver.executor.server import main; sys.exit(main())"
+).format(root=_ROOT)
+_REPLY_GRACE_S = 15.0   # beyond the child's wall limit, before a server is presumed hung
+_START_TIMEOUT_S = 30.0
+
+
+def clean_env() -> dict[str, str]:
+    """The scrubbed environment servers and fresh interpreters start with."""
+    return {"LC_ALL": "C", "PATH": os.defpath}
+
+
+class ServerError(RuntimeError):
+    """A fork server could not be started."""
+
+
+class ForkServer:
+    """One warm fork-server process and the pipes to it."""
+
+    def __init__(self) -> None:
+        if os.name != "posix":
+            raise ServerError("the executor needs a POSIX system (fork, resource limits)")
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", "-c", _BOOT],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None,
+            env=clean_env(),
+            cwd="/",
+            close_fds=True,
+            start_new_session=True,
+        )
+        assert self._proc.stdin is not None and self._proc.stdout is not None
+        self._in = self._proc.stdin.fileno()
+        self._out = self._proc.stdout.fileno()
+        hello = self._read(_START_TIMEOUT_S)
+        if not isinstance(hello, dict) or not hello.get("ready"):
+            self.kill()
+            raise ServerError("executor fork server failed to start (see stderr)")
+
+    @property
+    def pid(self) -> int:
+        return self._proc.pid
+
+    @property
+    def alive(self) -> bool:
+        return self._proc.poll() is None
+
+    def _read(self, timeout: float) -> Any | None:
+        ready, _, _ = select.select([self._out], [], [], timeout)
+        if not ready:
+            return None
+        try:
+            return read_frame(self._out)
+        except (OSError, ValueError):
+            return None
+
+    def run(self, source: str) -> Outcome:
+        """Send one program, wait for its outcome; a dead or hung server is replaced
+        by the caller and this program is reported as `crashed`."""
+        try:
+            write_frame(self._in, {"source": source})
+        except (OSError, ValueError) as exc:
+            self.kill()
+            return Outcome(kind="crashed", detail=f"executor server unavailable: {type(exc).__name__}")
+        reply = self._read(WALL_SECONDS + _REPLY_GRACE_S)
+        if not isinstance(reply, dict):
+            self.kill()
+            return Outcome(kind="crashed", detail="executor server died or hung; restarted")
+        return Outcome.from_wire(reply)
+
+    def close(self) -> None:
+        """Ask the server to exit (EOF on its stdin) and reap it."""
+        try:
+            assert self._proc.stdin is not None
+            self._proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=WALL_SECONDS + 2)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+    def kill(self) -> None:
+        """Kill the server; its running child dies with it (PR_SET_PDEATHSIG)."""
+        try:
+            os.killpg(self._proc.pid, 9)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._proc.kill()
+        self._proc.wait()
+        for stream in (self._proc.stdin, self._proc.stdout):
+            try:
+                if stream is not None:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class _Slot:
+    """A server that is restarted on demand if it died."""
+
+    def __init__(self) -> None:
+        self.server: ForkServer | None = None
+
+    def run(self, source: str) -> Outcome:
+        if self.server is None or not self.server.alive:
+            self.server = ForkServer()
+        outcome = self.server.run(source)
+        if not self.server.alive:
+            self.server = None
+        return outcome
+
+    def close(self) -> None:
+        if self.server is not None:
+            self.server.close()
+            self.server = None
+
+
+class Executor:
+    """Runs programs, each in a fresh forked child, on `workers` fork servers.
+
+    Use as a context manager; `map` returns outcomes in input order.
+    """
+
+    def __init__(self, workers: int | None = os.cpu_count()) -> None:
+        self.workers = max(1, int(workers or 1))
+        self._slots: list[_Slot] = []
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> "Executor":
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    def start(self) -> None:
+        """Start the servers now (otherwise the first call does)."""
+        with self._lock:
+            while len(self._slots) < self.workers:
+                slot = _Slot()
+                slot.server = ForkServer()
+                self._slots.append(slot)
+
+    def server_pids(self) -> list[int]:
+        """Process ids of the live fork servers (long-lived children of this process)."""
+        return [s.server.pid for s in self._slots if s.server is not None and s.server.alive]
+
+    def run(self, source: str) -> Outcome:
+        """Run one program on the first server (serialised)."""
+        self.start()
+        with self._lock:
+            return self._slots[0].run(source)
+
+    def map(self, sources: Iterable[str]) -> list[Outcome]:
+        """Run every program; results in input order."""
+        items = list(sources)
+        self.start()
+        results: list[Outcome | None] = [None] * len(items)
+        cursor = iter(range(len(items)))
+        take = threading.Lock()
+
+        def drain(slot: _Slot) -> None:
+            while True:
+                with take:
+                    index = next(cursor, None)
+                if index is None:
+                    return
+                try:
+                    results[index] = slot.run(items[index])
+                except Exception as exc:  # noqa: BLE001 - e.g. a server failing to restart
+                    results[index] = Outcome(kind="crashed", detail=f"executor error: {exc}"[:300])
+
+        with self._lock:
+            used = self._slots[: max(1, min(len(self._slots), len(items)))]
+            if len(used) == 1:
+                drain(used[0])
+            else:
+                threads = [threading.Thread(target=drain, args=(s,), daemon=True) for s in used]
+                for t in threads:
+                    t.start()
+                for t in threads:
+                    t.join()
+        return [r if r is not None else Outcome(kind="crashed", detail="no result") for r in results]
+
+    def shutdown(self) -> None:
+        """Stop every server and reap it."""
+        with self._lock:
+            for slot in self._slots:
+                slot.close()
+            self._slots.clear()
+
+
+_default: Executor | None = None
+_default_lock = threading.Lock()
+
+
+def _default_executor() -> Executor:
+    global _default
+    with _default_lock:
+        if _default is None:
+            _default = Executor(workers=1)
+            atexit.register(shutdown)
+        return _default
+
+
+def run_program(source: str) -> Outcome:
+    """Run one program (or a model reply holding one) in a fresh child process."""
+    return _default_executor().run(source)
+
+
+def server_pids() -> list[int]:
+    """Fork-server pids of the module-level executor used by run_program."""
+    return [] if _default is None else _default.server_pids()
+
+
+def shutdown() -> None:
+    """Stop the module-level executor's fork server (it restarts on next use)."""
+    global _default
+    with _default_lock:
+        if _default is not None:
+            _default.shutdown()
+            _default = None

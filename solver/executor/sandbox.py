@@ -1,0 +1,304 @@
+"""The child side: what happens inside the fresh process that runs one program.
+
+Order matters and is the same in the fork server's child and in the fresh
+interpreter runner: isolate the process (session, descriptors, environment),
+apply the resource limits, parse and check the program *under those limits*,
+then run it in a new namespace whose only builtins are the allow-list, with a
+line tracer restricted to the program's own code objects.  The result leaves as
+one JSON object on the result descriptor and the process ends with os._exit,
+so no harness code (atexit, finalizers, buffered files) runs after the program.
+"""
+from __future__ import annotations
+
+import builtins
+import calendar
+import datetime
+import json
+import math
+import os
+import resource
+import signal
+import sys
+import time
+from types import CodeType, ModuleType
+from typing import Any, Callable, NoReturn
+
+from solver.executor.checker import Rejected, check, compile_checked
+from solver.executor.policy import (
+    ALLOWED_BUILTINS,
+    AUDIT_EVENTS_ALLOWED,
+    CPU_SECONDS,
+    DETAIL_CHARS,
+    MAX_ABS_INT,
+    MAX_INT_STR_DIGITS,
+    MAX_LINES,
+    MEMORY_BYTES,
+    MODULE_ATTRIBUTES,
+)
+
+RESULT_FD = 3          # the result pipe is moved here; fds 0-2 become /dev/null
+CHECKED_MARK = b"C"    # written once the program has passed the checker
+_MEMORY_MSG = b'{"kind":"memory","detail":"MemoryError: the program ran out of memory"}'
+_LINE_MSG = json.dumps(
+    {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}
+).encode()
+_PR_SET_PDEATHSIG = 1
+
+
+def trim(text: str, limit: int = DETAIL_CHARS) -> str:
+    """Cut a detail string to the reported length."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+# --- the program's namespace ----------------------------------------------------
+
+
+class ModuleView:
+    """Stands in for an allowed module: only its allow-listed attributes exist."""
+
+    def __init__(self, module: ModuleType, names: frozenset[str]) -> None:
+        for name in sorted(names):
+            object.__setattr__(self, name, getattr(module, name))
+        object.__setattr__(self, "_label", module.__name__)
+
+    def __getattr__(self, name: str) -> Any:  # only reached for missing names
+        raise AttributeError(f"module {self._label!r} has no allowed attribute {name!r}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"module {self._label!r} is read-only")
+
+    def __repr__(self) -> str:
+        return f"<module {self._label!r} (restricted)>"
+
+
+_REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
+MODULE_VIEWS: dict[str, ModuleView] = {
+    name: ModuleView(_REAL_MODULES[name], attrs) for name, attrs in MODULE_ATTRIBUTES.items()
+}
+
+# `print` and `__import__` are defined in a namespace of their own, so that
+# even their __globals__ (unreachable anyway: underscored) lead nowhere.
+_FACTORY_SOURCE = '''
+def print(*args, **kwargs):
+    return None
+
+def make_import(views, error):
+    def __import__(name, globals=None, locals=None, fromlist=(), level=0):
+        if level != 0 or name not in views:
+            raise error("import of %r is not allowed" % (name,))
+        return views[name]
+    return __import__
+'''
+_factory_ns: dict[str, Any] = {"__builtins__": {}}
+exec(compile(_FACTORY_SOURCE, "<executor-builtins>", "exec"), _factory_ns)  # our own constant code
+
+
+def make_globals() -> dict[str, Any]:
+    """A fresh globals dict whose __builtins__ holds only the allow-list."""
+    allowed = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS if name != "print"}
+    allowed["print"] = _factory_ns["print"]
+    allowed["__import__"] = _factory_ns["make_import"](dict(MODULE_VIEWS), ImportError)
+    return {"__builtins__": allowed, "__name__": "__program__"}
+
+
+# --- process isolation and limits -------------------------------------------------
+
+
+def isolate(result_fd: int) -> None:
+    """New session, only the result pipe left open (as fd 3), empty environment."""
+    try:
+        os.setsid()
+    except OSError:
+        pass  # already a group leader: the parent made us one
+    if result_fd != RESULT_FD:
+        os.dup2(result_fd, RESULT_FD)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        if devnull != fd:
+            os.dup2(devnull, fd)
+    os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
+    os.environ.clear()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
+        signal.signal(sig, signal.SIG_DFL)
+
+
+def _fd_ceiling() -> int:
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return soft if 0 < soft < 1 << 20 else 1 << 16
+
+
+def die_with_parent(libc: Any, parent_pid: int) -> None:
+    """Linux only: SIGKILL this child if the fork server dies (best effort)."""
+    if libc is None:
+        return
+    try:
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    except Exception:
+        return
+    if os.getppid() != parent_pid:  # the parent died before prctl took effect
+        os._exit(0)
+
+
+def apply_limits() -> None:
+    """Resource limits; a limit the platform refuses is skipped, never loosened."""
+    wanted = [
+        (resource.RLIMIT_AS, MEMORY_BYTES, MEMORY_BYTES),
+        (resource.RLIMIT_CPU, CPU_SECONDS, CPU_SECONDS + 1),
+        (resource.RLIMIT_FSIZE, 0, 0),
+        (resource.RLIMIT_NOFILE, RESULT_FD + 1, RESULT_FD + 1),
+        (resource.RLIMIT_CORE, 0, 0),
+    ]
+    if hasattr(resource, "RLIMIT_NPROC"):
+        wanted.append((resource.RLIMIT_NPROC, 0, 0))
+    for res, soft, hard in wanted:
+        _, cur_hard = resource.getrlimit(res)
+        if cur_hard != resource.RLIM_INFINITY:
+            soft, hard = min(soft, cur_hard), min(hard, cur_hard)
+        try:
+            resource.setrlimit(res, (soft, hard))
+        except (ValueError, OSError):
+            pass
+    sys.set_int_max_str_digits(MAX_INT_STR_DIGITS)
+
+
+# --- running -----------------------------------------------------------------------
+
+
+def _exit_with(fd: int, payload: bytes) -> NoReturn:
+    try:
+        os.write(fd, payload)
+    finally:
+        os._exit(0)
+
+
+def make_tracer(namespace: dict[str, Any], fd: int) -> Callable[..., Any]:
+    """A sys.settrace function counting line events of the program's code only.
+
+    A frame belongs to the program when it runs with the program's globals
+    (module code, its functions, lambdas and comprehensions); the harness, the
+    stdlib and C code do not.  (f_globals, not f_code: reading f_code raises
+    an audit event.)
+    """
+    count = 0
+
+    def local(frame: Any, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "line":
+            count += 1
+            if count > MAX_LINES:
+                _exit_with(fd, _LINE_MSG)  # not an exception: nothing can catch it
+        return local
+
+    def global_(frame: Any, event: str, arg: Any) -> Any:
+        return local if frame.f_globals is namespace else None
+
+    return global_
+
+
+def install_audit_guard(code: CodeType, fd: int) -> None:
+    """Defence in depth: an audit event the checker should have made impossible
+    (open, import, os.*, subprocess.*, a foreign exec, ...) stops the child."""
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event in AUDIT_EVENTS_ALLOWED:
+            if event != "exec" or args[0] is code:
+                return
+        _exit_with(
+            fd,
+            json.dumps(
+                {"kind": "rejected", "detail": trim(f"run-time guard stopped the program: {event}")}
+            ).encode(),
+        )
+
+    sys.addaudithook(hook)
+
+
+def describe(exc: BaseException) -> str:
+    """`Type: message`, never failing, trimmed."""
+    name = type(exc).__name__
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - any failure just loses the message
+        message = "<message could not be shown>"
+    return trim(f"{name}: {message}" if message else name)
+
+
+def encode_value(value: Any) -> dict[str, Any]:
+    """Classify a return value by exact type; the wire form is plain JSON."""
+    kind = type(value)
+    if kind is int:
+        if abs(value) <= MAX_ABS_INT:
+            return {"kind": "value", "value": {"int": value}}
+        return {"kind": "bad_kind", "detail": "int outside the 64-bit range"}
+    if kind is float:
+        if math.isfinite(value):
+            return {"kind": "value", "value": {"float": value}}
+        return {"kind": "bad_kind", "detail": f"non-finite float {value!r}"}
+    if kind is datetime.date:
+        return {"kind": "value", "value": {"date": value.isoformat()}}
+    if kind is datetime.datetime:
+        if value.tzinfo is None and value.time() == datetime.time(0):
+            return {"kind": "value", "value": {"date": value.date().isoformat()}}
+        return {"kind": "bad_kind", "detail": "datetime with a time of day or zone; return a date"}
+    if kind is tuple and len(value) == 2 and all(type(v) is int for v in value):
+        if all(abs(v) <= MAX_ABS_INT for v in value):
+            return {"kind": "value", "value": {"weeks_days": [value[0], value[1]]}}
+        return {"kind": "bad_kind", "detail": "(weeks, days) outside the 64-bit range"}
+    if kind is tuple:
+        return {"kind": "bad_kind", "detail": f"tuple of {len(value)} items; expected (weeks, days) ints"}
+    return {"kind": "bad_kind", "detail": trim(f"returned {kind.__name__}")}
+
+
+def execute(code: CodeType, fd: int) -> dict[str, Any]:
+    """Run checked module code, call solve(), classify what comes back."""
+    namespace = make_globals()
+    tracer = make_tracer(namespace, fd)
+    install_audit_guard(code, fd)
+    sys.settrace(tracer)
+    try:
+        exec(code, namespace)  # noqa: S102 - the point of the executor
+        value = namespace["solve"]()
+    except MemoryError:
+        sys.settrace(None)
+        return {"kind": "memory", "detail": "MemoryError: the program ran out of memory"}
+    except BaseException as exc:  # noqa: BLE001 - every failure is an outcome
+        sys.settrace(None)
+        return {"kind": "raised", "detail": describe(exc)}
+    intact = sys.gettrace() is tracer
+    sys.settrace(None)
+    if not intact:
+        return _tracer_lost()
+    return encode_value(value)
+
+
+def _tracer_lost() -> dict[str, Any]:
+    # CPython drops a trace function that raises (RecursionError or
+    # MemoryError inside it); lines after that were not counted, so the
+    # line cap cannot be vouched for and the result is not used.
+    return {"kind": "line_limit", "detail": "line counting was interrupted; result discarded"}
+
+
+def child_main(source: str, result_fd: int, libc: Any = None, parent_pid: int = 0) -> NoReturn:
+    """Entry point of the process that runs one program. Never returns."""
+    fd = RESULT_FD
+    try:
+        isolate(result_fd)
+        die_with_parent(libc, parent_pid)
+        apply_limits()
+        try:
+            code = compile_checked(check(source))
+        except Rejected as rejected:
+            _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(rejected.reason)}).encode())
+        del source
+        os.write(fd, CHECKED_MARK)
+        result = execute(code, fd)  # type: ignore[arg-type]
+        _exit_with(fd, json.dumps(result, allow_nan=False).encode())
+    except MemoryError:
+        _exit_with(fd, _MEMORY_MSG)
+    except BaseException as exc:  # noqa: BLE001
+        try:
+            _exit_with(fd, json.dumps({"kind": "crashed", "detail": describe(exc)}).encode())
+        finally:
+            os._exit(0)
+    finally:
+        os._exit(0)

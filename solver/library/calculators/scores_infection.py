@@ -1,0 +1,97 @@
+"""Infection scores: CURB-65, Centor (McIsaac), FeverPAIN and the SIRS criteria.
+
+Every weight, threshold and band lives in the calculator's registry entry.
+"""
+from __future__ import annotations
+
+from solver.library.core import Context, calculator
+from solver.library.errors import OutOfRange
+
+
+def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:
+    """Sum the weights (from `table`) of the criteria that are met."""
+    return sum(ctx.lookup(table, name) for name, yes in met.items() if yes)
+
+
+def _flag_published_absent(ctx: Context, name: str) -> bool:
+    """A criterion the benchmark counts as met when absent (registry default); published: absent is not met."""
+    if ctx.benchmark or ctx.has(name):
+        return ctx.flag(name)
+    return False
+
+
+@calculator("curb-65")
+def curb_65(ctx: Context) -> float:
+    age = ctx.age()
+    sbp = ctx.measurement("Systolic Blood Pressure")
+    dbp = ctx.measurement("Diastolic Blood Pressure")
+    rr = ctx.measurement("respiratory rate")
+    bun_name = "Blood Urea Nitrogen (BUN)"
+    bun = ctx.quantity(bun_name)  # mg/dL
+    if ctx.benchmark:
+        sbp, dbp, rr = int(sbp), int(dbp), int(rr)  # the reference truncates the vital signs
+        urea_met = bun > ctx.const("bun_threshold")
+    else:
+        # Lim 2003: serum urea > 7 mmol/L; one mmol of urea carries the nitrogen weighed as BUN.
+        spec = ctx.spec(bun_name)
+        molar_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
+        urea = ctx.conv.concentration(bun, spec.unit, "mmol/L", molar_mass, None)
+        urea_met = urea > ctx.const("published_urea_threshold")
+    met = {
+        "Confusion": ctx.flag("Confusion"),
+        "urea": urea_met,
+        "respiratory rate": rr >= ctx.const("respiratory_rate_threshold"),
+        "blood pressure": sbp < ctx.const("systolic_threshold") or dbp <= ctx.const("diastolic_threshold"),
+        "age": age >= ctx.const("age_threshold"),
+    }
+    return _score(ctx, met)
+
+
+@calculator("centor-mcisaac")
+def centor_mcisaac(ctx: Context) -> float:
+    age = ctx.age()
+    temperature = ctx.temperature("Temperature")
+    if ctx.benchmark:
+        age_points = ctx.band("age_points", age)
+    else:
+        if age < ctx.const("published_minimum_age"):
+            raise OutOfRange(ctx.slug, "age", f"{age:g} years: the McIsaac score is defined from age "
+                             f"{ctx.const('published_minimum_age')} years")
+        age_points = ctx.band("published_age_points", age)
+    nodes = "Tender/swollen anterior cervical lymph nodes"
+    tonsils = "Exudate or swelling on tonsils"
+    met = {
+        "fever": temperature > ctx.const("temperature_threshold"),
+        "Cough Absent": _flag_published_absent(ctx, "Cough Absent"),
+        nodes: ctx.flag(nodes),
+        tonsils: ctx.flag(tonsils),
+    }
+    return age_points + _score(ctx, met)
+
+
+_FEVERPAIN_FLAGS = ("Fever in past 24 hours", "Symptom onset <=3 days", "Purulent tonsils", "Severe tonsil inflammation")
+
+
+@calculator("feverpain")
+def feverpain(ctx: Context) -> float:
+    met = {name: ctx.flag(name) for name in _FEVERPAIN_FLAGS}
+    met["Absence of cough or coryza"] = _flag_published_absent(ctx, "Absence of cough or coryza")
+    return _score(ctx, met)
+
+
+@calculator("sirs-criteria")
+def sirs_criteria(ctx: Context) -> float:
+    t = ctx.temperature("Temperature")
+    hr = ctx.measurement("Heart Rate or Pulse")
+    wbc = ctx.count_per_litre("White blood cell count")
+    # Respiratory rate and PaCO2 are each optional; a missing one cannot meet the criterion.
+    # (PaCO2 exactly 32 mm Hg crashes the benchmark's reference; here it simply does not meet it.)
+    rr_met = ctx.has("respiratory rate") and ctx.measurement("respiratory rate") > ctx.const("respiratory_rate_threshold")
+    paco2_met = ctx.has("PaCO2") and ctx.measurement("PaCO2") < ctx.const("paco2_threshold")
+    met = {
+        "temperature": t > ctx.const("temperature_high") or t < ctx.const("temperature_low"),
+        "heart rate": hr > ctx.const("heart_rate_threshold"),
+        "respiration": rr_met or paco2_met,
+        "white cell count": wbc > ctx.const("wbc_high") or wbc < ctx.const("wbc_low"),
+    }
+    return _score(ctx, met)

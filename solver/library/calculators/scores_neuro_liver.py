@@ -1,0 +1,49 @@
+"""Glasgow Coma Scale and Child-Pugh score.
+
+Every weight and band lives in the calculator's registry entry.
+"""
+from __future__ import annotations
+
+from solver.library.core import Context, calculator
+from solver.library.errors import BadValue
+
+
+@calculator("glasgow-coma-scale")
+def glasgow_coma_scale(ctx: Context) -> float:
+    parts = (
+        ("Best eye response", "eye_points"),
+        ("Best verbal response", "verbal_points"),
+        ("Best motor response", "motor_points"),
+    )
+    total = 0
+    for name, table in parts:
+        response = ctx.choice(name)
+        if not ctx.benchmark and response == ctx.const("not_testable"):
+            # Teasdale: an untestable component is recorded as NT and no total is formed.
+            raise BadValue(ctx.slug, name, "a component that is not testable is reported as NT; the published "
+                           "scale defines no total score (the benchmark variant scores it 4)")
+        total += ctx.lookup(table, response)
+    return total
+
+
+@calculator("child-pugh")
+def child_pugh(ctx: Context) -> float:
+    inr = ctx.number("international normalized ratio")
+    bilirubin = ctx.quantity("Bilirubin")  # mg/dL, converted with the registry's (benchmark) molar mass
+    if not ctx.benchmark:
+        # The benchmark's molar mass (548.66, sic) is on the input; the published variant converts
+        # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
+        # linear in the molar mass, so rescaling gives the same number as converting afresh.
+        unit = ctx.raw("Bilirubin")[1]
+        if unit.split("/")[0] in ctx.reg.units.amount:  # type: ignore[union-attr]
+            spec = ctx.spec("Bilirubin")
+            true_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
+            bilirubin = bilirubin * true_mass / spec.molar_mass
+    albumin = ctx.quantity("Albumin")  # g/dL
+    return (
+        ctx.band("inr_points", inr)
+        + ctx.band("bilirubin_points", bilirubin)
+        + ctx.band("albumin_points", albumin)
+        + ctx.lookup("ascites_points", ctx.choice("Ascites"))
+        + ctx.lookup("encephalopathy_points", ctx.choice("Encephalopathy"))
+    )

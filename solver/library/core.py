@@ -1,0 +1,382 @@
+"""The library's engine: reads a gold-variable block against a calculator's registry entry.
+
+A calculator function receives a `Context` and returns the raw result. The context gives it
+typed, unit-converted inputs (refusing anything it cannot read with a named error), the
+calculator's constants and tables from the registry, and the results of the calculators it
+depends on. `compute` wraps it: checks the keys, applies output rounding, records provenance.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from registry.loader import Registry, get_registry
+from registry.schema import Calculator, InputKind, OutputKind, Table
+from solver.library.errors import (
+    BadValue,
+    CalculatorError,
+    MissingInput,
+    OutOfRange,
+    UnknownCalculator,
+    UnknownInput,
+    UnknownUnit,
+)
+from solver.library.units import ConversionError, Converter, round_number
+
+Variant = Literal["benchmark", "published"]
+VARIANTS: tuple[str, ...] = ("benchmark", "published")
+Value = float | int | dt.date | tuple[int, int]
+
+FUNCTIONS: dict[str, Callable[["Context"], Any]] = {}
+
+
+def calculator(slug: str) -> Callable[[Callable[["Context"], Any]], Callable[["Context"], Any]]:
+    """Register the function that computes calculator `slug`."""
+
+    def deco(fn: Callable[["Context"], Any]) -> Callable[["Context"], Any]:
+        if slug in FUNCTIONS:
+            raise RuntimeError(f"two functions registered for {slug}")
+        FUNCTIONS[slug] = fn
+        return fn
+
+    return deco
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    given: Any
+    value: Any
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class Result:
+    value: Value
+    unit: str | None
+    calculator: str
+    version: str
+    variant: str
+    inputs: dict[str, InputRecord] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        v: Any = self.value
+        if isinstance(v, dt.date):
+            v = v.isoformat()
+        elif isinstance(v, tuple):
+            v = list(v)
+        return {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
+                "variant": self.variant}
+
+
+class Context:
+    """What a calculator function may read. Every accessor records the input it used."""
+
+    def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry):
+        self.calc = calc
+        self.slug = calc.slug
+        self.entities = entities
+        self.variant = variant
+        self.benchmark = variant == "benchmark"
+        self.reg = reg
+        assert reg.units is not None
+        self.conv = Converter(reg.units, exact=not self.benchmark)
+        self.record: dict[str, InputRecord] = {}
+
+    # ------------------------------------------------------------------ registry data
+    def const(self, name: str) -> Any:
+        try:
+            return self.calc.constants[name].value
+        except KeyError:
+            raise KeyError(f"{self.slug}: constant {name!r} is not in the registry entry") from None
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.calc.tables[name]
+        except KeyError:
+            raise KeyError(f"{self.slug}: table {name!r} is not in the registry entry") from None
+
+    def band(self, name: str, x: float) -> float | int:
+        t = self.table(name)
+        try:
+            return t.band(x)
+        except LookupError:
+            raise OutOfRange(self.slug, t.variable, f"{x!r} falls in no band of table {name!r}") from None
+
+    def lookup(self, name: str, key: str) -> float | int:
+        t = self.table(name)
+        mapping = t.lookup if t.lookup is not None else t.points
+        assert mapping is not None
+        if key in mapping:
+            return mapping[key]
+        if t.default is not None:
+            return t.default
+        raise BadValue(self.slug, t.variable or name, f"{key!r} is not one of: {', '.join(map(repr, mapping))}")
+
+    def r(self, x: float) -> float:
+        """Round an intermediate step as the benchmark does (identity in the published variant)."""
+        return round_number(x) if self.benchmark else x
+
+    # ------------------------------------------------------------------ raw access
+    def spec(self, name: str):
+        try:
+            return self.calc.input(name)
+        except KeyError:
+            raise KeyError(f"{self.slug}: input {name!r} is not declared in the registry entry") from None
+
+    def has(self, name: str) -> bool:
+        return name in self.entities
+
+    def raw(self, name: str) -> Any:
+        spec = self.spec(name)
+        if name not in self.entities:
+            if spec.required:
+                raise MissingInput(self.slug, name, "required input is missing")
+            return spec.default
+        return self.entities[name]
+
+    def _note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+        self.record[name] = InputRecord(given, value, unit)
+        return value
+
+    def _check_range(self, name: str, value: float, unit: str | None) -> float:
+        spec = self.spec(name)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
+        if spec.range is not None:
+            lo, hi = spec.range
+            if not lo <= value <= hi:
+                u = f" {unit}" if unit else ""
+                raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
+        return value
+
+    def _pair(self, name: str) -> tuple[float, str]:
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [value, 'unit'], got {given!r}")
+        v = given[0]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
+        return v, given[1]
+
+    # ------------------------------------------------------------------ typed accessors
+    def quantity(self, name: str) -> float:
+        """A [value, unit] concentration converted to the input's canonical unit."""
+        spec = self.spec(name)
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        mm = spec.molar_mass
+        val = None
+        if spec.analyte:
+            a = self.reg.units.analytes[spec.analyte]  # type: ignore[union-attr]
+            mm = mm if mm is not None else a.molar_mass
+            val = a.valence
+        try:
+            out = self.conv.concentration(v, unit, spec.unit, mm, val)  # type: ignore[arg-type]
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self._check_range(name, out, spec.unit)
+        return self._note(name, [v, unit], out, spec.unit)
+
+    def measurement(self, name: str) -> float:
+        """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
+        spec = self.spec(name)
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        self._check_range(name, v, spec.unit)
+        return self._note(name, [v, unit], v, spec.unit)
+
+    def _accept(self, name: str, unit: str) -> None:
+        spec = self.spec(name)
+        if spec.accepted_units and unit not in spec.accepted_units:
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+
+    def number(self, name: str) -> float:
+        given = self.raw(name)
+        if isinstance(given, bool) or not isinstance(given, (int, float)):
+            raise BadValue(self.slug, name, f"expected a bare number, got {given!r}")
+        self._check_range(name, given, self.spec(name).unit)
+        return self._note(name, given, given, self.spec(name).unit)
+
+    def flag(self, name: str) -> bool:
+        """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
+        given = self.raw(name)
+        if given is None:
+            given = False
+        if given is True or (isinstance(given, str) and given == "True"):
+            out = True
+        elif given is False or (isinstance(given, str) and given == "False"):
+            out = False
+        else:
+            raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
+        return self._note(name, given, out, None)
+
+    def choice(self, name: str) -> str | None:
+        spec = self.spec(name)
+        given = self.raw(name)
+        if given is None and not spec.required:
+            return self._note(name, None, None, None)
+        if not isinstance(given, str) or given not in spec.options:
+            raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
+        return self._note(name, given, given, None)
+
+    def date(self, name: str) -> dt.date:
+        given = self.raw(name)
+        try:
+            m, d, y = (int(p) for p in str(given).split("/"))
+            out = dt.date(y, m, d)
+        except (ValueError, TypeError):
+            raise BadValue(self.slug, name, f"expected a date as 'MM/DD/YYYY', got {given!r}") from None
+        return self._note(name, given, out, None)
+
+    def age(self, name: str = "age") -> float:
+        given = self.raw(name)
+        if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
+            isinstance(x, (int, float)) for x in given[0::2]
+        ):
+            raise BadValue(self.slug, name, f"expected an age such as [54, 'years'], got {given!r}")
+        try:
+            out = self.conv.age_years(list(given))
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self._check_range(name, out, "years")
+        return self._note(name, given, out, "years")
+
+    def weight(self, name: str = "weight") -> float:
+        v, unit = self._pair(name)
+        try:
+            out = self.conv.weight_kg(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
+                              "we refuse to guess)") from None
+        self._check_range(name, out, "kg")
+        return self._note(name, [v, unit], out, "kg")
+
+    def height(self, name: str = "height", unit: str = "m") -> float:
+        given = self.raw(name)
+        if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
+            given[0], (int, float)
+        ):
+            raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
+        try:
+            out = self.conv.height(list(given), unit)
+        except (ConversionError, TypeError) as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        spec = self.spec(name)
+        if spec.range is not None:  # ranges of heights are written in metres
+            metres = out if unit == "m" else out / 100 if unit == "cm" else out * 0.0254
+            self._check_range_as(name, metres, "m")
+        return self._note(name, given, out, unit)
+
+    def _check_range_as(self, name: str, value: float, unit: str) -> None:
+        self._check_range(name, value, unit)
+
+    def temperature(self, name: str) -> float:
+        v, unit = self._pair(name)
+        try:
+            out = self.conv.temperature_c(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self._check_range(name, out, "°C")
+        return self._note(name, [v, unit], out, "°C")
+
+    def count_per_litre(self, name: str) -> float:
+        v, unit = self._pair(name)
+        try:
+            out = self.conv.count_per_litre(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        spec = self.spec(name)
+        if spec.range is not None:  # ranges of counts are written per litre
+            self._check_range(name, out, "/L")
+        return self._note(name, [v, unit], out, "/L")
+
+    # ------------------------------------------------------------------ dependencies
+    def sub(self, slug: str) -> float:
+        """The result of a calculator this one depends on, from the same entities and variant."""
+        if slug not in self.calc.depends_on:
+            raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
+        other = self.reg.calculators[slug]
+        names = {i.name for i in other.inputs}
+        ents = {k: v for k, v in self.entities.items() if k in names}
+        res = _compute(other, ents, self.variant, self.reg)
+        for k, rec in res.inputs.items():
+            self.record.setdefault(k, rec)
+        return res.value  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------- entry points
+
+
+def _load_functions() -> None:
+    if not FUNCTIONS:
+        from solver.library import calculators  # noqa: F401  (registers every calculator)
+
+
+def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
+    reg = reg or get_registry()
+    try:
+        return reg.get(ref)
+    except KeyError:
+        raise UnknownCalculator(str(ref), None, "unknown calculator: give a benchmark id (e.g. 2) or a registry "
+                                "slug (see `formula list`)") from None
+
+
+def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "benchmark",
+            registry: Registry | None = None) -> Result:
+    """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    reg = registry or get_registry()
+    calc = resolve(calculator, reg)
+    if not isinstance(entities, dict):
+        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
+    return _compute(calc, entities, variant, reg)
+
+
+def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
+    _load_functions()
+    fn = FUNCTIONS.get(calc.slug)
+    if fn is None:
+        raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
+    passthrough = any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs)
+    if not passthrough:
+        known = {i.name for i in calc.inputs}
+        for key in entities:
+            if key not in known:
+                raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
+        for i in calc.inputs:
+            if i.required and i.name not in entities:
+                raise MissingInput(calc.slug, i.name, "required input is missing")
+    ctx = Context(calc, entities, variant, reg)
+    try:
+        raw = fn(ctx)
+    except CalculatorError:
+        raise
+    except ZeroDivisionError:
+        raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
+    except (ValueError, OverflowError) as e:
+        raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
+    value = _finish(calc, raw)
+    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record))
+
+
+def _finish(calc: Calculator, raw: Any) -> Value:
+    kind = calc.output.kind
+    if kind == OutputKind.date:
+        assert isinstance(raw, dt.date)
+        return raw
+    if kind == OutputKind.gestational_age:
+        w, d = raw
+        return (int(w), int(d))
+    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
+        raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
+    rounding = calc.output.rounding
+    if rounding == "integer":
+        return int(round(raw))
+    if rounding == "round_3":
+        return round(raw, 3)
+    if rounding == "round_number":
+        return round_number(raw)
+    return raw

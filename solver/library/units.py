@@ -1,0 +1,175 @@
+"""Unit conversion shared by every calculator, with the benchmark's rounding chain as an option.
+
+The benchmark's reference rounds every intermediate step of a conversion with `round_number`
+(amount, then grams, then the target mass unit, then the volume step). The `benchmark` variant
+copies that chain so results agree to the digit; the `published` variant converts exactly.
+All factors come from `formulas/units.yaml`.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from registry.schema import UnitsFile
+
+
+def round_number(x: float) -> float:
+    """The benchmark's rounding: 5 decimals, or 5 significant digits for small magnitudes."""
+    if x == 0:
+        return 0
+    digits = -int(math.floor(math.log10(abs(x)))) + 4
+    return round(x, max(5, digits))
+
+
+class ConversionError(ValueError):
+    """A unit string that cannot be converted; the caller names the variable."""
+
+
+@dataclass(frozen=True)
+class Converter:
+    units: UnitsFile
+    exact: bool  # True: published variant (no intermediate rounding)
+
+    def r(self, x: float) -> float:
+        return x if self.exact else round_number(x)
+
+    # ------------------------------------------------------------------ concentrations
+    def concentration(self, value: float, src: str, tgt: str, molar_mass: float | None, valence: int | None) -> float:
+        if src == tgt:
+            return value
+        try:
+            sm, sv = src.split("/")
+            tm, tv = tgt.split("/")
+        except ValueError:
+            raise ConversionError(f"unit {src!r} is not of the form mass/volume") from None
+        vol = self.units.volume
+        for v in (sv, tv):
+            if v not in vol:
+                raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")
+        mass = value if sm == tm else self.mass(value, sm, tm, molar_mass, valence)
+        if sv == tv:
+            return self.r(mass)
+        factor = self.r(vol[sv] / vol[tv])
+        return self.r(mass / factor)
+
+    def _family(self, unit: str) -> str:
+        if unit in self.units.mass:
+            return "g"
+        if unit in self.units.amount:
+            return "mol"
+        if unit == "mEq":
+            return "eq"
+        raise ConversionError(
+            f"unknown mass or amount unit {unit!r}; accepted: {', '.join([*self.units.mass, *self.units.amount, 'mEq'])}"
+        )
+
+    def _same(self, value: float, src: str, tgt: str) -> float:
+        if src == tgt:
+            return value
+        table = self.units.mass if src in self.units.mass else self.units.amount
+        return self.r(value * self.r(table[src] / table[tgt]))
+
+    def mass(self, value: float, src: str, tgt: str, molar_mass: float | None, valence: int | None) -> float:
+        fs, ft = self._family(src), self._family(tgt)
+        if fs == ft and fs != "eq":
+            return self._same(value, src, tgt)
+        if (fs == "g" or ft == "g") and molar_mass is None:
+            raise ConversionError(f"no molar mass is known for converting {src} to {tgt}")
+        if (fs == "eq" or ft == "eq") and valence is None:
+            raise ConversionError(f"no valence is known for converting {src} to {tgt}")
+        if fs == "mol" and ft == "g":
+            grams = self.r(self._same(value, src, "mol") * molar_mass)
+            return self._same(grams, "g", tgt)
+        if fs == "g" and ft == "mol":
+            mol = self.r(self._same(value, src, "g") / molar_mass)
+            return self._same(mol, "mol", tgt)
+        if fs == "mol" and ft == "eq":
+            return self.r(self._same(value, src, "mmol") * valence)
+        if fs == "eq" and ft == "mol":
+            return self._same(self.r(value / valence), "mmol", tgt)
+        if fs == "eq" and ft == "g":
+            mol = self._same(self.r(value / valence), "mmol", "mol")
+            return self._same(self.r(mol * molar_mass), "g", tgt)
+        if fs == "g" and ft == "eq":
+            mmol = self._same(self.r(self._same(value, src, "g") / molar_mass), "mol", "mmol")
+            return self.r(mmol * valence)
+        return value  # mEq -> mEq
+
+    # ------------------------------------------------------------------ body measures
+    def weight_kg(self, value: float, unit: str) -> float:
+        table = self.units.weight
+        if unit not in table:
+            raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
+        if unit == "kg":
+            return value
+        if unit == "g":
+            return self.r(value / 1000)
+        return self.r(value * table[unit])
+
+    def height(self, parts: list, target: str) -> float:
+        """Height in m, cm or in from [v, unit] or [ft, 'ft', in, 'in'], the benchmark's factors."""
+        if len(parts) == 4:
+            if parts[1] != "ft" or parts[3] != "in":
+                raise ConversionError("a four-part height must be [feet, 'ft', inches, 'in']")
+            inches = parts[0] * 12 + parts[2]
+            if target == "m":
+                return self.r(inches * 0.0254)
+            if target == "cm":
+                return self.r(inches * 2.54)
+            return self.r(inches)
+        if len(parts) != 2:
+            raise ConversionError("a height is [value, unit] or [feet, 'ft', inches, 'in']")
+        v, unit = parts
+        factors = {  # (to m, to cm, to in): the reference's own factors, each product rounded
+            "m": (1, 100, 39.3701),
+            "cm": (0.01, 1, 0.393701),
+            "in": (0.0254, 2.54, 1),
+            "ft": (0.3048, 30.48, 12),
+        }
+        if unit not in factors:
+            raise ConversionError(f"unknown height unit {unit!r}; accepted: m, cm, in, ft, or [ft, 'ft', in, 'in']")
+        idx = {"m": 0, "cm": 1, "in": 2}[target]
+        if unit == target:
+            return v
+        if unit == "cm" and target == "m":
+            return self.r(v / 100)
+        return self.r(v * factors[unit][idx])
+
+    def temperature_c(self, value: float, unit: str) -> float:
+        if unit in ("degrees celsius", "°C"):
+            return value
+        if unit in ("degrees fahrenheit", "°F"):
+            return self.r((value - 32) * 5 / 9)
+        raise ConversionError(
+            f"unknown temperature unit {unit!r}; accepted: 'degrees celsius', 'degrees fahrenheit' "
+            "(the benchmark's reference reads any other string as Fahrenheit; we refuse to guess)"
+        )
+
+    def age_years(self, parts: list) -> float:
+        """Age in years from [n, unit, ...]: the first recognised pair decides, as in the benchmark."""
+        if len(parts) < 2 or len(parts) % 2:
+            raise ConversionError("an age is [number, unit] such as [54, 'years'] (pairs may repeat)")
+        for i in range(0, len(parts), 2):
+            n, unit = parts[i], parts[i + 1]
+            if not isinstance(unit, str):
+                break
+            if "year" in unit:
+                return n
+            if unit == "months":
+                return n // 12 if not self.exact else n / 12
+            if unit == "weeks":
+                return n // 52 if not self.exact else n * 7 / 365.25
+            if unit == "days":
+                return 0 if not self.exact else n / 365.25
+        raise ConversionError(f"unknown age unit in {parts!r}; accepted: years, months, weeks, days")
+
+    def count_per_litre(self, value: float, unit: str) -> float:
+        vol = self.units.volume
+        if unit not in vol:
+            raise ConversionError(
+                f"unknown count unit {unit!r}: give the count per volume, e.g. [250000, 'µL'], "
+                f"with a volume among {', '.join(vol)}"
+            )
+        if unit == "L":
+            return value
+        return self.r(self.r(vol["L"] / vol[unit]) * value)

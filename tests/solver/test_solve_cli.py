@@ -1,0 +1,49 @@
+"""`formula solve`: the pinned JSON shape and clear errors."""
+import json
+
+import pytest
+
+from registry.cli import main
+
+
+def test_solve_json(capsys: pytest.CaptureFixture[str]) -> None:
+    ents = {"sex": "Male", "age": [53, "years"], "weight": [87.0, "kg"], "height": [175, "cm"],
+            "creatinine": [1.39, "mg/dL"]}
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {"value", "unit", "calculator", "version", "variant"} <= set(out)
+    assert out["calculator"] == "creatinine-clearance-cockcroft-gault"
+    assert out["variant"] == "benchmark"
+    # one-shot row 1 of MedCalc-Bench Verified: ground truth 67.00495 mL/min
+    assert out["value"] == pytest.approx(67.00495, abs=1e-5)
+    assert out["unit"] == "mL/min"
+
+
+def test_solve_from_file_and_slug(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:
+    f = tmp_path / "e.json"
+    f.write_text(json.dumps({"weight": [70, "kg"], "height": [175, "cm"]}), encoding="utf-8")
+    assert main(["solve", "--calculator", "body-mass-index", "--entities", f"@{f}", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == pytest.approx(70 / 1.75**2, abs=1e-5)
+
+
+@pytest.mark.parametrize("ents, message", [
+    ({"weight": [70, "lb"], "height": [175, "cm"]}, "unknown weight unit 'lb'"),
+    ({"weight": [70, "kg"]}, "'height': required input is missing"),
+    ({"weight": [70, "kg"], "height": [175, "cm"], "shoe": 9}, "'shoe': unknown input"),
+    ({"weight": ["70", "kg"], "height": [175, "cm"]}, "expected a number"),
+    ({"weight": [7000, "kg"], "height": [175, "cm"]}, "outside the plausible range"),
+])
+def test_solve_bad_input_is_a_clear_error(ents, message, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--calculator", "6", "--entities", json.dumps(ents)]) == 1
+    err = capsys.readouterr().err
+    assert "body-mass-index" in err and message in err
+    assert "Traceback" not in err
+
+
+def test_solve_unknown_calculator_and_bad_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", "--calculator", "9999", "--entities", "{}"]) == 1
+    assert "unknown calculator" in capsys.readouterr().err
+    assert main(["solve", "--calculator", "6", "--entities", "{not json"]) == 1
+    assert "not valid JSON" in capsys.readouterr().err
+    assert main(["solve", "--calculator", "6", "--entities", "@/no/such/file.json"]) == 1
+    assert "cannot read /no/such/file.json" in capsys.readouterr().err
