@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import collections
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from audit.cases import Case
 from registry.loader import Registry
-from registry.schema import Calculator, InputKind
-from registry.texts import TextError, references, render
+from registry.schema import Calculator, InputKind, UnitsFile
+from registry.texts import TextError, dependencies, references, render
 from solver.library import CalculatorError, compute
 from solver.scoring import is_correct
 
@@ -41,9 +41,11 @@ class TextAudit:
                 "reference_cases": self.cases, "reference_wrong": self.wrong}
 
 
-def static_findings(calc: Calculator, source: str | None = None) -> list[str]:
+def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mapping[str, Calculator] | None = None,
+                    units: UnitsFile | None = None) -> list[str]:
     """What the text fails to state; empty when complete. `source` overrides the active text (mutants)."""
     source = calc.active.text if source is None else source
+    calcs = calcs or {}
     out: list[str] = []
     try:
         refs = references(source)
@@ -53,24 +55,35 @@ def static_findings(calc: Calculator, source: str | None = None) -> list[str]:
                                ("input", refs.inputs, {i.name: i for i in calc.inputs})):
         for n in sorted(names - set(known)):
             out.append(f"names unknown {kind} {n!r}")
+    deps = {d.slug: d for d in dependencies(calc, calcs)}
+    for slug, kind, name in sorted(refs.dependency):
+        dep = deps.get(slug)
+        pool = None if dep is None else {"c": dep.constants, "t": dep.tables,
+                                         "i": {i.name: i for i in dep.inputs}}[kind]
+        if pool is None or name not in pool:
+            out.append(f"names unknown {_KIND[kind]} {name!r} of dependency {slug!r}")
     for d in sorted(refs.other):
         out.append(f"uses a computed reference {d}; name each item literally so it can be audited")
     for inp in calc.inputs:
         if inp.used and inp.name not in refs.inputs:
             out.append(f"input {inp.name!r} is not named")
-    for name, const in calc.constants.items():
-        if const.applies_to != "published" and name not in refs.constants:
-            out.append(f"constant {name!r} ({const.value}) is not stated")
-    for name, table in calc.tables.items():
-        if table.applies_to != "published" and name not in refs.tables:
-            out.append(f"table {name!r} is not stated (its bands or weights are branch conditions)")
+    for owner, constants, tables, named_c, named_t in [
+        (None, calc.constants, calc.tables, refs.constants, refs.tables),
+        *[(d.slug, d.constants, d.tables, {n for s, k, n in refs.dependency if s == d.slug and k == "c"},
+           {n for s, k, n in refs.dependency if s == d.slug and k == "t"}) for d in deps.values()],
+    ]:
+        whose = f" of dependency {owner!r}" if owner else ""
+        for name, const in constants.items():
+            if const.applies_to != "published" and name not in named_c:
+                out.append(f"constant {name!r} ({const.value}){whose} is not stated")
+        for name, table in tables.items():
+            if table.applies_to != "published" and name not in named_t:
+                out.append(f"table {name!r}{whose} is not stated (its bands or weights are branch conditions)")
     if out:
         return out
     try:
-        from registry.schema import Version
-
-        v = calc.active if source == calc.active.text else Version(**{**calc.active.model_dump(), "text": source})
-        text = render(calc, v)
+        v = calc.active if source == calc.active.text else calc.active.model_copy(update={"text": source})
+        text = render(calc, v, calcs=calcs, units=units)
     except TextError as e:
         return [str(e)]
     for inp in calc.inputs:
@@ -79,13 +92,17 @@ def static_findings(calc: Calculator, source: str | None = None) -> list[str]:
     return out
 
 
+_KIND = {"c": "constant", "t": "table", "i": "input"}
+
+
 def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
     by_id: dict[int, list[Case]] = collections.defaultdict(list)
     for case in cases or []:
         by_id[case.calculator_id].append(case)
     rows = []
     for calc in sorted(reg.calculators.values(), key=lambda c: (c.medcalc_id is None, c.medcalc_id or 0, c.slug)):
-        row = TextAudit(calc.slug, calc.medcalc_id, calc.active.version, static_findings(calc))
+        row = TextAudit(calc.slug, calc.medcalc_id, calc.active.version,
+                        static_findings(calc, calcs=reg.calculators, units=reg.units))
         for case in by_id.get(calc.medcalc_id or -1, []):
             row.cases += 1
             try:

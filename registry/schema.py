@@ -250,6 +250,7 @@ class Table(Strict):
     default: Number | None = Field(default=None, description="value when no band or key matches")
     source: str | None = None
     applies_to: Literal["both", "benchmark", "published"] = "both"
+    labels_only: bool = Field(default=False, description="band values are codes; texts show only the labels")
 
     @model_validator(mode="after")
     def _one_shape(self) -> "Table":

@@ -7,6 +7,9 @@ registry) and the completeness audit can see, from the template's syntax tree, w
     {{ t.weight_rule }}               a table, rendered in full (every band or weight)
     {{ i["creatinine"] }}             an input: its name and canonical unit or options
     {{ calc.name }}, {{ calc.unit }}  the calculator's name and output unit
+    {{ i["creatinine"].molar_mass }}  the molar mass its conversions use
+    {{ d["ideal-body-weight"].c.male_base_weight }}   the same, of a calculator it depends on
+    {{ u.weight.lbs }}                shared unit factors (formulas/units.yaml)
 """
 from __future__ import annotations
 
@@ -14,12 +17,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 import jinja2
 from jinja2 import nodes
 
-from registry.schema import Band, Calculator, Input, InputKind, Table, Version
+from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
 
 TEXTS_DIR = "texts"
 INDEX_FILE = "index.json"
@@ -67,6 +70,9 @@ class TableView:
         if t.bands is not None:
             var = t.variable or self.name
             for b in t.bands:
+                if t.labels_only and b.label:
+                    lines.append(f"- {var} {_bound(b)}{unit}: {b.label}")
+                    continue
                 label = f" ({b.label})" if b.label else ""
                 lines.append(f"- {var} {_bound(b)}{unit}: {fmt_number(b.value)}{label}")
             if t.default is not None:
@@ -86,6 +92,8 @@ class InputView:
     """An input as a text names it: its key and canonical unit, or its options."""
 
     spec: Input
+    molar_mass: float | None = None  # the effective molar mass for its conversions, g/mol
+    valence: int | None = None
 
     def __str__(self) -> str:
         s = self.spec
@@ -124,24 +132,56 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
-def render_context(calc: Calculator) -> dict[str, Any]:
+def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
+    out = {}
+    for inp in calc.inputs:
+        a = units.analytes.get(inp.analyte) if (units and inp.analyte) else None
+        mm = inp.molar_mass if inp.molar_mass is not None else (a.molar_mass if a else None)
+        out[inp.name] = InputView(inp, mm, a.valence if a else None)
+    return out
+
+
+def _own(calc: Calculator, units: UnitsFile | None) -> dict[str, Any]:
     return {
         "c": {k: v.value for k, v in calc.constants.items()},
         "t": {k: TableView(k, v) for k, v in calc.tables.items()},
-        "i": {inp.name: InputView(inp) for inp in calc.inputs},
+        "i": _inputs(calc, units),
         "calc": {"name": calc.name, "unit": calc.output.unit or "", "slug": calc.slug},
     }
+
+
+def dependencies(calc: Calculator, calcs: Mapping[str, Calculator]) -> list[Calculator]:
+    """Every calculator `calc` uses, directly or through another, each once."""
+    seen: dict[str, Calculator] = {}
+    stack = list(calc.depends_on)
+    while stack:
+        s = stack.pop(0)
+        if s in seen or s not in calcs:
+            continue
+        seen[s] = calcs[s]
+        stack.extend(calcs[s].depends_on)
+    return list(seen.values())
+
+
+def render_context(calc: Calculator, calcs: Mapping[str, Calculator] | None = None,
+                   units: UnitsFile | None = None) -> dict[str, Any]:
+    ctx = _own(calc, units)
+    ctx["d"] = {dep.slug: _own(dep, units) for dep in dependencies(calc, calcs or {})}
+    ctx["u"] = units.model_dump() if units is not None else {}
+    return ctx
 
 
 class TextError(ValueError):
     """A template that does not parse or names something the registry entry lacks."""
 
 
-def render(calc: Calculator, version: Version | None = None) -> str:
+def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[str, Calculator] | None = None,
+           units: UnitsFile | None = None) -> str:
+    """Render a version's text (default: the active one) over the calculator and its dependencies."""
     version = version or calc.active
     try:
         template = _ENV.from_string(version.text)
-        return template.render(**render_context(calc)).strip() + "\n"
+        return template.render(**render_context(calc, calcs, units)).strip() + "\n"
     except jinja2.TemplateSyntaxError as e:
         raise TextError(f"{calc.slug} {version.version}: template syntax error at line {e.lineno}: {e.message}") from None
     except jinja2.UndefinedError as e:
@@ -161,25 +201,46 @@ class References:
     constants: frozenset[str]
     tables: frozenset[str]
     inputs: frozenset[str]
+    dependency: frozenset[tuple[str, str, str]]  # (calculator slug, "c"|"t"|"i", name)
     other: frozenset[str]  # references the audit cannot attribute (e.g. c[some_variable])
+
+
+def _path(node: nodes.Node) -> list[str] | None:
+    """`d["x"].c.y` -> ["d", "x", "c", "y"]; None when a part is computed."""
+    if isinstance(node, nodes.Name):
+        return [node.name]
+    if isinstance(node, nodes.Getattr):
+        base = _path(node.node)
+        return None if base is None else base + [node.attr]
+    if isinstance(node, nodes.Getitem):
+        base = _path(node.node)
+        if base is None or not (isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)):
+            return None
+        return base + [node.arg.value]
+    return None
 
 
 def references(source: str) -> References:
     """What a template refers to, read from jinja2's own syntax tree (no rendering)."""
     tree = _ENV.parse(source)
     found: dict[str, set[str]] = {"c": set(), "t": set(), "i": set()}
+    dep: set[tuple[str, str, str]] = set()
     other: set[str] = set()
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
-        base = node.node
-        if not isinstance(base, nodes.Name) or base.name not in found:
+        path = _path(node)
+        if path is None:
+            root = node
+            while isinstance(root, (nodes.Getattr, nodes.Getitem)):
+                root = root.node
+            if isinstance(root, nodes.Name) and root.name in ("c", "t", "i", "d"):
+                other.add(f"{root.name}[...]")
             continue
-        if isinstance(node, nodes.Getattr):
-            found[base.name].add(node.attr)
-        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
-            found[base.name].add(node.arg.value)
-        else:
-            other.add(f"{base.name}[...]")
-    return References(frozenset(found["c"]), frozenset(found["t"]), frozenset(found["i"]), frozenset(other))
+        if path[0] in found and len(path) >= 2:
+            found[path[0]].add(path[1])
+        elif path[0] == "d" and len(path) >= 4 and path[2] in found:
+            dep.add((path[1], path[2], path[3]))
+    return References(frozenset(found["c"]), frozenset(found["t"]), frozenset(found["i"]), frozenset(dep),
+                      frozenset(other))
 
 
 # ---------------------------------------------------------------------- catalogue
@@ -190,12 +251,12 @@ def catalogue_entry(calc: Calculator, text: str) -> dict[str, Any]:
             "file": f"{calc.slug}.md", "sha256": text_hash(text)}
 
 
-def write_catalogue(calcs: list[Calculator], out_dir: Path) -> dict[str, Any]:
+def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
     """Render every active text into out_dir, one file each, plus index.json; returns the index."""
     out_dir.mkdir(parents=True, exist_ok=True)
     entries = []
-    for calc in sorted(calcs, key=lambda c: c.slug):
-        text = render(calc)
+    for calc in sorted(calcs.values(), key=lambda c: c.slug):
+        text = render(calc, calcs=calcs, units=units)
         (out_dir / f"{calc.slug}.md").write_text(text, encoding="utf-8")
         entries.append(catalogue_entry(calc, text))
     index = {"format": INDEX_FORMAT,

@@ -49,7 +49,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         return 1
     out = args.out or reg.formulas_dir / TEXTS_DIR
     try:
-        index = write_catalogue(list(reg.calculators.values()), out)
+        index = write_catalogue(reg.calculators, reg.units, out)
     except TextError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
@@ -73,7 +73,8 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
 
 def changes(old: dict[str, Any], reg: Registry) -> list[dict[str, Any]]:
     before = {e["slug"]: e for e in old.get("texts", [])}
-    now = {c.slug: catalogue_entry(c, render(c)) for c in reg.calculators.values()}
+    now = {c.slug: catalogue_entry(c, render(c, calcs=reg.calculators, units=reg.units))
+           for c in reg.calculators.values()}
     rows = []
     for slug in sorted(set(before) | set(now)):
         a, b = before.get(slug), now.get(slug)

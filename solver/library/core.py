@@ -300,7 +300,10 @@ class Context:
         other = self.reg.calculators[slug]
         names = {i.name for i in other.inputs}
         ents = {k: v for k, v in self.entities.items() if k in names}
-        res = _compute(other, ents, self.variant, self.reg)
+        try:
+            res = _compute(other, ents, self.variant, self.reg)
+        except CalculatorError as e:  # report it under the calculator the user asked for
+            raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
         for k, rec in res.inputs.items():
             self.record.setdefault(k, rec)
         return res.value  # type: ignore[return-value]

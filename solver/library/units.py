@@ -14,11 +14,12 @@ from registry.schema import UnitsFile
 
 
 def round_number(x: float) -> float:
-    """The benchmark's rounding: 5 decimals, or 5 significant digits for small magnitudes."""
+    """The benchmark's rounding: 5 decimals, or 5 significant digits below 1e-4 (VOCAB.md section 2)."""
     if x == 0:
         return 0
-    digits = -int(math.floor(math.log10(abs(x)))) + 4
-    return round(x, max(5, digits))
+    if abs(x) >= 1e-4:
+        return round(x, 5)
+    return round(x, -int(math.floor(math.log10(abs(x)))) + 4)
 
 
 class ConversionError(ValueError):

@@ -7,6 +7,13 @@ from solver.library.core import Context, calculator
 from solver.library.errors import OutOfRange
 
 
+def _read_own_inputs(ctx: Context) -> None:
+    """Read (and so check) every input under this calculator's own name before `ctx.sub`, so a bad
+    value is reported against the calculator asked for rather than the anion gap it builds on."""
+    for spec in ctx.calc.inputs:
+        ctx.quantity(spec.name)
+
+
 def _bicarbonate_deficit(ctx: Context) -> float:
     """Normal minus measured bicarbonate, the delta ratios' denominator; zero is refused clearly
     (the benchmark's reference raises ZeroDivisionError at bicarbonate 24 mEq/L)."""
@@ -28,16 +35,19 @@ def anion_gap(ctx: Context) -> float:
 
 @calculator("delta-gap")
 def delta_gap(ctx: Context) -> float:
+    _read_own_inputs(ctx)
     return ctx.sub("anion-gap") - ctx.const("normal_anion_gap")
 
 
 @calculator("delta-ratio")
 def delta_ratio(ctx: Context) -> float:
+    _read_own_inputs(ctx)
     return ctx.sub("delta-gap") / _bicarbonate_deficit(ctx)
 
 
 @calculator("albumin-corrected-anion-gap")
 def albumin_corrected_anion_gap(ctx: Context) -> float:
+    _read_own_inputs(ctx)
     ag = ctx.sub("anion-gap")
     alb = ctx.quantity("Albumin")
     return ag + ctx.const("albumin_coefficient") * (ctx.const("normal_albumin") - alb)
@@ -45,9 +55,11 @@ def albumin_corrected_anion_gap(ctx: Context) -> float:
 
 @calculator("albumin-corrected-delta-gap")
 def albumin_corrected_delta_gap(ctx: Context) -> float:
+    _read_own_inputs(ctx)
     return ctx.sub("albumin-corrected-anion-gap") - ctx.const("normal_anion_gap")
 
 
 @calculator("albumin-corrected-delta-ratio")
 def albumin_corrected_delta_ratio(ctx: Context) -> float:
+    _read_own_inputs(ctx)
     return ctx.sub("albumin-corrected-delta-gap") / _bicarbonate_deficit(ctx)

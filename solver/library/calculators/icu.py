@@ -117,15 +117,6 @@ def _sofa_renal(ctx: Context) -> float:
     return pts
 
 
-def _bilirubin(ctx: Context) -> float:
-    mg_dl = ctx.quantity("Bilirubin")  # converted with the benchmark's molar mass (548.66, sic)
-    unit = ctx.raw("Bilirubin")[1]
-    if ctx.benchmark or unit.split("/")[0] not in ctx.reg.units.amount:  # type: ignore[union-attr]
-        return mg_dl
-    # molar unit, published variant: the conversion is linear in the molar mass
-    return mg_dl * ctx.const("published_bilirubin_molar_mass") / ctx.spec("Bilirubin").molar_mass
-
-
 @calculator("sofa")
 def sofa(ctx: Context) -> int:
     ratio = ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent")))
@@ -135,7 +126,7 @@ def sofa(ctx: Context) -> int:
     score += _sofa_cardiovascular(ctx)
     gcs = ctx.number("Glasgow Coma Score")
     score += ctx.band("gcs_points", gcs)
-    score += ctx.band("bilirubin_points", _bilirubin(ctx))
+    score += ctx.band("bilirubin_points", ctx.quantity("Bilirubin"))
     score += ctx.band("platelet_points", ctx.count_per_litre("Platelet count"))
     score += _sofa_renal(ctx)
     return score

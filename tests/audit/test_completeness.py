@@ -1,0 +1,79 @@
+"""The completeness audit: clean on the registry, and it catches every mutant of every text."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from audit.completeness import static_findings
+from registry.loader import get_registry
+from registry.texts import references
+
+REG = get_registry()
+CALCS = sorted(REG.calculators.values(), key=lambda c: c.slug)
+BLOCK = re.compile(r"\{\{.*?\}\}|\{%.*?%\}", re.S)
+MUTATION = {"killed": 0, "total": 0, "survivors": []}
+
+
+def test_every_active_text_is_complete() -> None:
+    bad = {c.slug: f for c in CALCS if (f := static_findings(c, calcs=REG.calculators, units=REG.units))}
+    assert not bad, bad
+
+
+def _items(source: str) -> list[tuple[str, str, str | None]]:
+    refs = references(source)
+    out: list[tuple[str, str, str | None]] = [("c", n, None) for n in refs.constants]
+    out += [("t", n, None) for n in refs.tables] + [("i", n, None) for n in refs.inputs]
+    out += [(k, n, slug) for slug, k, n in refs.dependency]
+    return sorted(out, key=lambda x: (x[2] or "", x[0], x[1]))
+
+
+def _mentions(block: str, kind: str, name: str, slug: str | None) -> bool:
+    r = references(block)
+    if slug is not None:
+        return (slug, kind, name) in r.dependency
+    return name in {"c": r.constants, "t": r.tables, "i": r.inputs}[kind]
+
+
+def _remove(source: str, kind: str, name: str, slug: str | None) -> str:
+    return BLOCK.sub(lambda m: "" if _mentions(m.group(0), kind, name, slug) else m.group(0), source)
+
+
+def _alter(source: str, kind: str, name: str, slug: str | None) -> str:
+    esc = re.escape(name)
+    pat = rf'({kind}\.{esc}\b|{kind}\[["\']{esc}["\']\])'
+
+    def swap(m: re.Match[str]) -> str:
+        block = m.group(0)
+        if not _mentions(block, kind, name, slug):
+            return block
+        return re.sub(pat, lambda x: x.group(0).replace(name, name + "_mutant"), block)
+
+    return BLOCK.sub(swap, source)
+
+
+@pytest.mark.parametrize("calc", CALCS, ids=lambda c: c.slug)
+def test_audit_flags_every_mutant(calc) -> None:
+    source = calc.active.text
+    items = _items(source)
+    assert items, f"{calc.slug}: the text names nothing from the registry"
+    for kind, name, slug in items:
+        for how, mutate in (("removed", _remove), ("altered", _alter)):
+            mutant = mutate(source, kind, name, slug)
+            MUTATION["total"] += 1
+            if mutant != source and static_findings(calc, mutant, calcs=REG.calculators, units=REG.units):
+                MUTATION["killed"] += 1
+            else:
+                MUTATION["survivors"].append(f"{calc.slug}: {how} {kind} {name} {slug or ''}")
+    survivors = [s for s in MUTATION["survivors"] if s.startswith(calc.slug + ":")]
+    assert not survivors, survivors
+
+
+def test_zz_mutation_score_is_100_percent(capsys: pytest.CaptureFixture[str]) -> None:
+    if MUTATION["total"] == 0:
+        pytest.fail("run the whole module: the mutation tests did not run before this one")
+    score = MUTATION["killed"] / MUTATION["total"]
+    with capsys.disabled():
+        print(f"\ncompleteness audit mutation score: {MUTATION['killed']}/{MUTATION['total']} "
+              f"= {100 * score:.1f}% over {len(CALCS)} texts")
+    assert score == 1.0, MUTATION["survivors"][:10]

@@ -1,0 +1,84 @@
+"""Regeneration after a fix: change the sodium-correction constant, see exactly that calculator fail, revert."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from audit.cases import REFERENCE_CASES, read_cases
+from registry.cli import main
+from registry.loader import PROJECT_ROOT, load
+from solver.library import compute
+from solver.scoring import is_correct
+
+SLUG = "sodium-correction-hyperglycemia"
+CASES = read_cases(REFERENCE_CASES)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def failing_calculators(root: Path) -> set[int]:
+    reg = load(root)
+    bad = set()
+    for case in CASES:
+        value = compute(case.calculator_id, case.entities, registry=reg).value
+        if not is_correct(value, case.answer, case.lower, case.upper):
+            bad.add(case.calculator_id)
+    return bad
+
+
+def test_committed_catalogue_matches_a_fresh_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run(capsys, "texts", "render", "--out", str(tmp_path))[0] == 0
+    committed = PROJECT_ROOT / "formulas" / "texts"
+    fresh = sorted(p.name for p in tmp_path.iterdir())
+    assert fresh == sorted(p.name for p in committed.iterdir())
+    for name in fresh:
+        assert (tmp_path / name).read_text(encoding="utf-8") == (committed / name).read_text(encoding="utf-8"), (
+            f"formulas/texts/{name} is stale: run `formula texts render` and commit the result")
+
+
+def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    root = str(tmp_path)
+    index = str(PROJECT_ROOT / "formulas" / "texts" / "index.json")
+
+    code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.016",
+                         "--reason", "Katz 1973 factor", "--root", root, "--date", "2026-12-01")
+    assert code == 0, err
+    assert "released 1.1.0 (was 1.0.0)" in out
+    assert run(capsys, "validate", "--root", root)[0] == 0
+
+    # the completeness audit fails for this calculator only (its executable check)
+    code, out, _ = run(capsys, "audit", "completeness", "--root", root, "--format", "json")
+    assert code == 1
+    rows = json.loads(out)
+    assert [r["slug"] for r in rows if r["status"] != "complete"] == [SLUG]
+    # so do the reference cases
+    assert failing_calculators(tmp_path) == {26}
+    # and the changed text is named, with its old and new hashes
+    code, out, _ = run(capsys, "texts", "changed", "--since", index, "--root", root, "--format", "json")
+    changed = json.loads(out)
+    assert [c["slug"] for c in changed] == [SLUG]
+    assert changed[0]["old_version"] == "1.0.0" and changed[0]["new_version"] == "1.1.0"
+    assert changed[0]["old_sha256"] != changed[0]["new_sha256"]
+
+    # revert by a new version: everything green again
+    code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.024",
+                         "--reason", "revert to Hillier 1999", "--root", root, "--date", "2026-12-02")
+    assert code == 0, err
+    assert "released 1.2.0 (was 1.1.0)" in out
+    assert run(capsys, "validate", "--root", root)[0] == 0
+    assert run(capsys, "audit", "completeness", "--root", root)[0] == 0
+    assert failing_calculators(tmp_path) == set()
+    code, out, _ = run(capsys, "texts", "changed", "--since", index, "--root", root, "--format", "json")
+    assert json.loads(out) == []
+    hist = json.loads(run(capsys, "history", SLUG, "--root", root, "--format", "json")[1])
+    assert [(h["version"], h["status"]) for h in hist] == [("1.0.0", "superseded"), ("1.1.0", "superseded"),
+                                                           ("1.2.0", "active")]

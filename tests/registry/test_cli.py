@@ -1,0 +1,134 @@
+"""The `formula` command line on the real registry: list, show, history, diff, schema, lock, release."""
+from __future__ import annotations
+
+import json
+import shutil
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from registry.cli import main
+from registry.loader import PROJECT_ROOT
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.fixture()
+def root(tmp_path: Path) -> Path:
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    return tmp_path
+
+
+def test_list_json_fields_and_paper_counts(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    bench = [r for r in rows if r["medcalc_id"] is not None]
+    assert len(bench) == 55
+    for key in ("slug", "medcalc_id", "name", "category", "output", "intended_use", "concern", "audit_group",
+                "completeness", "successors", "active_version"):
+        assert all(key in r for r in rows), key
+    concerns = Counter(r["concern"] for r in bench)
+    # the paper's Table 11: 16 concerns by type, 39 with none
+    assert concerns == {"none": 39, "replaced_by_guideline": 4, "jurisdiction_dependent": 1,
+                        "use_specific_caveat": 4, "contested_coefficient": 4, "newer_version_exists": 3}
+    assert Counter(r["audit_group"] for r in bench) == {"replaced": 4, "other": 12, "none": 39}
+    # Tables 21 and 22: 10 wrong, 18 incomplete, 27 complete
+    assert Counter(r["completeness"] for r in bench) == {"wrong": 10, "incomplete": 18, "complete": 27}
+    replaced = {r["slug"] for r in bench if r["audit_group"] == "replaced"}
+    assert replaced == {"framingham-hard-chd", "mdrd-gfr", "meld-na", "sirs-criteria"}
+    # Table 11's no-issue group by intended use
+    uses = Counter(r["intended_use"] for r in bench if r["concern"] == "none")
+    assert uses == {"diagnosis": 15, "prognosis": 8, "screening": 4, "staging": 3, "dating": 3, "dosing": 2,
+                    "arithmetic identity": 2, "conversion": 2}
+
+
+def test_list_filters(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "list", "--format", "json", "--group", "replaced")
+    assert code == 0 and len(json.loads(out)) == 4
+    code, out, _ = run(capsys, "list", "--format", "json", "--concern", "contested_coefficient")
+    assert {r["slug"] for r in json.loads(out)} == {"adjusted-body-weight", "free-water-deficit",
+                                                    "ideal-body-weight", "sodium-correction-hyperglycemia"}
+    code, out, _ = run(capsys, "list")
+    assert code == 0
+    assert "calculators | concern: " in out and "audit group: " in out
+
+
+def test_replacement_links(capsys: pytest.CaptureFixture[str]) -> None:
+    rows = {r["slug"]: r for r in json.loads(run(capsys, "list", "--format", "json")[1])}
+    assert "ckd-epi-2021" in rows["mdrd-gfr"]["successors"]
+    assert "sofa" in rows["sirs-criteria"]["successors"]
+    assert any("MELD 3.0" in s for s in rows["meld-na"]["successors"])
+    assert len(rows["framingham-hard-chd"]["successors"]) >= 2
+
+
+def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "show", "mdrd-gfr")
+    assert code == 0
+    assert "MDRD GFR Equation" in out and "replaced_by_guideline" in out and "ckd-epi-2021" in out
+    code, out, _ = run(capsys, "show", "2")
+    assert "female_factor = 0.85" in out
+    code, _, err = run(capsys, "show", "no-such")
+    assert code == 1 and "unknown calculator 'no-such'" in err
+
+
+def test_schema_is_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "schema")
+    schema = json.loads(out)
+    assert code == 0 and schema["title"] == "Calculator" and "versions" in schema["properties"]
+    assert schema["additionalProperties"] is False
+
+
+def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    slug = "ideal-body-weight"
+    path = root / "formulas" / f"{slug}.yaml"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("value: 2.3", "value: 2.5"), encoding="utf-8")
+    code, out, _ = run(capsys, "validate", "--root", str(root))
+    assert code == 1 and "changed without a new version" in out
+    code, out, err = run(capsys, "release", slug, "--reason", "test a new slope", "--root", str(root),
+                         "--date", "2026-12-01")
+    assert code == 0, err
+    assert "released 1.1.0 (was 1.0.0)" in out
+    assert run(capsys, "validate", "--root", str(root))[0] == 0
+    code, out, _ = run(capsys, "history", slug, "--root", str(root), "--format", "json")
+    hist = json.loads(out)
+    assert [(h["version"], h["status"]) for h in hist] == [("1.0.0", "superseded"), ("1.1.0", "active")]
+    assert hist[1]["changelog"] == "test a new slope"
+    code, out, _ = run(capsys, "diff", slug, "1.0.0", "1.1.0", "--root", str(root))
+    assert code == 0
+    assert "-    value: 2.3" in out and "+    value: 2.5" in out
+    # releasing again with no edit is refused
+    code, _, err = run(capsys, "release", slug, "--reason", "again", "--root", str(root))
+    assert code == 1 and "nothing to release" in err
+
+
+def test_superseded_snapshot_is_immutable(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    slug = "ideal-body-weight"
+    assert run(capsys, "fix", slug, "--set", "kg_per_inch_over_base=2.5", "--reason", "r", "--root", str(root))[0] == 0
+    snap = root / "formulas" / "history" / slug / "1.0.0.yaml"
+    snap.write_text(snap.read_text(encoding="utf-8").replace("value: 2.3", "value: 2.2"), encoding="utf-8")
+    code, out, _ = run(capsys, "validate", "--root", str(root))
+    assert code == 1 and "snapshot of released version 1.0.0 was edited" in out
+
+
+def test_fix_refuses_unknown_constant(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "fix", "ideal-body-weight", "--set", "nope=1", "--reason", "r", "--root", str(root))
+    assert code == 1 and "has no constant 'nope'" in err
+    code, _, err = run(capsys, "fix", "ideal-body-weight", "--set", "base_height=tall", "--reason", "r",
+                       "--root", str(root))
+    assert code == 1 and "'tall' is not a number" in err
+
+
+def test_lock_adds_only_new_versions(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    lock = root / "formulas" / "REGISTRY.lock"
+    before = lock.read_text(encoding="utf-8")
+    code, out, _ = run(capsys, "lock", "--root", str(root))
+    assert code == 0 and out.startswith("locked 0 new version(s)")
+    assert lock.read_text(encoding="utf-8") == before

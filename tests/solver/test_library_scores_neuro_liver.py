@@ -1,0 +1,140 @@
+"""Glasgow Coma Scale and Child-Pugh: deviations, clinical invariants and bad input."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+
+FAST = settings(max_examples=60, deadline=None)
+
+EYE = ["eyes open spontaneously", "eye opening to verbal command", "eye opening to pain", "no eye opening"]
+VERBAL = ["oriented", "confused", "inappropriate words", "incomprehensible sounds", "no verbal response"]
+MOTOR = ["obeys commands", "localizes pain", "withdrawal from pain", "flexion to pain", "extension to pain", "no motor response"]
+
+CP_BASE = {"international normalized ratio": 1.0, "Bilirubin": [1.0, "mg/dL"], "Albumin": [4.0, "g/dL"]}
+
+
+def both(slug: str, ents: dict) -> tuple:
+    return compute(slug, ents).value, compute(slug, ents, variant="published").value
+
+
+def _raises(exc, slug, variable, ents, variant="benchmark"):
+    with pytest.raises(exc) as info:
+        compute(slug, ents, variant=variant)
+    assert isinstance(info.value, CalculatorError)
+    assert info.value.calculator == slug
+    assert info.value.variable == variable
+    return info.value
+
+
+# ----------------------------------------------------------------------------- (a) deviations
+
+
+def test_gcs_verbal_not_testable():
+    ents = {"Best eye response": "eyes open spontaneously", "Best verbal response": "not testable",
+            "Best motor response": "obeys commands"}
+    assert compute("glasgow-coma-scale", ents).value == 4 + 4 + 6  # NT verbal scored 4 by the benchmark
+    # Teasdale: an untestable component is reported as NT and no sum is formed.
+    err = _raises(BadValue, "glasgow-coma-scale", "Best verbal response", ents, "published")
+    assert "NT" in str(err)
+
+
+def test_gcs_eye_not_testable():
+    ents = {"Best eye response": "not testable", "Best verbal response": "confused", "Best motor response": "localizes pain"}
+    assert compute("glasgow-coma-scale", ents).value == 4 + 4 + 5
+    _raises(BadValue, "glasgow-coma-scale", "Best eye response", ents, "published")
+
+
+def test_child_pugh_bilirubin_molar_mass():
+    ents = {**CP_BASE, "Bilirubin": [35, "µmol/L"]}
+    bench, pub = both("child-pugh", ents)
+    # 35 µmol/L x 548.66 g/mol = 1.92 mg/dL (< 2: 1 point); x 584.66 g/mol = 2.05 mg/dL (2-3: 2 points).
+    assert 35 * 548.66 / 10000 < 2 <= 35 * 584.66 / 10000
+    assert bench == 5
+    assert pub == bench + 1
+    # Published cut-off 2 mg/dL = 34.2 µmol/L: 34 µmol/L stays at 1 point both ways.
+    assert both("child-pugh", {**CP_BASE, "Bilirubin": [34, "µmol/L"]}) == (5, 5)
+
+
+@pytest.mark.parametrize("variant", ["benchmark", "published"])
+@pytest.mark.parametrize("key,value", [("Ascites", "Absent"), ("Ascites", "severe"), ("Encephalopathy", "none"),
+                                       ("Encephalopathy", "grade 1-2")])
+def test_child_pugh_unknown_option_refused(variant, key, value):
+    # The reference scores 0 for these; every published item is 1-3, so we refuse.
+    _raises(BadValue, "child-pugh", key, {**CP_BASE, key: value}, variant)
+
+
+def test_child_pugh_missing_items_are_absent():
+    assert both("child-pugh", CP_BASE) == (5, 5)
+    assert both("child-pugh", {**CP_BASE, "Ascites": "moderate", "Encephalopathy": "Grade 3-4"}) == (9, 9)
+
+
+# ----------------------------------------------------------------------------- (b) invariants
+
+
+@FAST
+@given(st.sampled_from(EYE), st.sampled_from(VERBAL), st.sampled_from(MOTOR))
+def test_gcs_range_and_components(eye, verbal, motor):
+    ents = {"Best eye response": eye, "Best verbal response": verbal, "Best motor response": motor}
+    bench, pub = both("glasgow-coma-scale", ents)
+    assert bench == pub == (4 - EYE.index(eye)) + (5 - VERBAL.index(verbal)) + (6 - MOTOR.index(motor))
+    assert 3 <= bench <= 15
+
+
+@FAST
+@given(st.floats(0.8, 6), st.floats(0.1, 30), st.floats(1.0, 6.0), st.floats(0, 5),
+       st.sampled_from(["absent", "slight", "moderate"]), st.sampled_from(["No Encephalopathy", "Grade 1-2", "Grade 3-4"]))
+def test_child_pugh_range_and_bilirubin_monotone(inr, bili, alb, more, asc, enc):
+    ents = {"international normalized ratio": inr, "Albumin": [alb, "g/dL"], "Ascites": asc, "Encephalopathy": enc}
+    for variant in ("benchmark", "published"):
+        lo = compute("child-pugh", {**ents, "Bilirubin": [bili, "mg/dL"]}, variant=variant).value
+        hi = compute("child-pugh", {**ents, "Bilirubin": [bili + more, "mg/dL"]}, variant=variant).value
+        assert 5 <= lo <= hi <= 15
+
+
+@FAST
+@given(st.floats(1.0, 6.0))
+def test_child_pugh_albumin_units_equivalent(alb):
+    if min(abs(alb - 2.8), abs(alb - 3.5)) < 0.01:
+        return
+    a = compute("child-pugh", {**CP_BASE, "Albumin": [alb, "g/dL"]}).value
+    b = compute("child-pugh", {**CP_BASE, "Albumin": [alb * 10, "g/L"]}).value
+    c = compute("child-pugh", {**CP_BASE, "Albumin": [alb * 10000 / 66500 * 1000, "µmol/L"]}, variant="published").value
+    assert a == b == c
+
+
+# ----------------------------------------------------------------------------- (c) bad input
+
+
+@pytest.mark.parametrize("variant", ["benchmark", "published"])
+def test_bad_inputs(variant):
+    gcs = {"Best eye response": "no eye opening", "Best verbal response": "oriented", "Best motor response": "obeys commands"}
+    _raises(MissingInput, "glasgow-coma-scale", "Best motor response",
+            {k: v for k, v in gcs.items() if k != "Best motor response"}, variant)
+    _raises(UnknownInput, "glasgow-coma-scale", "GCS", {**gcs, "GCS": 15}, variant)
+    _raises(BadValue, "glasgow-coma-scale", "Best verbal response", {**gcs, "Best verbal response": "Oriented"}, variant)
+    _raises(BadValue, "glasgow-coma-scale", "Best eye response", {**gcs, "Best eye response": 4}, variant)
+    _raises(MissingInput, "child-pugh", "international normalized ratio",
+            {k: v for k, v in CP_BASE.items() if k != "international normalized ratio"}, variant)
+    _raises(UnknownInput, "child-pugh", "Prothrombin time", {**CP_BASE, "Prothrombin time": [14, "s"]}, variant)
+    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [1.0, "mg/dl"]}, variant)
+    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "umol/L"]}, variant)
+    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "μmol/L"]}, variant)  # Greek mu
+    _raises(UnknownUnit, "child-pugh", "Albumin", {**CP_BASE, "Albumin": [40, "g/l"]}, variant)
+    _raises(BadValue, "child-pugh", "international normalized ratio", {**CP_BASE, "international normalized ratio": "1.2"}, variant)
+    _raises(BadValue, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": 1.0}, variant)
+    _raises(OutOfRange, "child-pugh", "international normalized ratio", {**CP_BASE, "international normalized ratio": 50}, variant)
+    _raises(OutOfRange, "child-pugh", "Albumin", {**CP_BASE, "Albumin": [40, "g/dL"]}, variant)
+
+
+# ----------------------------------------------------------------------------- (d) reference crashes (VOCAB §6)
+
+
+@pytest.mark.parametrize("variant", ["benchmark", "published"])
+def test_gcs_motor_not_testable_is_a_clear_error(variant):
+    ents = {"Best eye response": "no eye opening", "Best verbal response": "no verbal response",
+            "Best motor response": "not testable"}
+    err = _raises(BadValue, "glasgow-coma-scale", "Best motor response", ents, variant)
+    assert "obeys commands" in str(err)  # the message lists the accepted options
