@@ -190,7 +190,7 @@ def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any
     for v in c.versions:
         if v.version == version:
             if v.status == VersionStatus.active or v.status == VersionStatus.draft:
-                return ver.content(c, v)
+                return ver.content(c, v, reg.units)
             return ver.read_snapshot(reg.formulas_dir, c.slug, version)
     return None
 
@@ -248,7 +248,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
                 print(f"{slug}: superseded version {v.version} has no lock entry and cannot be reconstructed",
                       file=sys.stderr)
                 return 1
-            data = ver.content(c, v)
+            data = ver.content(c, v, reg.units)
             entry[v.version] = ver.content_hash(data)
             ver.write_snapshot(reg.formulas_dir, slug, data)
             added += 1

@@ -71,7 +71,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     snap = ver.read_snapshot(reg.formulas_dir, c.slug, old.version)
     if recorded is None or snap is None:
         raise ReleaseError(f"{c.slug} {old.version} was never locked; run `formula lock` first")
-    live = ver.content(c, old)
+    live = ver.content(c, old, reg.units)
     if ver.content_hash(live) == recorded:
         raise ReleaseError(f"{c.slug}: nothing to release, the content equals version {old.version}")
     effective = dt.date.fromisoformat(date) if date else dt.date.today()
@@ -93,7 +93,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     except ValidationError as e:
         raise ReleaseError(f"the edited file does not validate:\n{e}") from None
     path.write_text(dump(raw), encoding="utf-8")
-    data = ver.content(new_calc, new_calc.active)
+    data = ver.content(new_calc, new_calc.active, reg.units)
     lock.setdefault(c.slug, {})[new_version] = ver.content_hash(data)
     ver.write_snapshot(reg.formulas_dir, c.slug, data)
     ver.write_lock(reg.lock_path, lock)

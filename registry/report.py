@@ -6,6 +6,7 @@ from typing import Any
 
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.texts import render_expression
 
 
 def successors(c: Calculator) -> list[str]:
@@ -53,7 +54,7 @@ def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
 
 
 def _cite(c: Any) -> str:
-    who = ", ".join(c.authors)
+    who = ", ".join(c.authors).rstrip(".")
     venue = c.journal or c.body
     bits = [f"{who}. {c.title}. {venue} {c.year}"]
     if c.volume:
@@ -77,7 +78,8 @@ def show_text(reg: Registry, c: Calculator) -> str:
     add(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})")
     add(f"  category {c.category.value}; output {c.output.kind.value}"
         + (f" in {c.output.unit}" if c.output.unit else "") + f"; intended use {c.intended_use.value}")
-    add(f"  formula: {c.formula.name}" + (f": {c.formula.expression}" if c.formula.expression else ""))
+    expr = render_expression(c, calcs=reg.calculators, units=reg.units)
+    add(w.fill(f"  formula: {c.formula.name}" + (f": {expr}" if expr else "")))
     add(w.fill("  source: " + _cite(c.formula.publication)))
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")

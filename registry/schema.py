@@ -370,7 +370,7 @@ class Deviation(Strict):
 class Output(Strict):
     kind: OutputKind
     unit: str | None = None
-    rounding: Literal["round_number", "integer", "round_3", "none"] = "round_number"
+    rounding: Literal["round_number", "integer", "none"] = "round_number"
     range: tuple[float, float] | None = None
 
 
@@ -440,8 +440,30 @@ class Analyte(Strict):
     note: str | None = None
 
 
+class RoundingRule(Strict):
+    """The benchmark's `round_number`: fixed decimals, or significant digits for tiny magnitudes."""
+
+    decimals: int = Field(ge=0)
+    significant_digits: int = Field(ge=1)
+    small_below: float = Field(gt=0)
+
+
+class AgeRule(Strict):
+    months_per_year: int
+    weeks_per_year: int
+
+
+class TemperatureRule(Strict):
+    fahrenheit_offset: float
+    fahrenheit_per_celsius: float
+
+
 class UnitsFile(Strict):
-    """`formulas/units.yaml`: the conversion data every calculator shares."""
+    """`formulas/units.yaml`: the conversion data and conventions every calculator shares."""
+
+    rounding: RoundingRule
+    age: AgeRule
+    temperature: TemperatureRule
 
     mass: dict[str, float] = Field(description="mass units in grams")
     amount: dict[str, float] = Field(description="amount units in moles (and mEq, per valence)")

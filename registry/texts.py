@@ -189,6 +189,19 @@ def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[s
                         f"{e.message}") from None
 
 
+def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | None = None,
+                      units: UnitsFile | None = None) -> str:
+    """The one-line formula of `formula.expression`, a template over the same registry numbers."""
+    if not calc.formula.expression:
+        return ""
+    try:
+        return _ENV.from_string(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
+    except jinja2.TemplateSyntaxError as e:
+        raise TextError(f"{calc.slug}: formula.expression: template syntax error: {e.message}") from None
+    except jinja2.UndefinedError as e:
+        raise TextError(f"{calc.slug}: formula.expression names something the registry entry lacks: {e.message}") from None
+
+
 def text_hash(text: str) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 

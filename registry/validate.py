@@ -9,7 +9,7 @@ from registry.yamlio import YamlError, line_of
 
 def validate(reg: Registry) -> list[Problem]:
     """Run every rule; problems are appended to `reg.problems` and returned."""
-    rules = (_unique_ids, _references, _cycles, _versions, _inputs, _lock)
+    rules = (_unique_ids, _references, _cycles, _versions, _inputs, _texts, _lock)
     for rule in rules:
         rule(reg)
     return reg.problems
@@ -113,6 +113,24 @@ def _inputs(reg: Registry) -> None:
                     f"unknown analyte {inp.analyte!r}: add it to formulas/units.yaml")
 
 
+def _texts(reg: Registry) -> None:
+    """Every active text and formula expression renders: a broken template is caught before anyone reads it."""
+    from registry.texts import TextError, render, render_expression
+
+    for slug, c in reg.calculators.items():
+        idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
+        if idx is None:
+            continue
+        try:
+            render(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1])
+        try:
+            render_expression(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1])
+
+
 def _lock(reg: Registry) -> None:
     try:
         lock = read_lock(reg.lock_path)
@@ -128,7 +146,7 @@ def _lock(reg: Registry) -> None:
                 if v.version not in recorded:
                     _at(reg, slug, loc, fld, f"active version {v.version} is not in REGISTRY.lock: run `formula lock`")
                     continue
-                if content_hash(content(c, v)) != recorded[v.version]:
+                if content_hash(content(c, v, reg.units)) != recorded[v.version]:
                     _at(reg, slug, loc, fld,
                         f"released version {v.version} changed without a new version: "
                         f"run `formula release {slug} --reason ...` (or undo the edit)")

@@ -1,8 +1,9 @@
 """Version content, hashes, the lock file and snapshots of released versions.
 
 A released version (active or superseded) is immutable. Its *content* is what changes a
-calculator's answer or its supplied text: output, inputs, constants, tables, dependencies and
-the version's own text. Governance metadata (reviews, sign-offs, audit findings, citations) can
+calculator's answer or its supplied text: output, inputs, constants, tables, dependencies, the
+version's own text, and the shared unit data it converts with (factors, conventions and the
+molar masses of its analytes, from formulas/units.yaml). Governance metadata (reviews, sign-offs, audit findings, citations) can
 be updated in place without a new version.
 """
 from __future__ import annotations
@@ -12,17 +13,23 @@ import json
 from pathlib import Path
 from typing import Any
 
-from registry.schema import Calculator, Version, VersionStatus, semver_key
+from registry.schema import Calculator, UnitsFile, Version, VersionStatus, semver_key
 from registry.yamlio import YamlError, dump, load_file
 
 CONTENT_FIELDS = ("output", "inputs", "constants", "tables", "depends_on")
 
 
-def content(calc: Calculator, version: Version) -> dict[str, Any]:
+def content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict[str, Any]:
+    """What a released version fixes: its own definition, and the shared unit data it converts with."""
     data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS))
     data = {k: data[k] for k in CONTENT_FIELDS}
     data["version"] = version.version
     data["text"] = version.text
+    if units is not None:
+        shared = units.model_dump(mode="json", exclude={"analytes"})
+        used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
+        shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}) for a in used}
+        data["units"] = shared
     return data
 
 

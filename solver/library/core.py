@@ -116,7 +116,7 @@ class Context:
 
     def r(self, x: float) -> float:
         """Round an intermediate step as the benchmark does (identity in the published variant)."""
-        return round_number(x) if self.benchmark else x
+        return round_number(x, self.reg.units.rounding) if self.benchmark else x  # type: ignore[union-attr]
 
     # ------------------------------------------------------------------ raw access
     def spec(self, name: str):
@@ -361,11 +361,11 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw)
+    value = _finish(calc, raw, reg)
     return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record))
 
 
-def _finish(calc: Calculator, raw: Any) -> Value:
+def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
@@ -378,8 +378,6 @@ def _finish(calc: Calculator, raw: Any) -> Value:
     rounding = calc.output.rounding
     if rounding == "integer":
         return int(round(raw))
-    if rounding == "round_3":
-        return round(raw, 3)
     if rounding == "round_number":
-        return round_number(raw)
+        return round_number(raw, reg.units.rounding)  # type: ignore[union-attr]
     return raw

@@ -10,16 +10,16 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from registry.schema import UnitsFile
+from registry.schema import RoundingRule, UnitsFile
 
 
-def round_number(x: float) -> float:
-    """The benchmark's rounding: 5 decimals, or 5 significant digits below 1e-4 (VOCAB.md section 2)."""
+def round_number(x: float, rule: RoundingRule) -> float:
+    """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
     if x == 0:
         return 0
-    if abs(x) >= 1e-4:
-        return round(x, 5)
-    return round(x, -int(math.floor(math.log10(abs(x)))) + 4)
+    if abs(x) >= rule.small_below:
+        return round(x, rule.decimals)
+    return round(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
 
 
 class ConversionError(ValueError):
@@ -32,7 +32,7 @@ class Converter:
     exact: bool  # True: published variant (no intermediate rounding)
 
     def r(self, x: float) -> float:
-        return x if self.exact else round_number(x)
+        return x if self.exact else round_number(x, self.units.rounding)
 
     # ------------------------------------------------------------------ concentrations
     def concentration(self, value: float, src: str, tgt: str, molar_mass: float | None, valence: int | None) -> float:
@@ -140,7 +140,8 @@ class Converter:
         if unit in ("degrees celsius", "°C"):
             return value
         if unit in ("degrees fahrenheit", "°F"):
-            return self.r((value - 32) * 5 / 9)
+            t = self.units.temperature
+            return self.r((value - t.fahrenheit_offset) / t.fahrenheit_per_celsius)
         raise ConversionError(
             f"unknown temperature unit {unit!r}; accepted: 'degrees celsius', 'degrees fahrenheit' "
             "(the benchmark's reference reads any other string as Fahrenheit; we refuse to guess)"
@@ -156,12 +157,13 @@ class Converter:
                 break
             if "year" in unit:
                 return n
+            per = self.units.age
             if unit == "months":
-                return n // 12 if not self.exact else n / 12
+                return n // per.months_per_year if not self.exact else n / per.months_per_year
             if unit == "weeks":
-                return n // 52 if not self.exact else n * 7 / 365.25
+                return n // per.weeks_per_year if not self.exact else n / per.weeks_per_year
             if unit == "days":
-                return 0 if not self.exact else n / 365.25
+                return 0 if not self.exact else n / (per.weeks_per_year * 7)
         raise ConversionError(f"unknown age unit in {parts!r}; accepted: years, months, weeks, days")
 
     def count_per_litre(self, value: float, unit: str) -> float:

@@ -121,4 +121,5 @@ def framingham_hard_chd(ctx: Context) -> float:
         + c("ln_age_squared") * ln_age * ln_age
         + c("intercept")
     )
-    return (1 - c("baseline_survival") ** math.exp(score)) * ctx.const("percent")
+    risk = (1 - c("baseline_survival") ** math.exp(score)) * ctx.const("percent")
+    return round(risk, ctx.const("result_decimals"))
