@@ -126,9 +126,17 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 
+def _list(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
+    # short lists of plain values (options, units, ranges) read best on one line
+    flat = all(isinstance(v, (str, int, float)) and not isinstance(v, bool) and "\n" not in str(v) for v in value)
+    flow = bool(value) and flat and sum(len(str(v)) + 2 for v in value) <= 80
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
+
+
 _Dumper.add_representer(str, _str)
+_Dumper.add_representer(list, _list)
 _Dumper.add_representer(LineDict, _Dumper.represent_dict)
-_Dumper.add_representer(LineList, _Dumper.represent_list)
+_Dumper.add_representer(LineList, _list)
 
 
 def dump(data: Any) -> str:

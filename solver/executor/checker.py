@@ -121,14 +121,37 @@ def _check_solve(tree: ast.Module) -> None:
 
 
 def _module_aliases(tree: ast.Module) -> dict[str, str]:
-    """Local names bound by `import m [as n]` of an allowed module, name -> module."""
-    aliases: dict[str, str] = {}
+    """Names that can only mean an allowed module, name -> module.
+
+    A name bound by `import m [as n]` and by nothing else (no assignment, no
+    `from m import n`, no def, parameter or capture of the same name, no second
+    module) is a module everywhere; its attributes are checked against that
+    module's own list.  Any other receiver gets the looser union check, and the
+    module views enforce the exact lists at run time.
+    """
+    imported: dict[str, set[str]] = {}
+    other: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name in ALLOWED_MODULES:
-                    aliases[alias.asname or alias.name] = alias.name
-    return aliases
+                imported.setdefault(alias.asname or alias.name, set()).add(alias.name)
+        elif isinstance(node, ast.ImportFrom):
+            other.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+        elif isinstance(node, ast.arg):
+            other.add(node.arg)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+    return {
+        name: next(iter(modules))
+        for name, modules in imported.items()
+        if len(modules) == 1 and name not in other and next(iter(modules)) in ALLOWED_MODULES
+    }
 
 
 def _identifier(name: str | None, what: str) -> None:

@@ -1,8 +1,8 @@
 """The paper's way, kept for comparison: a fresh `python -I` interpreter per program.
 
-`run_fresh(source)` starts one interpreter that runs RUNNER: the same
-extraction, checker, limits and sandbox as the fork server's children, only
-with the interpreter start-up paid for every program.  bench/executor.py uses
+`run_fresh(source)` starts one interpreter that runs RUNNER (server.fresh_main):
+the same extraction, checker, limits and sandbox as the fork server's
+children, only with the interpreter start-up paid for every program.  bench/executor.py uses
 it as the baseline; it is also a fallback that needs no long-lived process.
 """
 from __future__ import annotations
@@ -23,23 +23,8 @@ from solver.executor.server import classify
 _ROOT = str(Path(__file__).resolve().parents[2])
 RUNNER = (
     "import sys; sys.path.insert(0, {root!r}); "
-    "from solver.executor.isolated import main; main()"
+    "from solver.executor.server import fresh_main; fresh_main()"
 ).format(root=_ROOT)
-
-
-def main() -> None:
-    """Inside the fresh interpreter: program on stdin, outcome JSON on stdout."""
-    import json
-
-    from solver.executor import sandbox
-    from solver.executor.extract import prepare
-
-    reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    prepared = prepare(reply)
-    if prepared.program is None:
-        os.write(1, json.dumps({"kind": prepared.kind, "detail": prepared.detail}).encode())
-        os._exit(0)
-    sandbox.child_main(prepared.program, os.dup(1))
 
 
 def run_fresh(source: str) -> Outcome:

@@ -220,14 +220,17 @@ class Executor:
 
 _default: Executor | None = None
 _default_lock = threading.Lock()
+_atexit_registered = False
 
 
 def _default_executor() -> Executor:
-    global _default
+    global _default, _atexit_registered
     with _default_lock:
         if _default is None:
             _default = Executor(workers=1)
-            atexit.register(shutdown)
+            if not _atexit_registered:
+                atexit.register(shutdown)
+                _atexit_registered = True
         return _default
 
 

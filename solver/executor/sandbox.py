@@ -4,7 +4,7 @@ Order matters and is the same in the fork server's child and in the fresh
 interpreter runner: isolate the process (session, descriptors, environment),
 apply the resource limits, parse and check the program *under those limits*,
 then run it in a new namespace whose only builtins are the allow-list, with a
-line tracer restricted to the program's own code objects.  The result leaves as
+line tracer restricted to the program's own frames.  The result leaves as
 one JSON object on the result descriptor and the process ends with os._exit,
 so no harness code (atexit, finalizers, buffered files) runs after the program.
 """
@@ -22,6 +22,12 @@ import sys
 import time
 from types import CodeType, ModuleType
 from typing import Any, Callable, NoReturn
+
+# C code imports some modules lazily through the *running program's*
+# __import__, which refuses them: the parser needs unicodedata to NFKC-normalise
+# non-ASCII identifiers, and datetime.strptime imports _strptime on first use
+# and caches it.  Both happen here, before any program runs (see below).
+import unicodedata  # noqa: F401,E402
 
 from solver.executor.checker import Rejected, check, compile_checked
 from solver.executor.policy import (
@@ -43,6 +49,9 @@ _LINE_MSG = json.dumps(
     {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}
 ).encode()
 _PR_SET_PDEATHSIG = 1
+
+
+datetime.datetime.strptime("2000-01-01", "%Y-%m-%d")  # primes datetime's cached _strptime
 
 
 def trim(text: str, limit: int = DETAIL_CHARS) -> str:
@@ -172,25 +181,41 @@ def _exit_with(fd: int, payload: bytes) -> NoReturn:
 
 
 def make_tracer(namespace: dict[str, Any], fd: int) -> Callable[..., Any]:
-    """A sys.settrace function counting line events of the program's code only.
+    """A sys.settrace function counting the program's executed lines.
 
     A frame belongs to the program when it runs with the program's globals
     (module code, its functions, lambdas and comprehensions); the harness, the
-    stdlib and C code do not.  (f_globals, not f_code: reading f_code raises
-    an audit event.)
+    stdlib and C code are not traced.  (f_globals, not f_code: reading f_code
+    raises an audit event.)  One executed line is one `line` event, or one
+    backward jump that stays on its line and so makes no `line` event
+    (`while True: pass`), seen through opcode events.
     """
     count = 0
+    last_frame: Any = None
+    last_offset = -1
+    after_line = False
 
     def local(frame: Any, event: str, arg: Any) -> Any:
-        nonlocal count
+        nonlocal count, last_frame, last_offset, after_line
+        offset = frame.f_lasti
         if event == "line":
             count += 1
-            if count > MAX_LINES:
-                _exit_with(fd, _LINE_MSG)  # not an exception: nothing can catch it
+            after_line = True
+        elif event == "opcode":
+            if after_line:
+                after_line = False  # the opcode event of the line just counted
+            elif frame is last_frame and offset <= last_offset:
+                count += 1  # a jump back within one line
+        if count > MAX_LINES:
+            _exit_with(fd, _LINE_MSG)  # not an exception: nothing can catch it
+        last_frame, last_offset = frame, offset
         return local
 
     def global_(frame: Any, event: str, arg: Any) -> Any:
-        return local if frame.f_globals is namespace else None
+        if frame.f_globals is namespace:
+            frame.f_trace_opcodes = True
+            return local
+        return None
 
     return global_
 
@@ -289,6 +314,9 @@ def child_main(source: str, result_fd: int, libc: Any = None, parent_pid: int = 
             code = compile_checked(check(source))
         except Rejected as rejected:
             _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(rejected.reason)}).encode())
+        except BaseException as exc:  # noqa: BLE001 - cannot analyse: fail closed
+            reason = f"the checker could not analyse the program ({describe(exc)})"
+            _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(reason)}).encode())
         del source
         os.write(fd, CHECKED_MARK)
         result = execute(code, fd)  # type: ignore[arg-type]

@@ -10,6 +10,7 @@ this process never starts a thread.
 """
 from __future__ import annotations
 
+import gc
 import json
 import os
 import select
@@ -160,36 +161,62 @@ def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
 
 
 def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
-    """Read the child's result until EOF and reap it; kill it at the deadline."""
+    """Read the child's result until EOF and reap it; kill it at the deadline.
+
+    On Linux a pidfd makes the child's exit pollable next to its pipe, so the
+    server sleeps in poll() instead of spinning on waitpid(WNOHANG).
+    """
     data = bytearray()
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
+    pidfd = _pidfd(pid)
+    if pidfd is not None:
+        poller.register(pidfd, select.POLLIN)
+    open_fds = {fd} | ({pidfd} if pidfd is not None else set())
     killed = False
-    eof = False
-    while not eof:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            killed = True
-            break
-        if not poller.poll(remaining * 1000):
-            continue
-        chunk = os.read(fd, 65536)
-        if not chunk:
-            eof = True
-        elif len(data) < _MAX_RESULT_BYTES:
-            data += chunk
-    # After EOF the child is exiting; still never wait past the deadline.
-    while not killed:
-        reaped, status, rusage = os.wait4(pid, os.WNOHANG)
-        if reaped:
-            return bytes(data), False, status, rusage
-        if time.monotonic() >= deadline:
-            killed = True
-            break
-        time.sleep(0.0002)
+    try:
+        while open_fds:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                killed = True
+                break
+            for ready, _ in poller.poll(remaining * 1000):
+                if ready == fd:
+                    chunk = os.read(fd, 65536)
+                    if not chunk:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+                    elif len(data) < _MAX_RESULT_BYTES:
+                        data += chunk
+                elif ready == pidfd:
+                    poller.unregister(pidfd)
+                    open_fds.discard(pidfd)
+            if pidfd is None and fd not in open_fds:
+                break  # no pidfd: fall back to polling waitpid below
+        while not killed:
+            reaped, status, rusage = os.wait4(pid, os.WNOHANG)
+            if reaped:
+                return bytes(data), False, status, rusage
+            if time.monotonic() >= deadline:
+                killed = True
+                break
+            time.sleep(0.0002)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
     _kill_group(pid)
     _, status, rusage = os.wait4(pid, 0)
     return bytes(data), True, status, rusage
+
+
+def _pidfd(pid: int) -> int | None:
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        return opener(pid)
+    except OSError:
+        return None
 
 
 # --- the serving loop -----------------------------------------------------------------------
@@ -215,7 +242,9 @@ def warm_up() -> None:
     sandbox.make_globals()
     from solver.executor.checker import check, compile_checked
 
-    compile_checked(check("import math\ndef solve():\n    return [math.sqrt(x) for x in range(3)]\n"))
+    compile_checked(check("import math\ndef solve():\n    \u00e9 = 1\n    return [math.sqrt(x) for x in range(3)]\n"))
+    gc.collect()
+    gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
 
 def main() -> int:
@@ -235,6 +264,17 @@ def main() -> int:
         outcome = run_one(source, libc)
         del source, request
         write_frame(1, outcome)
+
+
+def fresh_main() -> None:
+    """One-shot mode for a fresh `python -I` interpreter (the paper's way):
+    program on stdin, outcome JSON on stdout, this process becomes the child."""
+    reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+    prepared = prepare(reply)
+    if prepared.program is None:
+        os.write(1, json.dumps({"kind": prepared.kind, "detail": prepared.detail}).encode())
+        os._exit(0)
+    sandbox.child_main(prepared.program, os.dup(1))
 
 
 if __name__ == "__main__":

@@ -113,8 +113,7 @@ def test_duplicate_benchmark_id(root: Path) -> None:
 
 
 def test_unknown_guideline(root: Path) -> None:
-    edit(root / "formulas" / f"{CG}.yaml", "literature_audit:", "provenance:\n- {guideline: no-such-guideline, "
-         "relation: supports, jurisdiction: US}\nliterature_audit:")
+    edit(root / "formulas" / f"{CG}.yaml", "- guideline: nkf-asn-2021-race-free-egfr", "- guideline: no-such-guideline")
     found = problems(root)
     assert any("provenance[0].guideline: unknown guideline 'no-such-guideline'" in f for f in found), found
 
@@ -190,7 +189,7 @@ def test_unknown_analyte(root: Path) -> None:
 
 def test_duplicate_input(root: Path) -> None:
     p = root / "formulas" / "body-mass-index.yaml"
-    edit(p, "  - name: height\n", "  - name: weight\n")
+    edit(p, "- name: height\n", "- name: weight\n")
     found = problems(root)
     assert any("inputs[1].name: duplicate input 'weight'" in f for f in found), found
 
