@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from solver.executor.outcome import Outcome
-from solver.executor.policy import WALL_SECONDS
-from solver.executor.server import read_frame, write_frame
+from solver.executor.policy import MAX_REPLY_CHARS, WALL_SECONDS
+from solver.executor.wire import read_frame, write_frame
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 _BOOT = (
@@ -82,6 +82,10 @@ class ForkServer:
     def run(self, source: str) -> Outcome:
         """Send one program, wait for its outcome; a dead or hung server is replaced
         by the caller and this program is reported as `crashed`."""
+        if not isinstance(source, str):
+            return Outcome(kind="no_program", detail=f"expected program text, got {type(source).__name__}")
+        if len(source) > MAX_REPLY_CHARS:  # never ship an oversized reply to the server
+            return Outcome(kind="rejected", detail=f"reply is {len(source)} characters, over {MAX_REPLY_CHARS}")
         try:
             write_frame(self._in, {"source": source})
         except (OSError, ValueError) as exc:

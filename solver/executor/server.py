@@ -15,7 +15,6 @@ import json
 import os
 import select
 import signal
-import struct
 import sys
 import time
 from typing import Any
@@ -23,46 +22,12 @@ from typing import Any
 from solver.executor import sandbox
 from solver.executor.extract import prepare
 from solver.executor.policy import CPU_SECONDS, WALL_SECONDS
+from solver.executor.wire import read_frame, write_frame
 
 KINDS = frozenset(
     {"value", "no_program", "rejected", "raised", "timeout", "memory", "line_limit", "bad_kind", "crashed"}
 )
-_HEADER = struct.Struct(">I")
 _MAX_RESULT_BYTES = 64 * 1024
-_MAX_FRAME_BYTES = 64 * 1024 * 1024
-
-
-# --- framing (shared with the client) -------------------------------------------------
-
-
-def write_frame(fd: int, obj: Any) -> None:
-    data = json.dumps(obj, allow_nan=False).encode()
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def read_exact(fd: int, n: int) -> bytes | None:
-    chunks: list[bytes] = []
-    while n:
-        chunk = os.read(fd, min(n, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        n -= len(chunk)
-    return b"".join(chunks)
-
-
-def read_frame(fd: int) -> Any | None:
-    """One JSON frame, or None at end of stream."""
-    header = read_exact(fd, _HEADER.size)
-    if header is None:
-        return None
-    (size,) = _HEADER.unpack(header)
-    if size > _MAX_FRAME_BYTES:
-        raise ValueError(f"frame of {size} bytes")
-    data = read_exact(fd, size)
-    return None if data is None else json.loads(data)
 
 
 # --- result classification (shared with the fresh-interpreter runner) ---------------
@@ -108,7 +73,10 @@ def classify(
         limit = "wall-clock" if killed else "CPU"
         return {"kind": "timeout", "detail": f"{limit} time limit reached", **timing}
     if sig is not None:
-        what = f"ended by signal {signal.Signals(sig).name}"
+        try:
+            what = f"ended by signal {signal.Signals(sig).name}"
+        except ValueError:
+            what = f"ended by signal {sig}"
     elif exit_code is not None:
         what = f"exited with status {exit_code}"
     else:
@@ -119,6 +87,7 @@ def classify(
 
 
 def early(kind: str, detail: str) -> dict[str, Any]:
+    """An outcome decided before any child was forked (no program, too long)."""
     return {"kind": kind, "value": None, "detail": detail, "cpu_s": 0.0, "wall_s": 0.0}
 
 
@@ -141,7 +110,12 @@ def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     start = time.monotonic()
-    pid = os.fork()
+    try:
+        pid = os.fork()
+    except OSError as exc:  # EAGAIN/ENOMEM: report it, keep serving
+        os.close(read_fd)
+        os.close(write_fd)
+        return early("crashed", f"could not start a child process: {exc.strerror}")
     if pid == 0:  # child
         try:
             os.close(read_fd)

@@ -206,3 +206,34 @@ def test_cli_prints_problems_one_a_line_and_exits_1(root: Path, capsys: pytest.C
 def test_missing_root_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--root", str(tmp_path)]) == 1
     assert "no formulas/ folder here; pass --root DIR" in capsys.readouterr().out
+
+
+def test_shared_unit_data_is_part_of_released_content(root: Path) -> None:
+    edit(root / "formulas" / "units.yaml", "creatinine: {molar_mass: 113.12}", "creatinine: {molar_mass: 113.0}")
+    found = problems(root)
+    assert any(f.startswith(f"formulas/{CG}.yaml:") and "changed without a new version" in f for f in found), found
+    assert not any(f.startswith("formulas/body-mass-index.yaml:") for f in found), found
+
+
+def test_bad_guideline_file(root: Path) -> None:
+    g = root / "guidelines" / "sepsis-3-2016.yaml"
+    edit(g, "year: 2016", "year: sixteen")
+    found = problems(root)
+    assert any(re.match(r"guidelines/sepsis-3-2016\.yaml:\d+: year: Input should be a valid integer", f)
+               for f in found), found
+
+
+def test_invented_identifier_shape_is_refused(root: Path) -> None:
+    g = root / "guidelines" / "sepsis-3-2016.yaml"
+    text = g.read_text(encoding="utf-8")
+    assert "doi: " in text
+    g.write_text(re.sub(r"doi: \S+", "doi: not-a-doi", text, count=1), encoding="utf-8")
+    found = problems(root)
+    assert any("doi: String should match pattern" in f for f in found), found
+
+
+def test_broken_text_template(root: Path) -> None:
+    p = root / "formulas" / "body-mass-index.yaml"
+    edit(p, '{{ i["weight"] }}', '{{ i["weight"] }} {{ c.no_such_constant }}')
+    found = problems(root)
+    assert any("versions[0].text:" in f and "no_such_constant" in f for f in found), found

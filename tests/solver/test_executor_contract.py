@@ -381,6 +381,15 @@ def test_no_program(reply: str) -> None:
     assert outcome.kind == "no_program" and outcome.table8 == "no program"
 
 
+def test_non_text_input_is_no_program() -> None:
+    outcome = run_program(b"def solve():\n    return 1\n")  # type: ignore[arg-type]
+    assert outcome.kind == "no_program" and "bytes" in outcome.detail
+
+
+def test_lone_surrogates_are_rejected_not_crashed() -> None:
+    assert run_program("def solve():\n    return 1\n#\udcff").kind == "rejected"
+
+
 def test_python_fence_is_extracted() -> None:
     assert run_program("Sure!\n```python\ndef solve():\n    return 11\n```\nDone.").value == 11
 
