@@ -48,7 +48,8 @@ def cmd_deviations(args: argparse.Namespace) -> int:
             return 1
         rows = fidelity(reg, cases)
         report.append({"data": str(path), "data_hash": file_hash(path), "cases": len(cases),
-                       "rows": [r.to_json() for r in rows]})
+                       "rows": [r.to_json() for r in rows],
+                       "benchmark_wide": [d.id for d in (reg.units.deviations if reg.units else [])]})
     if args.format == "json":
         print(json.dumps(report, indent=2, ensure_ascii=False))
         return 0
@@ -63,7 +64,11 @@ def cmd_deviations(args: argparse.Namespace) -> int:
         k = sum(r["differ"] for r in block["rows"])
         nd = sum(len(r["deviations"]) for r in block["rows"])
         print(f"\n{nd} deviations in {sum(1 for r in block['rows'] if r['deviations'])} calculators; "
-              f"{k} of {n} cases ({100 * k / max(n, 1):.1f}%) score differently under the published formulas\n")
+              f"{k} of {n} cases ({100 * k / max(n, 1):.1f}%) score differently under the published formulas")
+    if reg.units is not None and reg.units.deviations:
+        print("\nBenchmark-wide (formulas/units.yaml):")
+        for d in reg.units.deviations:
+            print(f"  - {d.id}: {d.benchmark}")
     return 0
 
 

@@ -464,6 +464,7 @@ class UnitsFile(Strict):
     rounding: RoundingRule
     age: AgeRule
     temperature: TemperatureRule
+    deviations: list[Deviation] = Field(default_factory=list, description="benchmark-wide departures")
 
     mass: dict[str, float] = Field(description="mass units in grams")
     amount: dict[str, float] = Field(description="amount units in moles (and mEq, per valence)")

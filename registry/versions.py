@@ -26,7 +26,7 @@ def content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict
     data["version"] = version.version
     data["text"] = version.text
     if units is not None:
-        shared = units.model_dump(mode="json", exclude={"analytes"})
+        shared = units.model_dump(mode="json", exclude={"analytes", "deviations"})
         used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
         shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}) for a in used}
         data["units"] = shared

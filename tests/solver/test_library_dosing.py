@@ -23,6 +23,7 @@ def both(slug: str, ents: dict) -> tuple:
 # ----------------------------------------------------------------------------- (a) deviations
 
 
+@pytest.mark.deviation("maintenance-fluids", "hourly-4-2-1-approximation")
 def test_maintenance_fluids_4_2_1_versus_holliday_segar_daily_rule():
     # 70 kg: 4-2-1 gives 40 + 20 + 50 = 110 mL/h; Holliday-Segar 1000 + 500 + 20 x 50 = 2500 mL/day = 104.17 mL/h
     bench, pub = both(MF, {"weight": [70, "kg"]})
@@ -39,6 +40,7 @@ def test_maintenance_fluids_4_2_1_versus_holliday_segar_daily_rule():
     assert bench == pub == pytest.approx(75)
 
 
+@pytest.mark.deviation("steroid-conversion", "rounded-equivalence-factors")
 def test_steroid_rounded_factors_versus_exact_equivalents():
     # 100 mg prednisone = 80 mg methylprednisolone (5 : 4); the benchmark's 5.33 / 6.67 = 0.7991
     ents = {"input steroid": ["PredniSONE PO", 100, "mg"], "target steroid": "MethylPrednisoLONE PO"}
@@ -53,6 +55,7 @@ def test_steroid_rounded_factors_versus_exact_equivalents():
     assert bench == pytest.approx(5.0018, abs=1e-9)
 
 
+@pytest.mark.deviation("morphine-milligram-equivalents", "fentanyl-patch-in-mg")
 def test_fentanyl_patch_is_micrograms_per_hour_when_published():
     ents = {"FentANYL patch Dose": [25, "µg"], "FentANYL patch Dose Per Day": [1, "per day"]}
     bench, pub = both(MME, ents)
@@ -61,6 +64,7 @@ def test_fentanyl_patch_is_micrograms_per_hour_when_published():
     assert pub / bench == pytest.approx(1000)
 
 
+@pytest.mark.deviation("morphine-milligram-equivalents", "buprenorphine-factor")
 def test_buprenorphine_has_no_published_factor():
     ents = {"Buprenorphine Dose": [0.2, "mg"], "Buprenorphine Dose Per Day": [2, "per day"],
             "Morphine Dose": [10, "mg"], "Morphine Dose Per Day": [2, "per day"]}

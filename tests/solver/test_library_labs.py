@@ -36,6 +36,7 @@ def pub(slug: str, ents: dict) -> float:
 # --------------------------------------------------------------------------- (a) deviations
 
 
+@pytest.mark.deviation("ckd-epi-2021", "male-kappa-below-threshold")
 def test_ckd_epi_male_kappa_deviation():
     ents = {"age": [50, "years"], "sex": "Male", "creatinine": [0.5, "mg/dL"]}
     age_term = 0.9938 ** 50
@@ -64,6 +65,7 @@ def test_ckd_epi_benchmark_jumps_at_male_threshold_but_published_is_continuous()
     assert pub("ckd-epi-2021", at) == pytest.approx(pub("ckd-epi-2021", above), rel=1e-3)
 
 
+@pytest.mark.deviation("homa-ir", "insulin-pmol-multiplied")
 def test_homa_ir_pmol_deviation():
     ents = {"Insulin": [60, "pmol/L"], "Glucose": [90, "mg/dL"]}
     published = (60 / 6) * 90 / 405  # 60 pmol/L is 10 µIU/mL
@@ -78,6 +80,7 @@ def test_homa_ir_microunits_agree_between_variants():
     assert bench("homa-ir", ents) == pub("homa-ir", ents) == pytest.approx(10 * 90 / 405, rel=1e-5)
 
 
+@pytest.mark.deviation("ldl-friedewald", "no-triglyceride-limit")
 def test_ldl_triglyceride_limit_deviation():
     ents = {"Total cholesterol": [250, "mg/dL"], "high-density lipoprotein cholesterol": [40, "mg/dL"],
             "Triglycerides": [450, "mg/dL"]}

@@ -26,6 +26,7 @@ def flags(names: list[str]):
 # ----------------------------------------------------------------------------- (a) deviations
 
 
+@pytest.mark.deviation("heart-score", "atherosclerotic-disease-alone")
 def test_heart_atherosclerotic_disease_alone_scores_two_when_published():
     ents = {"age": [30, "years"], "atherosclerotic disease": True}
     bench, pub = both("heart-score", ents)
@@ -36,6 +37,7 @@ def test_heart_atherosclerotic_disease_alone_scores_two_when_published():
     assert pub - bench == 1
 
 
+@pytest.mark.deviation("heart-score", "tia-not-read")
 def test_heart_tia_history_counts_as_atherosclerotic_disease_when_published():
     ents = {"age": [50, "years"], "Transient Ischemic Attacks History": True}
     bench, pub = both("heart-score", ents)
