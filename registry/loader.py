@@ -128,6 +128,26 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(out)
 
 
+def _read(reg: Registry, path: Path) -> Any | None:
+    try:
+        return load_file(path)
+    except YamlError as e:
+        reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem))
+        return None
+
+
+def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, Any], what: str) -> bool:
+    """A slug must be unique and match its file name; returns False for a duplicate (not loaded)."""
+    rel, line = reg.rel(path), line_of(data, ("slug",))
+    if slug in taken:
+        first = reg.paths.get(slug) or reg.paths.get("guideline:" + slug)
+        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {reg.rel(first)})"))
+        return False
+    if path.stem != slug:
+        reg.problems.append(Problem(rel, line, "slug", f"slug {slug!r} must match the file name {path.stem!r}"))
+    return True
+
+
 def load(root: Path | str | None = None) -> Registry:
     """Read every file; never raises for bad content, records problems instead."""
     root = Path(root) if root is not None else default_root()
@@ -137,51 +157,25 @@ def load(root: Path | str | None = None) -> Registry:
         reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR"))
         return reg
     for path in sorted(fdir.glob("*.yaml")):
-        rel = reg.rel(path)
-        try:
-            data = load_file(path)
-        except YamlError as e:
-            reg.problems.append(Problem(rel, e.line, "(file)", e.problem))
+        data = _read(reg, path)
+        if data is None:
             continue
         if path.name == UNITS_FILE:
-            reg.units = _validate(UnitsFile, data, rel, reg.problems)
+            reg.units = _validate(UnitsFile, data, reg.rel(path), reg.problems)
             continue
-        calc = _validate(Calculator, data, rel, reg.problems)
-        if calc is None:
-            continue
-        if calc.slug in reg.calculators:
-            first = reg.rel(reg.paths[calc.slug])
-            reg.problems.append(
-                Problem(rel, line_of(data, ("slug",)), "slug", f"duplicate slug {calc.slug!r} (also in {first})")
-            )
-            continue
-        if path.stem != calc.slug:
-            reg.problems.append(
-                Problem(rel, line_of(data, ("slug",)), "slug", f"slug {calc.slug!r} must match the file name {path.stem!r}")
-            )
-        reg.calculators[calc.slug] = calc
-        reg.raw[calc.slug] = data
-        reg.paths[calc.slug] = path
+        calc = _validate(Calculator, data, reg.rel(path), reg.problems)
+        if calc is not None and _slug_ok(reg, path, data, calc.slug, reg.calculators, ""):
+            reg.calculators[calc.slug] = calc
+            reg.raw[calc.slug] = data
+            reg.paths[calc.slug] = path
     if reg.units is None and not any(p.path.endswith(UNITS_FILE) for p in reg.problems):
         reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data"))
-    if gdir.is_dir():
-        for path in sorted(gdir.glob("*.yaml")):
-            rel = reg.rel(path)
-            try:
-                data = load_file(path)
-            except YamlError as e:
-                reg.problems.append(Problem(rel, e.line, "(file)", e.problem))
-                continue
-            g = _validate(Guideline, data, rel, reg.problems)
-            if g is None:
-                continue
-            if g.slug in reg.guidelines:
-                reg.problems.append(Problem(rel, line_of(data, ("slug",)), "slug", f"duplicate guideline slug {g.slug!r}"))
-                continue
-            if path.stem != g.slug:
-                reg.problems.append(
-                    Problem(rel, line_of(data, ("slug",)), "slug", f"slug {g.slug!r} must match the file name {path.stem!r}")
-                )
+    for path in sorted(gdir.glob("*.yaml")) if gdir.is_dir() else []:
+        data = _read(reg, path)
+        if data is None:
+            continue
+        g = _validate(Guideline, data, reg.rel(path), reg.problems)
+        if g is not None and _slug_ok(reg, path, data, g.slug, reg.guidelines, "guideline "):
             reg.guidelines[g.slug] = g
             reg.raw["guideline:" + g.slug] = data
             reg.paths["guideline:" + g.slug] = path

@@ -6,7 +6,7 @@ from typing import Any
 
 from registry.loader import Registry
 from registry.schema import Calculator
-from registry.texts import render_expression
+from registry.texts import TextError, band_condition, render, render_expression
 
 
 def successors(c: Calculator) -> list[str]:
@@ -114,16 +114,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
             add(w.fill(f"  - {k}: {t.description}"))
             if t.bands:
                 for b in t.bands:
-                    cond = []
-                    if b.ge is not None:
-                        cond.append(f">= {b.ge:g}")
-                    if b.gt is not None:
-                        cond.append(f"> {b.gt:g}")
-                    if b.le is not None:
-                        cond.append(f"<= {b.le:g}")
-                    if b.lt is not None:
-                        cond.append(f"< {b.lt:g}")
-                    add(f"      {' and '.join(cond) or 'otherwise'} -> {b.value}" + (f" ({b.label})" if b.label else ""))
+                    add(f"      {band_condition(b)} -> {b.value}" + (f" ({b.label})" if b.label else ""))
             for m in (t.points, t.lookup):
                 if m:
                     for key, val in m.items():
@@ -160,4 +151,11 @@ def show_text(reg: Registry, c: Calculator) -> str:
         for d in c.deviations:
             add(w.fill(f"  - {d.id}: the benchmark {d.benchmark[0].lower() + d.benchmark[1:]} Published: {d.published}"
                        + ("" if d.verified else " [unverified]")))
+    add("")
+    add(f"Supplied text (version {v.version})")
+    try:
+        body = render(c, calcs=reg.calculators, units=reg.units)
+    except TextError as e:
+        body = f"(does not render: {e})"
+    out.extend("  " + line if line else "" for line in body.rstrip().splitlines())
     return "\n".join(out)

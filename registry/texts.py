@@ -43,7 +43,8 @@ def fmt_number(x: Any) -> str:
     return str(x)
 
 
-def _bound(b: Band) -> str:
+def band_condition(b: Band) -> str:
+    """A band's bounds in words, e.g. '≥ 18.5 and ≤ 24.9'."""
     parts = []
     if b.ge is not None:
         parts.append(f"≥ {fmt_number(b.ge)}")
@@ -71,10 +72,10 @@ class TableView:
             var = t.variable or self.name
             for b in t.bands:
                 if t.labels_only and b.label:
-                    lines.append(f"- {var} {_bound(b)}{unit}: {b.label}")
+                    lines.append(f"- {var} {band_condition(b)}{unit}: {b.label}")
                     continue
                 label = f" ({b.label})" if b.label else ""
-                lines.append(f"- {var} {_bound(b)}{unit}: {fmt_number(b.value)}{label}")
+                lines.append(f"- {var} {band_condition(b)}{unit}: {fmt_number(b.value)}{label}")
             if t.default is not None:
                 lines.append(f"- any other value: {fmt_number(t.default)}")
         else:

@@ -82,3 +82,24 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     hist = json.loads(run(capsys, "history", SLUG, "--root", root, "--format", "json")[1])
     assert [(h["version"], h["status"]) for h in hist] == [("1.0.0", "superseded"), ("1.1.0", "superseded"),
                                                            ("1.2.0", "active")]
+
+
+def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import subprocess
+
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    subprocess.run(git + ["add", "-A"], cwd=tmp_path, check=True)
+    subprocess.run(git + ["commit", "-qm", "registry"], cwd=tmp_path, check=True)
+    root = str(tmp_path)
+    code, out, _ = run(capsys, "texts", "changed", "--since", "HEAD", "--root", root)
+    assert code == 0 and "no supplied text changed since HEAD" in out
+    assert run(capsys, "fix", "ideal-body-weight", "--set", "base_height=61", "--reason", "r", "--root", root)[0] == 0
+    code, out, _ = run(capsys, "texts", "changed", "--since", "HEAD", "--root", root, "--format", "json")
+    # the ideal body weight text changed, and so did every text that states its numbers
+    assert {c["slug"] for c in json.loads(out)} == {"ideal-body-weight", "adjusted-body-weight",
+                                                    "creatinine-clearance-cockcroft-gault"}
+    code, _, err = run(capsys, "texts", "changed", "--since", "no-such-ref", "--root", root)
+    assert code == 1 and "cannot read the catalogue index at 'no-such-ref'" in err

@@ -74,6 +74,7 @@ def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MDRD GFR Equation" in out and "replaced_by_guideline" in out and "ckd-epi-2021" in out
     code, out, _ = run(capsys, "show", "2")
     assert "female_factor = 0.85" in out
+    assert "Supplied text (version 1.0.0)" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
     code, _, err = run(capsys, "show", "no-such")
     assert code == 1 and "unknown calculator 'no-such'" in err
 

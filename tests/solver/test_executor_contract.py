@@ -5,7 +5,6 @@ import argparse
 import ast
 import datetime as dt
 import json
-import math
 import os
 import signal
 import subprocess

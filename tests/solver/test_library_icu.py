@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from tests.solver.helpers import raises_calc_error as _raises
 
 # A patient whose APACHE II physiology scores 0 everywhere except as varied in each test.
 APACHE_BASE = {
@@ -139,13 +140,6 @@ def test_apache_creatinine_units_agree():
 
 # ------------------------------------------------------------------ APACHE II bad input
 
-
-def _raises(exc, slug, ents, variable, variant="benchmark"):
-    with pytest.raises(exc) as e:
-        compute(slug, ents, variant=variant)
-    assert isinstance(e.value, CalculatorError)
-    assert e.value.calculator == slug
-    assert e.value.variable == variable
 
 
 def test_apache_bad_inputs():

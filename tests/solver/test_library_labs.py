@@ -14,13 +14,13 @@ from hypothesis import strategies as st
 
 from solver.library import (
     BadValue,
-    CalculatorError,
     MissingInput,
     OutOfRange,
     UnknownInput,
     UnknownUnit,
     compute,
 )
+from tests.solver.helpers import raises_calc_error as _raises
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -252,13 +252,6 @@ def test_good_inputs_compute(slug, variant):
     v = compute(slug, GOOD[slug], variant=variant).value
     assert isinstance(v, float | int) and math.isfinite(v)
 
-
-def _raises(cls, slug, ents, variable):
-    with pytest.raises(CalculatorError) as e:
-        compute(slug, ents)
-    assert type(e.value) is cls, repr(e.value)
-    assert e.value.calculator == slug
-    assert e.value.variable == variable
 
 
 @pytest.mark.parametrize("slug", sorted(GOOD))

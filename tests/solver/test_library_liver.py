@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from tests.solver.helpers import raises_calc_error as _raises
 
 FAST = settings(max_examples=60, deadline=None)
 DIALYSIS = "Dialysis at least twice in the past week"
@@ -149,12 +150,6 @@ GOOD = {
               "Platelet count": [200000, "µL"]},
 }
 
-
-def _raises(cls, slug, e, variable):
-    with pytest.raises(CalculatorError) as exc:
-        compute(slug, e)
-    assert type(exc.value) is cls, repr(exc.value)
-    assert exc.value.calculator == slug and exc.value.variable == variable
 
 
 @pytest.mark.parametrize("slug,key", [("meld-na", "Sodium"), ("meld-na", "international normalized ratio"),

@@ -6,15 +6,9 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from tests.solver.helpers import raises_calc_error as _raises
 
-
-def _raises(exc, slug, ents, variable, variant="benchmark"):
-    with pytest.raises(exc) as e:
-        compute(slug, ents, variant=variant)
-    assert isinstance(e.value, CalculatorError)
-    assert e.value.calculator == slug
-    assert e.value.variable == variable
 
 
 # ---------------------------------------------------------------------------------------- PSI

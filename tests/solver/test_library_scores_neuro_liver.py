@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from tests.solver.helpers import raises_calc_error
 
 FAST = settings(max_examples=60, deadline=None)
 
@@ -21,12 +22,7 @@ def both(slug: str, ents: dict) -> tuple:
 
 
 def _raises(exc, slug, variable, ents, variant="benchmark"):
-    with pytest.raises(exc) as info:
-        compute(slug, ents, variant=variant)
-    assert isinstance(info.value, CalculatorError)
-    assert info.value.calculator == slug
-    assert info.value.variable == variable
-    return info.value
+    return raises_calc_error(exc, slug, ents, variable, variant)
 
 
 # ----------------------------------------------------------------------------- (a) deviations
