@@ -65,6 +65,7 @@ def cmd_deviations(args: argparse.Namespace) -> int:
         nd = sum(len(r["deviations"]) for r in block["rows"])
         print(f"\n{nd} deviations in {sum(1 for r in block['rows'] if r['deviations'])} calculators; "
               f"{k} of {n} cases ({100 * k / max(n, 1):.1f}%) score differently under the published formulas")
+        print()
     if reg.units is not None and reg.units.deviations:
         print("\nBenchmark-wide (formulas/units.yaml):")
         for d in reg.units.deviations:
