@@ -109,7 +109,7 @@ def test_caprini_dvt_and_pe_counted_once_in_published():
 @pytest.mark.deviation("caprini-2005", "non-integer-age-gaps")
 def test_caprini_age_gap():
     assert caprini(age=[40.5, "years"]) == 0
-    assert caprini("published", age=[40.5, "years"]) == 1
+    assert caprini("published", age=[40.5, "years"]) == 0  # 40 completed years: below the 41-60 band
     assert caprini(age=[60.5, "years"]) == 0
     assert caprini("published", age=[60.5, "years"]) == 1
 
