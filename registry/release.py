@@ -2,7 +2,8 @@
 
 The maintainer edits constants, tables, inputs or the active version's text in place (by hand
 or with `formula fix`), then releases. The previous version's text comes back from its
-snapshot, so the file keeps every version's text and the lock keeps every version's hash.
+snapshot, so the file keeps every version's text and the lock keeps every version's hash; the
+text catalogue (formulas/texts/) is rendered again, so the diff shows every text that changed.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pydantic import ValidationError
 from registry import versions as ver
 from registry.loader import clear_cache, load
 from registry.schema import Calculator, VersionStatus
+from registry.texts import TEXTS_DIR, write_catalogue
 from registry.yamlio import dump, load_file
 
 
@@ -98,4 +100,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     ver.write_snapshot(reg.formulas_dir, c.slug, data)
     ver.write_lock(reg.lock_path, lock)
     clear_cache()
-    return f"{c.slug}: released {new_version} (was {old.version}): {reason.strip()}"
+    fresh = load(root)  # every text that states this calculator's numbers may have changed
+    write_catalogue(fresh.calculators, fresh.units, fresh.formulas_dir / TEXTS_DIR)
+    return (f"{c.slug}: released {new_version} (was {old.version}): {reason.strip()}; "
+            f"re-rendered {fresh.rel(fresh.formulas_dir / TEXTS_DIR)}")

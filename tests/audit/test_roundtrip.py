@@ -54,6 +54,10 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     assert code == 0, err
     assert "released 1.1.0 (was 1.0.0)" in out
     assert run(capsys, "validate", "--root", root)[0] == 0
+    # the catalogue was rendered again: the new text states the new constant
+    index_now = json.loads((tmp_path / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
+    assert {e["slug"]: e["version"] for e in index_now["texts"]}[SLUG] == "1.1.0"
+    assert "0.016" in (tmp_path / "formulas" / "texts" / f"{SLUG}.md").read_text(encoding="utf-8")
 
     # the completeness audit fails for this calculator only (its executable check)
     code, out, _ = run(capsys, "audit", "completeness", "--root", root, "--format", "json")
