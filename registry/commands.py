@@ -78,6 +78,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--date", help="effective date YYYY-MM-DD (default: today)")
     p.set_defaults(handler=cmd_fix)
 
+    p = sub.add_parser("review", help="record a review sign-off on the active version",
+                       description="Sign off the active version after a review: appends who, role and date, "
+                       "sets the last review and the next review due (default: one year later). Review data "
+                       "is governance metadata, so no new version is made.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("--by", required=True, help="the reviewer's name")
+    p.add_argument("--role", required=True, help="the reviewer's role, e.g. 'clinical pharmacist'")
+    p.add_argument("--date", help="review date YYYY-MM-DD (default: today)")
+    p.add_argument("--next-due", help="next review due YYYY-MM-DD (default: --interval-days after the review)")
+    p.add_argument("--interval-days", type=int, default=365)
+    p.set_defaults(handler=cmd_review)
+
+    p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "
+                       "version has never been reviewed or whose next review is due on or before --on.")
+    _root(p)
+    p.add_argument("--on", help="date YYYY-MM-DD (default: today)")
+    _fmt(p)
+    p.set_defaults(handler=cmd_due)
+
 
 def _root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
@@ -281,4 +301,44 @@ def cmd_fix(args: argparse.Namespace) -> int:
         print(str(e), file=sys.stderr)
         return 1
     print(new)
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from registry.release import ReleaseError, review
+
+    try:
+        print(review(args.root, args.calculator, args.by, args.role, date=args.date, next_due=args.next_due,
+                     interval_days=args.interval_days))
+    except ReleaseError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_due(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    try:
+        on = dt.date.fromisoformat(args.on) if args.on else dt.date.today()
+    except ValueError:
+        print(f"--on must be a date YYYY-MM-DD, got {args.on!r}", file=sys.stderr)
+        return 1
+    rows = []
+    for c in sorted(reg.calculators.values(), key=lambda c: c.slug):
+        v = c.active
+        if v.next_review is None or v.next_review <= on:
+            rows.append({"slug": c.slug, "version": v.version,
+                         "last_review": v.last_review.isoformat() if v.last_review else "never",
+                         "next_review": v.next_review.isoformat() if v.next_review else "-",
+                         "signoffs": len(v.signoffs)})
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        print(render_table(rows, ["slug", "version", "last_review", "next_review", "signoffs"]) if rows
+              else "no review due")
+        print(f"\n{len(rows)} of {len(reg.calculators)} calculators due for review on {on}")
     return 0

@@ -104,3 +104,38 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     write_catalogue(fresh.calculators, fresh.units, fresh.formulas_dir / TEXTS_DIR)
     return (f"{c.slug}: released {new_version} (was {old.version}): {reason.strip()}; "
             f"re-rendered {fresh.rel(fresh.formulas_dir / TEXTS_DIR)}")
+
+
+def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str | None = None,
+           next_due: str | None = None, interval_days: int = 365) -> str:
+    """Record a review sign-off on the active version: governance metadata, not content (no new version)."""
+    if not who.strip() or not role.strip():
+        raise ReleaseError("--by and --role must name the reviewer and their role")
+    reg = load(root)
+    if reg.problems:
+        raise ReleaseError("\n".join(map(str, reg.problems)) + "\nfix these before recording a review")
+    try:
+        c = reg.get(ref)
+    except KeyError:
+        raise ReleaseError(f"unknown calculator {ref!r}") from None
+    try:
+        when = dt.date.fromisoformat(date) if date else dt.date.today()
+        due = dt.date.fromisoformat(next_due) if next_due else when + dt.timedelta(days=interval_days)
+    except ValueError as e:
+        raise ReleaseError(f"dates are YYYY-MM-DD: {e}") from None
+    if due <= when:
+        raise ReleaseError(f"the next review ({due}) must come after this one ({when})")
+    path = reg.paths[c.slug]
+    raw = load_file(path)
+    item = next(v for v in raw["versions"] if v.get("status") == VersionStatus.active.value)
+    item.setdefault("signoffs", []).append({"who": who.strip(), "role": role.strip(), "date": when})
+    item["last_review"] = when
+    item["next_review"] = due
+    item.setdefault("approved", when)
+    try:
+        Calculator.model_validate(raw)
+    except ValidationError as e:
+        raise ReleaseError(f"the edited file does not validate:\n{e}") from None
+    path.write_text(dump(raw), encoding="utf-8")
+    clear_cache()
+    return f"{c.slug} {item['version']}: reviewed by {who.strip()} ({role.strip()}) on {when}; next review due {due}"

@@ -83,8 +83,9 @@ def show_text(reg: Registry, c: Calculator) -> str:
     add(w.fill("  source: " + _cite(c.formula.publication)))
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")
-    if v.next_review:
-        add(f"  next review due {v.next_review}")
+    for so in v.signoffs:
+        add(f"  reviewed by {so.who} ({so.role}) on {so.date}")
+    add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
     add("")
     add("Inputs")
     for i in c.inputs:

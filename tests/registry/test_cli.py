@@ -133,3 +133,22 @@ def test_lock_adds_only_new_versions(root: Path, capsys: pytest.CaptureFixture[s
     code, out, _ = run(capsys, "lock", "--root", str(root))
     assert code == 0 and out.startswith("locked 0 new version(s)")
     assert lock.read_text(encoding="utf-8") == before
+
+
+def test_review_records_a_signoff_without_a_new_version(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "due", "--root", str(root), "--on", "2026-12-01", "--format", "json")
+    assert code == 0 and len(json.loads(out)) == 55  # nothing reviewed yet
+    code, out, err = run(capsys, "review", "mdrd-gfr", "--by", "A. Reviewer", "--role", "nephrologist",
+                         "--date", "2026-12-01", "--root", str(root))
+    assert code == 0, err
+    assert "next review due 2027-12-01" in out
+    assert run(capsys, "validate", "--root", str(root))[0] == 0  # governance data is not content
+    hist = json.loads(run(capsys, "history", "mdrd-gfr", "--root", str(root), "--format", "json")[1])
+    assert hist == [dict(hist[0], version="1.0.0", status="active", next_review="2027-12-01")]
+    due = json.loads(run(capsys, "due", "--root", str(root), "--on", "2026-12-02", "--format", "json")[1])
+    assert "mdrd-gfr" not in {r["slug"] for r in due} and len(due) == 54
+    due = json.loads(run(capsys, "due", "--root", str(root), "--on", "2027-12-01", "--format", "json")[1])
+    assert "mdrd-gfr" in {r["slug"] for r in due}
+    code, _, err = run(capsys, "review", "mdrd-gfr", "--by", "X", "--role", "Y", "--date", "2026-12-01",
+                       "--next-due", "2026-11-01", "--root", str(root))
+    assert code == 1 and "must come after" in err
