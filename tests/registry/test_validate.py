@@ -46,6 +46,11 @@ def test_clean_registry_validates(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("registry OK: ")
     assert len(out.strip().splitlines()) == 1
+    reg = load(PROJECT_ROOT)
+    n = len(reg.calculators)
+    bench = sum(1 for c in reg.calculators.values() if c.medcalc_id is not None)
+    assert bench == 55  # the benchmark's calculators; successors come on top
+    assert f"registry OK: {n} calculators ({bench} benchmark, {n - bench} successor)" in out
 
 
 def test_malformed_yaml(root: Path) -> None:

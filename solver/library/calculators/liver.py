@@ -1,4 +1,4 @@
-"""Liver: FIB-4 fibrosis index and MELD-Na (UNOS/OPTN)."""
+"""Liver: FIB-4 fibrosis index, MELD-Na (UNOS/OPTN) and its successor MELD 3.0."""
 from __future__ import annotations
 
 import math
@@ -43,3 +43,32 @@ def meld_na(ctx: Context) -> float:
     score = round(meld + ctx.const("sodium_coefficient") * na_gap
                   - ctx.const("interaction_coefficient") * meld * na_gap)
     return min(score, ctx.const("score_cap"))
+
+
+@calculator("meld-3-0")
+def meld_3_0(ctx: Context) -> float:
+    """MELD 3.0 (Kim 2021): no benchmark exists, so both variants compute the published equation."""
+    dialysed = ctx.flag("Dialysis at least twice in the past week") or ctx.flag(
+        "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
+    cr = ctx.quantity("creatinine")
+    if dialysed:
+        cr = ctx.const("dialysis_creatinine")
+    else:
+        cr = min(max(cr, ctx.const("creatinine_floor")), ctx.const("creatinine_ceiling"))
+    bili = max(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = max(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
+    alb = min(max(ctx.quantity("Albumin"), ctx.const("albumin_floor")), ctx.const("albumin_ceiling"))
+    female = 1 if ctx.choice("sex") == "Female" else 0
+    na_gap = ctx.const("sodium_ceiling") - na
+    alb_gap = ctx.const("albumin_ceiling") - alb
+    ln_bili, ln_cr = math.log(bili), math.log(cr)
+    return (ctx.const("female_coefficient") * female
+            + ctx.const("bilirubin_coefficient") * ln_bili
+            + ctx.const("sodium_coefficient") * na_gap
+            - ctx.const("sodium_bilirubin_coefficient") * na_gap * ln_bili
+            + ctx.const("inr_coefficient") * math.log(inr)
+            + ctx.const("creatinine_coefficient") * ln_cr
+            + ctx.const("albumin_coefficient") * alb_gap
+            - ctx.const("albumin_creatinine_coefficient") * alb_gap * ln_cr
+            + ctx.const("intercept"))

@@ -1,5 +1,5 @@
-"""Cardiovascular and thromboembolic point scores: CHA2DS2-VASc, Wells (PE, DVT), RCRI, HEART,
-HAS-BLED and the PERC rule.
+"""Cardiovascular and thromboembolic point scores: CHA2DS2-VASc and its successor CHA2DS2-VA,
+Wells (PE, DVT), RCRI, HEART, HAS-BLED and the PERC rule.
 
 Every weight, threshold and band lives in the calculator's registry entry; these functions only
 decide which criteria are met and add their points.
@@ -23,6 +23,23 @@ def cha2ds2_vasc(ctx: Context) -> float:
     )
     met = {
         "female sex": female,
+        "Congestive Heart Failure": ctx.flag("Congestive Heart Failure"),
+        "Hypertension history": ctx.flag("Hypertension history"),
+        "stroke, TIA or thromboembolism": stroke_like,
+        "Vascular disease history": ctx.flag("Vascular disease history"),
+        "Diabetes history": ctx.flag("Diabetes history"),
+    }
+    return ctx.band("age_points", age) + _score(ctx, met)
+
+
+@calculator("cha2ds2-va")
+def cha2ds2_va(ctx: Context) -> float:
+    """CHA2DS2-VA (ESC 2024): CHA2DS2-VASc without the sex category; no benchmark, one variant."""
+    age = ctx.age()
+    stroke_like = any(
+        [ctx.flag("Stroke"), ctx.flag("Transient Ischemic Attacks History"), ctx.flag("Thromboembolism history")]
+    )
+    met = {
         "Congestive Heart Failure": ctx.flag("Congestive Heart Failure"),
         "Hypertension history": ctx.flag("Hypertension history"),
         "stroke, TIA or thromboembolism": stroke_like,
