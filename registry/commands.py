@@ -279,41 +279,39 @@ def cmd_lock(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_release(args: argparse.Namespace) -> int:
-    from registry.release import ReleaseError, release
+def _maintain(action) -> int:
+    """Run a registry-editing action; its refusal is a message and exit 1, never a traceback."""
+    from registry.release import ReleaseError
 
     try:
-        new = release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
+        print(action())
     except ReleaseError as e:
         print(str(e), file=sys.stderr)
         return 1
-    print(new)
     return 0
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from registry.release import release
+
+    return _maintain(lambda: release(args.root, args.calculator, args.reason, part=args.part, date=args.date))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    from registry.release import ReleaseError, release, set_constant
+    from registry.release import release, set_constant
 
-    try:
+    def fix() -> str:
         set_constant(args.root, args.calculator, args.assignment)
-        new = release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
-    except ReleaseError as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    print(new)
-    return 0
+        return release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
+
+    return _maintain(fix)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from registry.release import ReleaseError, review
+    from registry.release import review
 
-    try:
-        print(review(args.root, args.calculator, args.by, args.role, date=args.date, next_due=args.next_due,
-                     interval_days=args.interval_days))
-    except ReleaseError as e:
-        print(str(e), file=sys.stderr)
-        return 1
-    return 0
+    return _maintain(lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
+                                    next_due=args.next_due, interval_days=args.interval_days))
 
 
 def cmd_due(args: argparse.Namespace) -> int:

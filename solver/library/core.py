@@ -136,11 +136,13 @@ class Context:
             return spec.default
         return self.entities[name]
 
-    def _note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+    def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+        """Record an input as given and as used (for a calculator that reads a special form itself)."""
         self.record[name] = InputRecord(given, value, unit)
         return value
 
-    def _check_range(self, name: str, value: float, unit: str | None) -> float:
+    def check_range(self, name: str, value: float, unit: str | None) -> float:
+        """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
         spec = self.spec(name)
         if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
             raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
@@ -176,16 +178,16 @@ class Context:
             out = self.conv.concentration(v, unit, spec.unit, mm, val)  # type: ignore[arg-type]
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        self._check_range(name, out, spec.unit)
-        return self._note(name, [v, unit], out, spec.unit)
+        self.check_range(name, out, spec.unit)
+        return self.note(name, [v, unit], out, spec.unit)
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
         spec = self.spec(name)
         v, unit = self._pair(name)
         self._accept(name, unit)
-        self._check_range(name, v, spec.unit)
-        return self._note(name, [v, unit], v, spec.unit)
+        self.check_range(name, v, spec.unit)
+        return self.note(name, [v, unit], v, spec.unit)
 
     def _accept(self, name: str, unit: str) -> None:
         spec = self.spec(name)
@@ -196,8 +198,8 @@ class Context:
         given = self.raw(name)
         if isinstance(given, bool) or not isinstance(given, (int, float)):
             raise BadValue(self.slug, name, f"expected a bare number, got {given!r}")
-        self._check_range(name, given, self.spec(name).unit)
-        return self._note(name, given, given, self.spec(name).unit)
+        self.check_range(name, given, self.spec(name).unit)
+        return self.note(name, given, given, self.spec(name).unit)
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
@@ -210,16 +212,16 @@ class Context:
             out = False
         else:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
-        return self._note(name, given, out, None)
+        return self.note(name, given, out, None)
 
     def choice(self, name: str) -> str | None:
         spec = self.spec(name)
         given = self.raw(name)
         if given is None and not spec.required:
-            return self._note(name, None, None, None)
+            return self.note(name, None, None, None)
         if not isinstance(given, str) or given not in spec.options:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
-        return self._note(name, given, given, None)
+        return self.note(name, given, given, None)
 
     def date(self, name: str) -> dt.date:
         given = self.raw(name)
@@ -228,7 +230,7 @@ class Context:
             out = dt.date(y, m, d)
         except (ValueError, TypeError):
             raise BadValue(self.slug, name, f"expected a date as 'MM/DD/YYYY', got {given!r}") from None
-        return self._note(name, given, out, None)
+        return self.note(name, given, out, None)
 
     def age(self, name: str = "age") -> float:
         given = self.raw(name)
@@ -240,8 +242,8 @@ class Context:
             out = self.conv.age_years(list(given))
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        self._check_range(name, out, "years")
-        return self._note(name, given, out, "years")
+        self.check_range(name, out, "years")
+        return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
         v, unit = self._pair(name)
@@ -250,8 +252,8 @@ class Context:
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
-        self._check_range(name, out, "kg")
-        return self._note(name, [v, unit], out, "kg")
+        self.check_range(name, out, "kg")
+        return self.note(name, [v, unit], out, "kg")
 
     def height(self, name: str = "height", unit: str = "m") -> float:
         given = self.raw(name)
@@ -266,11 +268,8 @@ class Context:
         spec = self.spec(name)
         if spec.range is not None:  # ranges of heights are written in metres
             metres = out if unit == "m" else out / 100 if unit == "cm" else out * 0.0254
-            self._check_range_as(name, metres, "m")
-        return self._note(name, given, out, unit)
-
-    def _check_range_as(self, name: str, value: float, unit: str) -> None:
-        self._check_range(name, value, unit)
+            self.check_range(name, metres, "m")
+        return self.note(name, given, out, unit)
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)
@@ -278,8 +277,8 @@ class Context:
             out = self.conv.temperature_c(v, unit)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        self._check_range(name, out, "°C")
-        return self._note(name, [v, unit], out, "°C")
+        self.check_range(name, out, "°C")
+        return self.note(name, [v, unit], out, "°C")
 
     def count_per_litre(self, name: str) -> float:
         v, unit = self._pair(name)
@@ -289,8 +288,8 @@ class Context:
             raise UnknownUnit(self.slug, name, str(e)) from None
         spec = self.spec(name)
         if spec.range is not None:  # ranges of counts are written per litre
-            self._check_range(name, out, "/L")
-        return self._note(name, [v, unit], out, "/L")
+            self.check_range(name, out, "/L")
+        return self.note(name, [v, unit], out, "/L")
 
     # ------------------------------------------------------------------ dependencies
     def sub(self, slug: str) -> float:

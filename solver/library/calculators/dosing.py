@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver.library.core import Context, InputRecord, calculator
-from solver.library.errors import BadValue, MissingInput, OutOfRange, UnknownUnit
+from solver.library.core import Context, calculator
+from solver.library.errors import BadValue, MissingInput, UnknownUnit
 from solver.library.units import ConversionError
 
 
@@ -13,15 +13,6 @@ def _number(ctx: Context, name: str, v: Any, what: str) -> float:
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
         raise BadValue(ctx.slug, name, f"expected a number as the {what}, got {v!r}")
     return v
-
-
-def _in_range(ctx: Context, name: str, value: float, unit: str | None) -> None:
-    spec = ctx.spec(name)
-    if spec.range is not None:
-        lo, hi = spec.range
-        if not lo <= value <= hi:
-            u = f" {unit}" if unit else ""
-            raise OutOfRange(ctx.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
 
 
 def _mass(ctx: Context, name: str, value: float, unit: str, target: str) -> float:
@@ -33,10 +24,6 @@ def _mass(ctx: Context, name: str, value: float, unit: str, target: str) -> floa
         return ctx.conv.mass(value, unit, target, None, None)
     except ConversionError as e:
         raise UnknownUnit(ctx.slug, name, str(e)) from None
-
-
-def _record(ctx: Context, name: str, given: Any, value: Any, unit: str | None) -> None:
-    ctx.record[name] = InputRecord(given, value, unit)
 
 
 # ---------------------------------------------------------------------- maintenance fluids
@@ -65,8 +52,8 @@ def steroid_conversion(ctx: Context) -> float:
         raise BadValue(ctx.slug, name, f"{drug!r} is not one of: {', '.join(map(repr, factors))} (names are case-sensitive)")
     dose = _number(ctx, name, dose, "dose")
     mg = _mass(ctx, name, dose, unit, ctx.spec(name).unit or "mg")
-    _in_range(ctx, name, mg, "mg")
-    _record(ctx, name, given, mg, "mg")
+    ctx.check_range(name, mg, "mg")
+    ctx.note(name, given, mg, "mg")
     target = ctx.choice("target steroid")
     assert target is not None
     if ctx.benchmark:
@@ -90,8 +77,8 @@ def _per_day(ctx: Context, drug: str) -> float:
     spec = ctx.spec(name)
     if spec.accepted_units and given[1] not in spec.accepted_units:
         raise UnknownUnit(ctx.slug, name, f"unknown unit {given[1]!r}; accepted: {', '.join(spec.accepted_units)}")
-    _in_range(ctx, name, n, "per day")
-    _record(ctx, name, given, n, "per day")
+    ctx.check_range(name, n, "per day")
+    ctx.note(name, given, n, "per day")
     return n
 
 
@@ -104,9 +91,9 @@ def _dose(ctx: Context, drug: str, unit: str) -> float:
         raise BadValue(ctx.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
     amount = _number(ctx, name, given[0], "amount")
     canonical = spec.unit or "mg"
-    _in_range(ctx, name, _mass(ctx, name, amount, given[1], canonical), canonical)
+    ctx.check_range(name, _mass(ctx, name, amount, given[1], canonical), canonical)
     out = _mass(ctx, name, amount, given[1], unit)
-    _record(ctx, name, given, out, unit)
+    ctx.note(name, given, out, unit)
     return out
 
 

@@ -17,36 +17,29 @@ def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:
 @calculator("cha2ds2-vasc")
 def cha2ds2_vasc(ctx: Context) -> float:
     age = ctx.age()
-    female = ctx.choice("sex") == "Female"
+    met = {"female sex": ctx.choice("sex") == "Female", **_stroke_risk_criteria(ctx)}
+    return ctx.band("age_points", age) + _score(ctx, met)
+
+
+def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
+    """The criteria CHA2DS2-VASc and CHA2DS2-VA share (stroke, TIA and thromboembolism count once)."""
     stroke_like = any(
         [ctx.flag("Stroke"), ctx.flag("Transient Ischemic Attacks History"), ctx.flag("Thromboembolism history")]
     )
-    met = {
-        "female sex": female,
+    return {
         "Congestive Heart Failure": ctx.flag("Congestive Heart Failure"),
         "Hypertension history": ctx.flag("Hypertension history"),
         "stroke, TIA or thromboembolism": stroke_like,
         "Vascular disease history": ctx.flag("Vascular disease history"),
         "Diabetes history": ctx.flag("Diabetes history"),
     }
-    return ctx.band("age_points", age) + _score(ctx, met)
 
 
 @calculator("cha2ds2-va")
 def cha2ds2_va(ctx: Context) -> float:
     """CHA2DS2-VA (ESC 2024): CHA2DS2-VASc without the sex category; no benchmark, one variant."""
     age = ctx.age()
-    stroke_like = any(
-        [ctx.flag("Stroke"), ctx.flag("Transient Ischemic Attacks History"), ctx.flag("Thromboembolism history")]
-    )
-    met = {
-        "Congestive Heart Failure": ctx.flag("Congestive Heart Failure"),
-        "Hypertension history": ctx.flag("Hypertension history"),
-        "stroke, TIA or thromboembolism": stroke_like,
-        "Vascular disease history": ctx.flag("Vascular disease history"),
-        "Diabetes history": ctx.flag("Diabetes history"),
-    }
-    return ctx.band("age_points", age) + _score(ctx, met)
+    return ctx.band("age_points", age) + _score(ctx, _stroke_risk_criteria(ctx))
 
 
 @calculator("wells-pe")
