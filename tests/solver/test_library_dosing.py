@@ -5,7 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solver.library import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
+from tests.solver.helpers import raises_calc_error
 
 FAST = settings(max_examples=50, deadline=None)
 MF, SC, MME = "maintenance-fluids", "steroid-conversion", "morphine-milligram-equivalents"
@@ -199,7 +200,4 @@ PRED = {"input steroid": ["PredniSONE PO", 10, "mg"], "target steroid": "Dexamet
 ])
 def test_bad_input_is_refused(slug, ents, error, variable):
     for variant in ("benchmark", "published"):
-        with pytest.raises(error) as e:
-            compute(slug, ents, variant=variant)
-        assert isinstance(e.value, CalculatorError)
-        assert (e.value.calculator, e.value.variable) == (slug, variable)
+        raises_calc_error(error, slug, ents, variable, variant)
