@@ -6,7 +6,7 @@ import json
 import sys
 from pathlib import Path
 
-from audit.cases import REFERENCE_CASES, DatasetError, file_hash, read_cases
+from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 from registry.loader import get_registry
 from registry.report import render_table
 

@@ -11,7 +11,7 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from audit.cases import Case
+from solver.data import Case
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind, UnitsFile
 from registry.texts import TextError, dependencies, references, render

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from audit.cases import Case
+from solver.data import Case
 from registry.loader import Registry
 from solver.library import CalculatorError, compute
 from solver.scoring import is_correct

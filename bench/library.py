@@ -16,9 +16,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from registry.loader import clear_cache, get_registry  # noqa: E402
+from solver.data import REFERENCE_CASES as CASES  # noqa: E402
 from solver.library import compute  # noqa: E402
-
-CASES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "reference_cases.jsonl"
 
 
 def best(fn, repeat: int) -> float:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.cases import REFERENCE_CASES, DatasetError, read_cases
+from solver.data import REFERENCE_CASES, DatasetError, read_cases
 from audit.deviations import fidelity
-from registry.cli import main
+from cli.main import main
 from registry.loader import get_registry
 
 ROWS = fidelity(get_registry(), read_cases(REFERENCE_CASES))

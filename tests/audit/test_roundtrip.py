@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.cases import REFERENCE_CASES, read_cases
-from registry.cli import main
+from solver.data import REFERENCE_CASES, read_cases
+from cli.main import main
 from registry.loader import PROJECT_ROOT, load
 from solver.library import compute
 from solver.scoring import is_correct

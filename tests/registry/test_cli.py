@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.cli import main
+from cli.main import main
 from registry.loader import PROJECT_ROOT, load
 
 

@@ -8,22 +8,19 @@ from pathlib import Path
 
 import pytest
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SHARED_ONE_SHOT = Path(__file__).resolve().parents[3] / "shared" / "medcalc" / "one_shot_data.csv"
+from solver.data import ONE_SHOT, REFERENCE_CASES
 
 # calculator id -> (correct, total), filled by the reference tests and printed at the end of the run
 REFERENCE_TALLY: dict[str, dict[int, tuple[int, int]]] = {"reference cases": {}, "one-shot rows": {}}
 
 
 def reference_cases() -> list[dict]:
-    with (FIXTURES / "reference_cases.jsonl").open(encoding="utf-8") as f:
+    with REFERENCE_CASES.open(encoding="utf-8") as f:
         return [json.loads(line) for line in f if line.strip()]
 
 
 def one_shot_rows() -> list[dict]:
-    if not SHARED_ONE_SHOT.exists():
-        return []
-    with SHARED_ONE_SHOT.open(encoding="utf-8", newline="") as f:
+    with ONE_SHOT.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     for r in rows:
         text = r["Relevant Entities"]

@@ -42,7 +42,6 @@ def test_reference_cases(cid: int) -> None:
     assert not wrong, f"{len(wrong)} wrong, first: {wrong[0]}"
 
 
-@pytest.mark.skipif(not SHOTS, reason="../shared/medcalc/one_shot_data.csv is not beside this checkout")
 @pytest.mark.parametrize("row", SHOTS, ids=lambda r: f"id{r['Calculator ID']}")
 def test_one_shot_rows(row: dict) -> None:
     cid = int(row["Calculator ID"])

@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from registry.cli import main
+from cli.main import main
 
 
 def test_solve_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,10 +1,19 @@
-"""The `formula` command line: one entry point, sub-commands registered by the modules that own them."""
+"""The `formula` command line: one entry point, sub-commands registered by the modules that own them.
+
+Each package below (registry, solver, audit, ...) has modules with a `register(sub)` function that
+adds its sub-commands; this module composes them in layer order and is imported by nothing else.
+"""
 from __future__ import annotations
 
 import argparse
 import sys
 
+from audit import cli as audit_cli
 from registry import commands, texts_cli
+from solver import exec_cli, solve_cli
+
+# Every module that contributes sub-commands, lowest layer first.
+COMMAND_MODULES = (commands, texts_cli, solve_cli, exec_cli, audit_cli)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -14,21 +23,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    commands.register(sub)
-    texts_cli.register(sub)
-    _register_optional(sub)
+    for module in COMMAND_MODULES:
+        module.register(sub)
     return parser
-
-
-def _register_optional(sub: argparse._SubParsersAction) -> None:
-    """Commands that live in the solver and audit packages register themselves here."""
-    from audit import cli as audit_cli  # `formula audit ...`
-    from solver import exec_cli  # restricted executor: `formula exec`
-    from solver import solve_cli  # calculator library: `formula solve`
-
-    solve_cli.register(sub)
-    exec_cli.register(sub)
-    audit_cli.register(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

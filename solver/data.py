@@ -9,8 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-REFERENCE_CASES = PROJECT_ROOT / "tests" / "fixtures" / "reference_cases.jsonl"
+EMBEDDED = Path(__file__).resolve().parent / "embedded"
+REFERENCE_CASES = EMBEDDED / "reference_cases.jsonl"  # 2,200 cases, answers from the benchmark's own code
+ONE_SHOT = EMBEDDED / "one_shot_data.csv"  # the benchmark's 55 one-shot rows (CC-BY-SA 4.0)
 
 
 class DatasetError(ValueError):
