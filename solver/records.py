@@ -1,0 +1,78 @@
+"""The answer record: what every answer of the solver carries, so it can be checked and rebuilt.
+
+One record per answer, whichever route produced it (the verified library, a model-written
+program run by the executor, or an abstention). It names the exact content it was computed from
+(calculator, formula version and that version's content hash, the registry lock digest) and
+holds everything needed to recompute it without a model (inputs as given, program source).
+The router (`formula solve`), the MCP tools and `formula replay` all speak this one format.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from registry.loader import Registry
+from registry.schema import Calculator, Version
+from registry.versions import content, content_hash, lock_digest
+
+RECORD_FORMAT = 1
+Route = Literal["library", "program", "abstain"]
+
+
+class InputUsed(BaseModel):
+    """One input as the caller gave it and as the formula used it (canonical unit)."""
+
+    model_config = ConfigDict(extra="forbid")
+    given: Any
+    value: Any
+    unit: str | None = None
+
+
+class SubResult(BaseModel):
+    """The result of a calculator this one depends on (APACHE II's GCS, Cockcroft-Gault's BMI)."""
+
+    model_config = ConfigDict(extra="forbid")
+    calculator: str
+    version: str
+    content_hash: str
+    value: Any
+    unit: str | None = None
+
+
+class AnswerRecord(BaseModel):
+    """A self-describing answer; `formula replay RECORD.json` recomputes it from this alone."""
+
+    model_config = ConfigDict(extra="forbid")
+    format_version: int = RECORD_FORMAT
+    calculator: str  # registry slug
+    medcalc_id: int | None = None
+    version: str  # formula version computed with
+    content_hash: str  # the content hash of that version (registry.versions)
+    registry_lock_digest: str | None = None
+    variant: str = "benchmark"
+    route: Route
+    value: Any = None  # number, ISO date, [weeks, days]; None when abstaining
+    unit: str | None = None
+    abstained: bool = False
+    reason: str | None = None  # why it abstained, or why this route was taken
+    entities: dict[str, Any] = Field(default_factory=dict)  # the inputs exactly as given
+    inputs: dict[str, InputUsed] = Field(default_factory=dict)  # as converted
+    constants: dict[str, Any] = Field(default_factory=dict)  # the constants of the version used
+    sub_results: list[SubResult] = Field(default_factory=list)
+    program: str | None = None  # program source, for the program route
+    executor_outcome: dict[str, Any] | None = None  # the executor's Outcome as JSON
+    executor_policy: str | None = None
+    warnings: list[str] = Field(default_factory=list)  # e.g. "replaced by CKD-EPI 2021 (KDIGO ...)"
+    timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def version_hash(reg: Registry, calc: Calculator, version: Version | None = None) -> str:
+    """The content hash of one version (the active one by default), as the lock file records it."""
+    v = version or calc.active
+    return content_hash(content(calc, v, reg.units))
+
+
+def registry_digest(reg: Registry) -> str | None:
+    return lock_digest(reg.lock_path) if reg.lock_path.exists() else None
