@@ -76,3 +76,35 @@ def version_hash(reg: Registry, calc: Calculator, version: Version | None = None
 
 def registry_digest(reg: Registry) -> str | None:
     return lock_digest(reg.lock_path) if reg.lock_path.exists() else None
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, dt.date):
+        return v.isoformat()
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def library_record(reg: Registry, calculator: str | int, entities: dict[str, Any], *,
+                   variant: str = "benchmark") -> AnswerRecord:
+    """Compute with the verified library and return the full record (raises `CalculatorError`)."""
+    from solver.library import compute  # the library imports this package's siblings only
+
+    res = compute(calculator, entities, variant=variant, registry=reg)
+    calc = reg.get(res.calculator)
+    subs = []
+    for dep in calc.depends_on:  # what the nested calculators gave on the same entities
+        other = reg.calculators[dep]
+        names = {i.name for i in other.inputs}
+        sub = compute(dep, {k: v for k, v in entities.items() if k in names}, variant=variant, registry=reg)
+        subs.append(SubResult(calculator=dep, version=sub.version, content_hash=version_hash(reg, other),
+                              value=_plain(sub.value), unit=sub.unit))
+    return AnswerRecord(
+        calculator=calc.slug, medcalc_id=calc.medcalc_id, version=res.version,
+        content_hash=version_hash(reg, calc), registry_lock_digest=registry_digest(reg), variant=variant,
+        route="library", value=_plain(res.value), unit=res.unit, entities=entities,
+        inputs={k: InputUsed(given=r.given, value=_plain(r.value), unit=r.unit) for k, r in res.inputs.items()},
+        constants={k: c.model_dump(mode="json").get("value") for k, c in calc.constants.items()},
+        sub_results=subs,
+    )
