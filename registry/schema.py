@@ -157,6 +157,19 @@ class Guideline(Strict):
 # --------------------------------------------------------------------------- inputs
 
 
+class InputDefinition(Strict):
+    """What an input means, where its meaning varies between sources (HAS-BLED's "labile INR").
+
+    Descriptive only: it is not part of a version's hashed content (registry/versions.py), so a
+    definition can be added or corrected without releasing a new version.
+    """
+
+    text: str = Field(min_length=1, description="the concept's definition, in our words")
+    source: str = Field(description="the publication that defines it (author, journal, year)")
+    seen_in: str | None = Field(default=None, description="where we read the definition, when not the source itself")
+    verified: bool = Field(default=False, description="true only when a person checked it against the source")
+
+
 class Input(Strict):
     """One entity of the benchmark's gold-variable block."""
 
@@ -172,6 +185,7 @@ class Input(Strict):
     required: bool = True
     default: Any = Field(default=None, description="value assumed when absent (optional inputs only)")
     used: bool = Field(default=True, description="false when the benchmark maps the key but never reads it")
+    definition: InputDefinition | None = Field(default=None, description="the concept's definition and its source")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Input":

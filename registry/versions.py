@@ -4,7 +4,8 @@ A released version (active or superseded) is immutable. Its *content* is what ch
 calculator's answer or its supplied text: output, inputs, constants, tables, dependencies, the
 version's own text, and the shared unit data it converts with (factors, conventions and the
 molar masses of its analytes, from formulas/units.yaml). Governance metadata (reviews, sign-offs, audit findings, citations) can
-be updated in place without a new version.
+be updated in place without a new version, and so can an input's `definition` (what the concept
+means and where that is defined): it is descriptive, never read by the library or a text.
 """
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from registry.schema import Calculator, UnitsFile, Version, VersionStatus, semve
 from registry.yamlio import YamlError, dump, load_file
 
 CONTENT_FIELDS = ("output", "inputs", "constants", "tables", "depends_on")
+# Descriptive fields inside the content fields that never change an answer or a text: excluded
+# from the hash, so they can be corrected in place like other governance metadata.
+DESCRIPTIVE = {"inputs": {"__all__": {"definition"}}}
 
 
 def content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict[str, Any]:
     """What a released version fixes: its own definition, and the shared unit data it converts with."""
-    data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS))
+    data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS), exclude=DESCRIPTIVE)
     data = {k: data[k] for k in CONTENT_FIELDS}
     data["version"] = version.version
     data["text"] = version.text

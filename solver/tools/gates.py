@@ -1,0 +1,110 @@
+"""Validation gates before computing (MedCalc-Pro's order): completeness -> type -> enum -> unit -> range.
+
+The arguments are checked against the calculator's generated JSON Schema with a maintained
+validator (`jsonschema`, draft 2020-12). Every violation is sorted into the gate it belongs to,
+and the first gate that fails is reported with all its findings, each naming the input, so an
+agent can fix the call in one step.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from registry.loader import Registry, get_registry
+
+GATES: tuple[str, ...] = ("completeness", "type", "enum", "unit", "range")
+
+
+@dataclass(frozen=True)
+class Finding:
+    gate: str
+    variable: str | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.variable!r}: {self.message}" if self.variable else self.message
+
+
+class GateError(ValueError):
+    """The first gate that failed, with every finding of that gate."""
+
+    def __init__(self, calculator: str, gate: str, findings: list[Finding]):
+        self.calculator = calculator
+        self.gate = gate
+        self.findings = findings
+        super().__init__(f"{calculator}: {gate} check failed: " + "; ".join(map(str, findings)))
+
+
+@lru_cache(maxsize=None)
+def _validator(slug: str, root: str, version: str):  # cache key includes the registry root and version
+    from jsonschema import Draft202012Validator
+
+    from solver.tools.schema import calculator_schema
+
+    reg = get_registry()
+    return Draft202012Validator(calculator_schema(reg.calculators[slug], reg))
+
+
+def validator(reg: Registry, slug: str):
+    """A compiled validator of a calculator's schema (cached per registry root and version)."""
+    from jsonschema import Draft202012Validator
+
+    from solver.tools.schema import calculator_schema
+
+    if reg is get_registry():
+        return _validator(slug, str(reg.root), reg.calculators[slug].active.version)
+    return Draft202012Validator(calculator_schema(reg.calculators[slug], reg))
+
+
+def _gate(err: Any) -> str:
+    kw = err.validator
+    path = list(err.absolute_path)
+    if kw == "required" or kw == "additionalProperties":
+        return "completeness"
+    if kw in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        return "range"
+    if kw in ("enum", "const"):
+        if not isinstance(err.instance, (str, bool)):
+            return "type"
+        # a later position of an array ([value, unit], [name, amount, unit], age pairs) is a unit
+        return "unit" if path and isinstance(path[-1], int) and path[-1] > 0 else "enum"
+    return "type"  # type, prefixItems, minItems, maxItems, pattern, items
+
+
+def _message(err: Any) -> tuple[str | None, str]:
+    path = list(err.absolute_path)
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        return missing, "required input is missing"
+    if err.validator == "additionalProperties":
+        return None, f"unknown input(s): {err.message.split('(')[-1].rstrip(')')}"
+    var = str(path[0]) if path else None
+    where = "".join(f"[{p}]" for p in path[1:])
+    if err.validator == "enum":
+        allowed = ", ".join(repr(x) for x in err.validator_value)
+        what = "unit" if path and isinstance(path[-1], int) else "value"
+        return var, f"{what}{where} {err.instance!r} is not one of: {allowed}"
+    if err.validator == "const":
+        return var, f"{where} must be {err.validator_value!r}, got {err.instance!r}"
+    if err.validator in ("minimum", "maximum"):
+        return var, f"value{where} {err.instance!r} is outside the plausible range ({err.validator} {err.validator_value})"
+    return var, f"{where + ': ' if where else ''}{err.message}"
+
+
+def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
+    """Raise `GateError` for the first failing gate; return quietly when the arguments pass all five."""
+    calc = reg.get(calculator)
+    if not isinstance(arguments, dict):
+        raise GateError(calc.slug, "type", [Finding("type", None, "arguments must be an object of entity names")])
+    by_gate: dict[str, list[Finding]] = {}
+    for err in validator(reg, calc.slug).iter_errors(arguments):
+        # an if/then range clause reports the inner minimum/maximum; allOf wrappers add nothing
+        errs = [err] if err.validator not in ("allOf", "anyOf", "oneOf") else list(err.context or [err])
+        for e in errs:
+            g = _gate(e)
+            var, msg = _message(e)
+            by_gate.setdefault(g, []).append(Finding(g, var, msg))
+    for g in GATES:
+        if g in by_gate:
+            raise GateError(calc.slug, g, sorted(by_gate[g], key=lambda f: (f.variable or "", f.message)))
