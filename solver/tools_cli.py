@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "stdin/stdout, plus list_calculators and explain. Each call is checked by the validation "
                        "gates (completeness, type, enum, unit, range) and answered with an answer record.")
     p.add_argument("--mcp", action="store_true", required=True, help="speak MCP over stdio (the only transport)")
+    p.add_argument("--variant", choices=("benchmark", "published"), default="benchmark",
+                   help="which variant of the formulas the tools compute (default: benchmark)")
     p.set_defaults(handler=_serve)
 
 
@@ -62,5 +64,5 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"error: the MCP server needs the 'tools' extra ({e}); pip install 'formula-registry[tools]'",
               file=sys.stderr)
         return 1
-    serve_stdio()
+    serve_stdio(variant=args.variant)
     return 0

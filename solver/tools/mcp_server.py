@@ -1,0 +1,119 @@
+"""`formula serve --mcp`: every active calculator as a tool of an MCP server on stdio.
+
+Tools: one per active calculator (named by its slug; input schema generated from the registry),
+`list_calculators`, and `explain(calculator)`. A calculator call answers with the answer record
+as structured content (and the same JSON as text); a refused call is a tool error
+(`isError`) whose text names the failed gate and the inputs, so an agent can correct itself.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+
+from registry.loader import Registry, get_registry
+from solver.library import CalculatorError
+from solver.tools.gates import GateError
+from solver.tools.schema import DRAFT, tool_definition
+from solver.tools.service import active_calculators, call, explain, list_calculators
+
+SERVER_NAME = "formula-registry"
+LIST_TOOL = "list_calculators"
+EXPLAIN_TOOL = "explain"
+
+
+def _fixed_tools() -> list[types.Tool]:
+    return [
+        types.Tool(name=LIST_TOOL, title="List the calculators",
+                   description="Every calculator served here: slug, benchmark id, formula version and content "
+                   "hash, output, intended use, literature concern and successors.",
+                   input_schema={"$schema": DRAFT, "type": "object", "properties": {}, "additionalProperties": False}),
+        types.Tool(name=EXPLAIN_TOOL, title="Explain a calculator",
+                   description="The rendered formula text, the publication, guideline provenance, the literature "
+                   "concern and successors of one calculator.",
+                   input_schema={"$schema": DRAFT, "type": "object", "required": ["calculator"],
+                                 "additionalProperties": False,
+                                 "properties": {"calculator": {"type": ["string", "integer"],
+                                                               "description": "registry slug or benchmark id"}}}),
+    ]
+
+
+def _tool(reg: Registry, calc: Any) -> types.Tool:
+    d = tool_definition(calc, "mcp", reg)
+    return types.Tool(name=d["name"], title=d["title"], description=d["description"],
+                      input_schema=d["inputSchema"], _meta=d["_meta"])
+
+
+def _ok(data: Any) -> types.CallToolResult:
+    text = json.dumps(data, ensure_ascii=False)
+    structured = data if isinstance(data, dict) else {"result": data}
+    return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=structured)
+
+
+def _error(message: str, detail: dict[str, Any]) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text="error: " + message)],
+                                structured_content={"error": detail}, is_error=True)
+
+
+def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: str) -> types.CallToolResult:
+    """One tool call, transport-free (the server and the tests use it)."""
+    args = arguments or {}
+    if name == LIST_TOOL:
+        return _ok({"calculators": list_calculators(reg)})
+    if name == EXPLAIN_TOOL:
+        ref = args.get("calculator")
+        try:
+            return _ok(explain(reg, ref))  # type: ignore[arg-type]
+        except KeyError:
+            return _error(f"unknown calculator {ref!r}: call {LIST_TOOL} for the slugs",
+                          {"gate": "completeness", "variable": "calculator"})
+    if name not in reg.calculators:
+        return _error(f"unknown tool {name!r}: call {LIST_TOOL} for the calculators", {"gate": None})
+    try:
+        record = call(reg, name, args, variant=variant)
+    except GateError as e:
+        return _error(str(e), {"gate": e.gate, "calculator": e.calculator,
+                               "findings": [{"variable": f.variable, "message": f.message} for f in e.findings]})
+    except CalculatorError as e:
+        return _error(str(e), {"gate": "compute", "calculator": e.calculator, "variable": e.variable,
+                               "kind": type(e).__name__, "message": e.message})
+    return _ok(record.model_dump(mode="json"))
+
+
+def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Server:
+    reg = reg or get_registry()
+    tools = _fixed_tools() + [_tool(reg, c) for c in active_calculators(reg)]
+
+    async def on_list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        return handle(reg, params.name, params.arguments, variant)
+
+    return Server(SERVER_NAME, version=_version(), instructions="Clinical calculators from a versioned formula "
+                  "registry. Call list_calculators, then a calculator with the benchmark's entity format "
+                  "(values or [value, unit] pairs); every answer names its formula version and content hash.",
+                  on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("formula-registry")
+    except PackageNotFoundError:
+        return "0"
+
+
+def serve_stdio(variant: str = "benchmark") -> None:
+    server = build_server(variant=variant)
+
+    async def main() -> None:
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    anyio.run(main)
