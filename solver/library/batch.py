@@ -1,0 +1,204 @@
+"""`compute_many`: one calculator over a table of patients (a pandas DataFrame), row errors kept.
+
+Input columns, by default named as the benchmark's entities (`creatinine`, `age`, `sex`, ...):
+
+- a cell holds the entity exactly as `compute` takes it: a bare value (`"Male"`, `True`, `9`) or
+  a `[value, "unit"]` list (also as JSON text, as a CSV file stores it, e.g. `[1.2, "mg/dL"]`);
+- or the column holds bare numbers and a sibling column `<column>_unit` holds each row's unit;
+- `columns={"creatinine": "scr", "age": ("age_y", "years")}` maps entity names to other column
+  names, or to a (column, unit) pair when every row has the same unit;
+- an empty cell (None, NaN) means the entity was not given for that row (optional inputs take
+  their registry default; a missing required input is that row's error).
+Other columns (patient ids ...) are ignored.
+
+The result has the frame's index and two columns: `value` (what `compute` returns, as
+`Result.to_json` writes it: a number, an ISO date or [weeks, days]) and `error` (None, or the
+library's error message for that row). One bad row never fails the batch. Calculators with a
+vectorised implementation (solver/library/vectorised.py) compute with numpy; the others, and
+any row the vectorised path refuses, go through `compute` row by row, so every answer and every
+error equals `compute`'s.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import math
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import pandas as pd
+
+from registry.loader import Registry, get_registry
+from registry.schema import Calculator
+from solver.library.core import VARIANTS, compute, resolve
+from solver.library.errors import CalculatorError
+from solver.library.vectorised import MISSING, VECTORISED, Columns, Pair, cell_at, finish
+
+UNIT_SUFFIX = "_unit"
+CHUNK = 20_000  # rows per progress step
+ColumnSpec = str | tuple[str, str]
+
+
+def _plain(x: Any) -> Any:
+    """numpy scalars and arrays as Python values (the library type-checks `int`, `float`, `bool`)."""
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return [_plain(e) for e in x.tolist()]
+    if isinstance(x, (list, tuple)):
+        return [_plain(e) for e in x]
+    return x
+
+
+def _absent(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NA or x is pd.NaT
+
+
+def _parse(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        try:
+            return ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            return text  # left as text: the library names the problem
+
+
+def _cells(values: list[Any], units: list[Any] | None) -> list[Any]:
+    """One cell per row, as `compute` takes it; JSON text (CSV) parsed once per distinct string."""
+    parsed: dict[str, Any] = {}
+    out = []
+    for k, x in enumerate(values):
+        x = _plain(x)
+        if _absent(x):
+            out.append(MISSING)
+            continue
+        if isinstance(x, str) and x.startswith("["):
+            if x not in parsed:
+                parsed[x] = _parse(x)
+            x = parsed[x]
+        u = _plain(units[k]) if units is not None else None
+        out.append([x, u] if u is not None and not _absent(u) and not isinstance(x, (list, tuple)) else x)
+    return out
+
+
+def _simple(s: pd.Series) -> bool:
+    """A column of plain scalars of one kind (numbers, booleans or strings), fit for the array layout."""
+    if s.dtype.kind in "biuf":
+        return True
+    if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+        kind = pd.api.types.infer_dtype(s, skipna=True)
+        if kind == "string":
+            return not s.dropna().astype(str).str.startswith("[").any()
+    return False
+
+
+def entity_columns(frame: pd.DataFrame, calc: Calculator,
+                   columns: Mapping[str, ColumnSpec] | None = None) -> dict[str, Any]:
+    """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given)."""
+    columns = dict(columns or {})
+    names = {i.name for i in calc.inputs if i.name != "*"}
+    unknown = sorted(set(columns) - names)
+    if unknown:
+        raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
+                         f"inputs: {', '.join(sorted(names))}")
+    out: dict[str, Any] = {}
+    for name in sorted(names):
+        spec = columns.get(name, name)
+        fixed_unit = None
+        if isinstance(spec, tuple):
+            spec, fixed_unit = spec
+        if spec not in frame.columns:
+            if name in columns:
+                raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
+            continue
+        series = frame[spec]
+        unit_col = f"{spec}{UNIT_SUFFIX}"
+        if fixed_unit is not None:
+            units = pd.Series([fixed_unit] * len(series), index=series.index, dtype=object)
+        elif unit_col in frame.columns:
+            units = frame[unit_col]
+        else:
+            units = None
+        if _simple(series) and (units is None or pd.api.types.infer_dtype(units, skipna=True) in ("string", "empty")):
+            values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
+            if series.dtype.kind in "biu" and units is None:
+                values = series.to_numpy()
+            out[name] = Pair(values, None if units is None else units.to_numpy(dtype=object))
+        else:
+            out[name] = _cells(series.tolist(), None if units is None else units.tolist())
+    return out
+
+
+def _row(cells: dict[str, Any], i: int) -> dict[str, Any]:
+    row = {}
+    for k, col in cells.items():
+        c = cell_at(col, i)
+        if c is not MISSING:
+            row[k] = c
+    return row
+
+
+def _value_json(v: Any) -> Any:
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def _one(calc: Calculator, ents: dict[str, Any], variant: str, reg: Registry) -> tuple[Any, str | None]:
+    try:
+        return _value_json(compute(calc.slug, ents, variant=variant, registry=reg).value), None
+    except CalculatorError as e:
+        return None, str(e)
+
+
+def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
+                 columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
+                 progress: Callable[[int], None] | None = None, vectorise: bool = True) -> pd.DataFrame:
+    """Compute `calculator` for every row of `frame`; returns `value` and `error` columns (see module doc).
+
+    `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
+    forces the row-by-row path (for comparison).
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    reg = registry or get_registry()
+    calc = resolve(calculator, reg)
+    from solver.library.core import _load_functions
+
+    _load_functions()
+    cells = entity_columns(frame, calc, columns)
+    n = len(frame)
+    values: list[Any] = [None] * n
+    errors: list[str | None] = [None] * n
+    fn = VECTORISED.get(calc.slug) if vectorise else None
+    fallback = 0
+    for start in range(0, n, CHUNK):
+        stop = min(start + CHUNK, n)
+        if fn is not None:
+            part = {k: (Pair(col.values[start:stop], None if col.units is None else col.units[start:stop])
+                        if isinstance(col, Pair) else col[start:stop]) for k, col in cells.items()}
+            cols = Columns(calc, part, stop - start, variant, reg)
+            with np.errstate(all="ignore"):
+                out = finish(cols, fn(cols)).tolist()
+            integer = calc.output.rounding == "integer"
+            zero_is_int = calc.output.rounding == "round_number"  # round_number returns the int 0 for 0
+            for j, (v, bad) in enumerate(zip(out, cols.bad.tolist())):
+                if bad:
+                    fallback += 1
+                    values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
+                else:
+                    values[start + j] = int(v) if integer or (zero_is_int and v == 0) else v
+        else:
+            for i in range(start, stop):
+                values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
+        if progress is not None:
+            progress(stop - start)
+    result = pd.DataFrame({"value": pd.Series(values, index=frame.index, dtype=object),
+                           "error": pd.Series(errors, index=frame.index, dtype=object)})
+    result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
+                         "unit": calc.output.unit, "vectorised": fn is not None,
+                         "row_by_row": n if fn is None else fallback})
+    return result
