@@ -185,12 +185,15 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
                 out = finish(cols, fn(cols)).tolist()
             integer = calc.output.rounding == "integer"
             zero_is_int = calc.output.rounding == "round_number"  # round_number returns the int 0 for 0
-            for j, (v, bad) in enumerate(zip(out, cols.bad.tolist())):
-                if bad:
-                    fallback += 1
-                    values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
-                else:
-                    values[start + j] = int(v) if integer or (zero_is_int and v == 0) else v
+            bad_rows = np.flatnonzero(cols.bad).tolist()
+            if integer:
+                out = [int(v) if v == v else v for v in out]
+            elif zero_is_int:
+                out = [0 if v == 0 else v for v in out]
+            values[start:stop] = out
+            for j in bad_rows:
+                fallback += 1
+                values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
         else:
             for i in range(start, stop):
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)

@@ -99,24 +99,36 @@ def _key(x: Any) -> Any:
 
 
 def elementwise(fn: Callable[..., Any], *arrays: np.ndarray, ok: np.ndarray | None = None) -> np.ndarray:
-    """fn applied in Python to each row (once per distinct argument tuple); rows not `ok` give nan."""
-    cols = [a.tolist() for a in arrays]
-    flags = ok.tolist() if ok is not None else [True] * len(cols[0])
-    cache: dict[Any, Any] = {}
-    out = []
-    for args, good in zip(zip(*cols), flags):
-        if not good:
-            out.append(np.nan)
-            continue
-        v = cache.get(args, _BAD)
-        if v is _BAD:
-            try:
-                v = fn(*args)
-            except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-                v = np.nan
-            cache[args] = v
-        out.append(v)
-    return np.array(out, dtype=float)
+    """fn applied in Python once per distinct argument tuple (found with pandas' factorize); rows not `ok` give nan."""
+    n = len(arrays[0])
+    out = np.full(n, np.nan)
+    idx = np.flatnonzero(ok) if ok is not None else np.arange(n)
+    if not idx.size:
+        return out
+    combined = np.zeros(idx.size, dtype=np.int64)
+    uniques, sizes = [], []
+    for a in arrays:
+        c, u = pd.factorize(np.asarray(a)[idx], use_na_sentinel=False)
+        size = max(len(u), 1)
+        combined = combined * size + c
+        uniques.append(u)
+        sizes.append(size)
+    codes, keys = pd.factorize(combined)
+    parts = []
+    rest = np.asarray(keys, dtype=np.int64)
+    for size in reversed(sizes):  # decode each distinct combination into one index per argument
+        parts.append(rest % size)
+        rest = rest // size
+    parts.reverse()
+    args = [np.asarray(u, dtype=object)[p].tolist() if len(u) else [] for u, p in zip(uniques, parts)]
+    results = []
+    for tup in zip(*args):
+        try:
+            results.append(fn(*tup))
+        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+            results.append(np.nan)
+    out[idx] = np.array(results, dtype=float)[codes]
+    return out
 
 
 class Columns:
