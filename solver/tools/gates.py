@@ -102,6 +102,8 @@ def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
         # an if/then range clause reports the inner minimum/maximum; allOf wrappers add nothing
         errs = [err] if err.validator not in ("allOf", "anyOf", "oneOf") else list(err.context or [err])
         for e in errs:
+            if e.validator in ("enum", "const") and not isinstance(e.instance, (str, bool)):
+                continue  # the value's type error is reported instead
             g = _gate(e)
             var, msg = _message(e)
             by_gate.setdefault(g, []).append(Finding(g, var, msg))

@@ -84,3 +84,19 @@ def test_mcp_session_over_stdio():
     assert "mg/dl" in out["bad_unit"].content[0].text
     assert out["missing"].structured_content["error"]["gate"] == "completeness"
     assert out["missing"].structured_content["error"]["findings"][0]["variable"] == "age"
+
+
+def test_handle_without_transport():
+    """Refusals the gates cannot see come from the library, named as the compute stage."""
+    from solver.tools.mcp_server import handle
+
+    reg = get_registry()
+    r = handle(reg, "estimated-due-date", {"Last menstrual date": "02/30/2020", "cycle length": 28}, "benchmark")
+    assert r.is_error and r.structured_content["error"]["gate"] == "compute"
+    assert "MM/DD/YYYY" in r.content[0].text
+    assert handle(reg, "no-such-tool", {}, "benchmark").is_error
+    assert handle(reg, "explain", {"calculator": "nope"}, "benchmark").is_error
+    ok = handle(reg, "explain", {"calculator": 2}, "benchmark")
+    assert ok.structured_content["depends_on"] == ["body-mass-index", "ideal-body-weight", "adjusted-body-weight"]
+    pub = handle(reg, "creatinine-clearance-cockcroft-gault", CG, "published").structured_content
+    assert pub["variant"] == "published" and pub["value"] == compute(2, CG, variant="published").value

@@ -1,0 +1,34 @@
+"""Input definitions are descriptive: they never change a released version's content hash."""
+from __future__ import annotations
+
+from registry.loader import get_registry
+from registry.schema import InputDefinition
+from registry.versions import content, content_hash
+
+
+def _hash(calc, units):
+    return content_hash(content(calc, calc.active, units))
+
+
+def test_definitions_are_outside_the_content_hash():
+    reg = get_registry()
+    calc = reg.calculators["has-bled"]
+    labile = calc.input("Labile international normalized ratio")
+    assert labile.definition is not None and "60%" in labile.definition.text
+    before = _hash(calc, reg.units)
+    edited = calc.model_copy(deep=True)
+    edited.input("Labile international normalized ratio").definition = InputDefinition(
+        text="something else", source="nowhere", verified=False)
+    edited.input("Hypertension").definition = None
+    assert _hash(edited, reg.units) == before
+    edited.constants["alcohol_threshold"].value = 9  # a number does change it
+    assert _hash(edited, reg.units) != before
+
+
+def test_definitions_name_a_source_and_stay_unverified_until_checked():
+    reg = get_registry()
+    found = [(c.slug, i) for c in reg.calculators.values() for i in c.inputs if i.definition is not None]
+    assert {s for s, _ in found} >= {"has-bled", "caprini-2005"}
+    for slug, i in found:
+        assert i.definition.source and i.definition.seen_in.startswith("https://"), (slug, i.name)
+        assert i.definition.verified is False, (slug, i.name)  # read in secondary sources only
