@@ -218,9 +218,9 @@ def warnings(calc: Calculator, reg: Registry | None = None) -> list[str]:
     reg = reg or get_registry()
     out = []
     for r in calc.replacements:
-        target = reg.calculators[r.successor].name if r.successor and r.successor in reg.calculators else r.name
         verb = "replaced by" if r.kind == "replaced_by" else "alternative:"
-        out.append(f"{verb} {target} ({r.jurisdiction}, since {r.since})")
+        where = f"; calculator {r.successor}" if r.successor and r.successor in reg.calculators else ""
+        out.append(f"{verb} {r.name} ({r.jurisdiction}, since {r.since}{where})")
     a = calc.literature_audit
     if a.concern.value != "none" and a.summary:
         out.append(f"{a.concern.value.replace('_', ' ')}: {a.summary}")
