@@ -189,10 +189,14 @@ def pair(a: Run, b: Run) -> pd.DataFrame:
         parts = [f"runs {a.label} and {b.label} do not share cases and seeds"]
         if seeds_a != seeds_b:
             parts.append(f"seeds differ ({a.label}: {sorted(seeds_a)}; {b.label}: {sorted(seeds_b)})")
-        if sa - sb:
-            parts.append(f"only in {a.label}: {_describe(sa - sb)}")
-        if sb - sa:
-            parts.append(f"only in {b.label}: {_describe(sb - sa)}")
+        common = seeds_a & seeds_b
+        only_a = {k for k in sa - sb if k[1] in common}
+        only_b = {k for k in sb - sa if k[1] in common}
+        where = " under the shared seeds" if seeds_a != seeds_b else ""
+        if only_a:
+            parts.append(f"only in {a.label}{where}: {_describe(only_a)}")
+        if only_b:
+            parts.append(f"only in {b.label}{where}: {_describe(only_b)}")
         raise RunError("; ".join(parts))
     kb = kb.loc[ka.index]
     mismatch = ka["calculator_id"].to_numpy() != kb["calculator_id"].to_numpy()

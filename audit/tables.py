@@ -308,12 +308,13 @@ def _paired_rows(a: Run, b: Run, info_rows: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------- the report
 
 
-def build_report(run_dirs: Sequence[Path | str], compare: Iterable[tuple[str, str]] = (), draws: int = 10_000,
+def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[str, str]] = (), draws: int = 10_000,
                  seed: int = 0, registry: Registry | None = None, *,
                  hybrids: Iterable[tuple[str, str]] | None = None,
                  covered: set[str] | None = None) -> dict[str, Any]:
     """Every table of the report as one JSON-ready dict; see the module docstring.
 
+    run_dirs: run directories (or runs already read with `audit.runs.read_run`).
     compare: (A, B) pairs by run directory name, directory or arm; each gives A minus B on every
     subset. hybrids: (library run, fallback run) pairs; None assembles every library run with every
     other run. covered: slugs of the library-covered subset (default: what `solver.library`
@@ -327,7 +328,7 @@ def build_report(run_dirs: Sequence[Path | str], compare: Iterable[tuple[str, st
     info = calculator_info(reg)
     texts = current_texts(reg)
     cov = set(covered) if covered is not None else library_covered(reg)
-    runs = [read_run(d) for d in run_dirs]
+    runs = [d if isinstance(d, Run) else read_run(d) for d in run_dirs]  # a Run: already read
     for r in runs:
         _enrich(r, info)
     labels = _labels(runs)

@@ -9,6 +9,7 @@ say from the same rule, independently of the code under test.
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -45,6 +46,7 @@ def benchmark_cases(per_calc: int = 4, ids: Iterable[int] | None = None) -> list
     return out
 
 
+@lru_cache(maxsize=None)
 def current_text(slug: str) -> tuple[str, str]:
     reg = get_registry()
     c = reg.calculators[slug]
@@ -93,3 +95,33 @@ def right(case: Case, seed: int) -> tuple[str, bool]:
 
 def wrong(case: Case, seed: int) -> tuple[str, bool]:
     return "value", False
+
+
+def slow_bootstrap(df: "pd.DataFrame", by: str, draws: int, seed: int, a: str = "a", b: str = "b") -> "np.ndarray":
+    """Reference for the bootstraps: the same draw scheme written out as a loop, one row of group
+    indexes per draw (`rng.integers(0, groups)`), the chosen groups' rows gathered one by one."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    groups = sorted(df[by].unique())
+    rows = {g: list(sub[a].astype(int) - sub[b].astype(int)) for g, sub in df.groupby(by)}
+    out = []
+    for _ in range(draws):
+        picks = rng.integers(0, len(groups), size=len(groups))
+        sample: list[int] = []
+        for i in picks:
+            sample.extend(rows[groups[i]])
+        out.append(100.0 * sum(sample) / len(sample))
+    return np.array(out)
+
+
+def slow_sign_flip_p(d: "np.ndarray", draws: int, seed: int) -> float:
+    """Reference for the sign-flip test: one coin per case per draw, in a loop."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    hits = 0
+    for _ in range(draws):
+        signs = np.where(rng.integers(0, 2, size=len(d)) == 1, 1.0, -1.0)
+        hits += abs((signs * d).sum()) >= abs(d.sum()) - 1e-12
+    return (1 + hits) / (draws + 1)

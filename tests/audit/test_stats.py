@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from audit import stats
+from tests.audit.synthetic import slow_bootstrap, slow_sign_flip_p
 
 
 def small_paired(seed: int = 7, calcs: int = 6, per_calc: int = 4, seeds: int = 3) -> pd.DataFrame:
@@ -23,19 +24,6 @@ def small_paired(seed: int = 7, calcs: int = 6, per_calc: int = 4, seeds: int = 
             for s in range(seeds):
                 rows.append((f"calc{c}", case, 42 + s, rng.random() < pa, rng.random() < pb))
     return pd.DataFrame(rows, columns=["calculator", "case", "seed", "a", "b"])
-
-
-def slow_bootstrap(df: pd.DataFrame, by: str, draws: int, seed: int) -> np.ndarray:
-    """The same draw scheme written out: one row of group indexes per draw, rows gathered with pandas."""
-    rng = np.random.default_rng(seed)
-    groups = sorted(df[by].unique())
-    out = []
-    for _ in range(draws):
-        picks = rng.integers(0, len(groups), size=len(groups))
-        parts = [df[df[by] == groups[i]] for i in picks]
-        sample = pd.concat(parts)
-        out.append(100.0 * (sample["a"].astype(int) - sample["b"].astype(int)).mean())
-    return np.array(out)
 
 
 @pytest.mark.parametrize("by", ["calculator", "case"])
@@ -107,13 +95,7 @@ def test_sign_flip_p_approaches_the_exact_enumeration() -> None:
 
 def test_sign_flip_p_equals_a_slow_loop_with_the_same_draws() -> None:
     d = np.array([0.4, -0.2, 1.0, 0.0, 0.6, -0.8, 0.2])
-    rng = np.random.default_rng(9)
-    hits = 0
-    for _ in range(500):
-        coins = rng.integers(0, 2, size=d.size)
-        signs = np.where(coins == 1, 1.0, -1.0)
-        hits += abs((signs * d).sum()) >= abs(d.sum()) - 1e-12
-    assert stats.sign_flip_p(d, draws=500, seed=9) == pytest.approx((1 + hits) / 501)
+    assert stats.sign_flip_p(d, draws=500, seed=9) == pytest.approx(slow_sign_flip_p(d, 500, 9))
 
 
 def test_sign_flip_p_is_one_without_any_difference() -> None:
