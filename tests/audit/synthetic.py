@@ -122,6 +122,6 @@ def slow_sign_flip_p(d: "np.ndarray", draws: int, seed: int) -> float:
     rng = np.random.default_rng(seed)
     hits = 0
     for _ in range(draws):
-        signs = np.where(rng.integers(0, 2, size=len(d)) == 1, 1.0, -1.0)
+        signs = np.where(rng.random(size=len(d)) < 0.5, 1.0, -1.0)
         hits += abs((signs * d).sum()) >= abs(d.sum()) - 1e-12
     return (1 + hits) / (draws + 1)

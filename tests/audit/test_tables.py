@@ -73,6 +73,12 @@ def expected_frame(cases: list[Case], *names: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def output_kinds(cases: list[Case]) -> list[str]:
+    from registry.loader import get_registry
+    reg = get_registry()
+    return [reg.calculators[c.slug].output.kind.value for c in cases]
+
+
 def test_the_synthetic_registry_has_the_papers_groups(cases: list[Case]) -> None:
     calcs = {c.calculator_id: c.group for c in cases}
     assert len(calcs) == 55
@@ -106,6 +112,9 @@ def test_accuracy_on_the_full_set_subsets_and_audit_groups(report: dict, cases: 
         assert entry["subsets"]["no_issue"] == pytest.approx(100 * df.loc[df.group == "none", name].mean())
         for cat, sub in df.groupby("category"):
             assert entry["by_category"][cat] == pytest.approx(100 * sub[name].mean())
+        kinds = {c.calculator_id: k for c, k in zip(cases, output_kinds(cases))}
+        for kind, sub in df.groupby(df.calculator_id.map(kinds)):
+            assert entry["by_output_type"][kind] == pytest.approx(100 * sub[name].mean())
     assert report["subsets"]["all"] == 55 and report["subsets"]["not_replaced"] == 51
     assert report["subsets"]["no_issue"] == 39
 
