@@ -149,6 +149,14 @@ def read_run(directory: Path | str) -> Run:
     if model is None:
         models = sorted({m for m in frame["model"] if isinstance(m, str)})
         model = models[0] if len(models) == 1 else ("+".join(models) if models else None)
+    seeds = sorted(int(x) for x in frame["seed"].unique())
+    planned = manifest.get("seeds")
+    if isinstance(planned, list) and all(isinstance(x, int) for x in planned) and set(planned) != set(seeds):
+        warnings.append(f"{d}: the manifest lists seeds {sorted(planned)}, the results hold {seeds}")
+    n_cases = frame["row_number"].nunique()
+    if len(frame) != n_cases * len(seeds):
+        warnings.append(f"{d}: incomplete, {len(frame)} of {n_cases * len(seeds)} case-seed rows "
+                        f"({n_cases} cases x {len(seeds)} seeds); resume the run before comparing")
     unknown = sorted(set(frame["outcome"]) - KNOWN_OUTCOMES)
     if unknown:
         warnings.append(f"{results}: unknown outcome kind(s) {', '.join(unknown)}, counted as no valid answer")

@@ -379,3 +379,12 @@ def test_cli_errors(run_dirs: dict[str, Path], tmp_path: Path, capsys: pytest.Ca
     with pytest.raises(SystemExit) as e:
         main(["report", "tables", str(run_dirs["prog"]), "--compare", "prog"])
     assert e.value.code == 2
+
+
+def test_incomplete_runs_warn(tmp_path: Path, cases: list[Case]) -> None:
+    d = write_run(tmp_path / "part", "program-solve", cases[:8], SEEDS, right, manifest={"seeds": [42, 43, 44, 45]},
+                  skip=lambda c, s: s == 44 and c.row_number == 3)
+    warnings = read_run(d).warnings
+    assert any("manifest lists seeds [42, 43, 44, 45]" in w for w in warnings)
+    assert any("incomplete, 23 of 24 case-seed rows" in w for w in warnings)
+    assert read_run(write_run(tmp_path / "whole", "program-solve", cases[:8], SEEDS, right)).warnings == []
