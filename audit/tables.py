@@ -207,9 +207,8 @@ def _run_entry(run: Run, label: str, covered: set[str]) -> dict[str, Any]:
         "by_category": {k: _acc(v) for k, v in rows.groupby("category")["correct"]},
         "by_output_type": {k: _acc(v) for k, v in rows.groupby("output_type")["correct"]},
         "outcomes": _outcomes(rows, covered),
-        "manifest": {k: run.manifest[k] for k in ("format_version", "arm_version", "engine", "dataset_sha256",
-                                                  "registry_lock_digest", "git_commit", "git_dirty")
-                     if k in run.manifest},
+        # provenance as the runner recorded it: every scalar field of the manifest, whatever its names
+        "manifest": {k: v for k, v in run.manifest.items() if v is None or isinstance(v, (str, int, float, bool))},
     }
 
 
@@ -561,8 +560,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     if report["warnings"]:
         out.append("\n## Warnings\n")
         out += [f"- {w}" for w in report["warnings"]]
-    out.append(f"\nDraws: {report['draws']}; seed: {report['seed']}. "
-               + " ".join(f"{k}: {v}." for k, v in report.get("statistics", {}).items()))
+    out.append(f"\n## Notes\n\nDraws: {report['draws']}; seed: {report['seed']}.\n")
+    out += [f"- {k}: {v}" for k, v in report.get("statistics", {}).items()]
     return "\n".join(out) + "\n"
 
 

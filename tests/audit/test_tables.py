@@ -349,6 +349,8 @@ def test_manifest_read_tolerantly(tmp_path: Path, cases: list[Case]) -> None:
                   manifest={"model": {"id": "Qwen/Qwen2.5-7B-Instruct", "revision": "abc"}, "extra": [1]})
     run = read_run(d)
     assert run.arm == "blind-program-solve" and run.model == "Qwen/Qwen2.5-7B-Instruct"
+    rep = build_report([run], draws=5)  # a run already read is accepted as is
+    assert rep["runs"][0]["manifest"]["engine"] == "replay" and "extra" not in rep["runs"][0]["manifest"]
 
 
 # ---------------------------------------------------------------------- command line
