@@ -9,11 +9,21 @@ import argparse
 import sys
 
 from audit import cli as audit_cli
+from audit import report_cli
 from registry import commands, texts_cli
 from solver import batch_cli, exec_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first.
-COMMAND_MODULES = (commands, texts_cli, solve_cli, exec_cli, tools_cli, batch_cli, audit_cli)
+COMMAND_MODULES = (
+    commands,
+    texts_cli,
+    solve_cli,
+    exec_cli,
+    tools_cli,
+    batch_cli,
+    audit_cli,
+    report_cli,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
