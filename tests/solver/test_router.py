@@ -181,3 +181,18 @@ def test_cli_replay_bad_record(tmp_path: Path, capsys: pytest.CaptureFixture[str
     f.write_text('{"calculator": "body-mass-index"}', encoding="utf-8")
     code, _, err = _cli(capsys, "replay", str(f))
     assert code == 1 and "not an answer record" in err and "Traceback" not in err
+
+
+def test_version_of_a_real_release_recomputes_the_old_rule() -> None:
+    """meld-3-0 1.0.0 had no allocation cap; 1.1.0 caps at 40 (formulas/history holds both)."""
+    sick = {"creatinine": [3.0, "mg/dL"], "Bilirubin": [10.0, "mg/dL"], "international normalized ratio": 2.5,
+            "Sodium": [125, "mEq/L"], "Albumin": [1.5, "g/dL"], "sex": "Female"}  # 41.285 by hand
+    assert solve("meld-3-0", sick).value == 40
+    old = solve("meld-3-0", sick, version="1.0.0")
+    assert old.value == 41 and old.version == "1.0.0" and "score_cap" not in old.constants
+    assert replay(old)[1] == []
+    tg = {"Total cholesterol": [200, "mg/dL"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
+          "Triglycerides": [2.0, "mmol/L"]}
+    assert solve("ldl-friedewald", tg, variant="published").value == pytest.approx(114.572)  # 88.57 factor
+    before = solve("ldl-friedewald", tg, variant="published", version="1.0.0").value  # molar mass 861.338
+    assert before == pytest.approx(200 - 50 - 2.0 * 861.338 / 10 / 5, abs=1e-4)

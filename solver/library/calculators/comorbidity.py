@@ -57,7 +57,8 @@ def caprini_2005(ctx: Context) -> int:
             if ctx.flag(item):
                 score += ctx.lookup("published_only_points", item)
         male = ctx.choice("sex") == "Male"
-        for item in ctx.table("published_women_points").points or {}:
+        women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}
+        for item in women or {}:
             if ctx.flag(item):
                 if male:
                     raise BadValue(ctx.slug, item, "is an item for women only, but sex is Male")

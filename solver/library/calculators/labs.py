@@ -13,7 +13,7 @@ from solver.library.errors import OutOfRange
 def _adult_age(ctx: Context, equation: str) -> float:
     """Age in years; the published variant refuses a child (adult equation) and names the alternative."""
     age = ctx.age()
-    if not ctx.benchmark and age < ctx.const("published_min_age"):
+    if not ctx.benchmark and "published_min_age" in ctx.calc.constants and age < ctx.const("published_min_age"):
         raise OutOfRange(ctx.slug, "age", f"{age:g} years: {equation} is an adult equation (age "
                          f"{ctx.const('published_min_age')} or older); for a child use a paediatric equation such as "
                          "the bedside Schwartz equation (0.413 x height in cm / creatinine in mg/dL)")
@@ -81,7 +81,7 @@ def _insulin_microunits(ctx: Context) -> float:
         per = ctx.const("insulin_pmol_per_microunit")
         value = value * per if ctx.benchmark else value / per  # sic: the reference multiplies
     elif unit == "ng/mL":
-        if ctx.benchmark:
+        if ctx.benchmark or "published_insulin_molar_mass" not in ctx.calc.constants:  # before 1.1.0
             value = value * ctx.const("insulin_microunits_per_ng")
         else:  # ng/mL -> pmol/L (molar mass) -> µIU/mL with the same factor as pmol/L
             pmol_per_l = value * 1e6 / ctx.const("published_insulin_molar_mass")
@@ -122,7 +122,7 @@ def fractional_excretion_sodium(ctx: Context) -> float:
 def _triglycerides(ctx: Context) -> float:
     """Triglycerides in mg/dL; the published variant converts mmol/L with the conventional factor."""
     name = "Triglycerides"
-    if ctx.benchmark:
+    if ctx.benchmark or "published_triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:  # before 1.1.0
         return ctx.quantity(name)
     value, unit = ctx._pair(name)
     if unit != "mmol/L":

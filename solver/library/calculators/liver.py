@@ -80,4 +80,5 @@ def meld_3_0(ctx: Context) -> float:
             + ctx.const("albumin_coefficient") * alb_gap
             - ctx.const("albumin_creatinine_coefficient") * alb_gap * ln_cr
             + ctx.const("intercept"))
-    return min(score, ctx.const("score_cap"))
+    cap = ctx.calc.constants.get("score_cap")  # absent before 1.1.0: no cap
+    return score if cap is None else min(score, cap.value)
