@@ -90,7 +90,7 @@ def _insulin_microunits(ctx: Context) -> float:
     if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
         raise OutOfRange(ctx.slug, name, f"{value} {spec.unit} is outside the plausible range "
                          f"{spec.range[0]} to {spec.range[1]} {spec.unit}")
-    return value
+    return ctx.note(name, list(ctx.raw(name)), value, spec.unit)  # as given, and as converted to µIU/mL
 
 
 @calculator("homa-ir")
