@@ -196,3 +196,10 @@ def test_version_of_a_real_release_recomputes_the_old_rule() -> None:
     assert solve("ldl-friedewald", tg, variant="published").value == pytest.approx(114.572)  # 88.57 factor
     before = solve("ldl-friedewald", tg, variant="published", version="1.0.0").value  # molar mass 861.338
     assert before == pytest.approx(200 - 50 - 2.0 * 861.338 / 10 / 5, abs=1e-4)
+
+
+def test_replay_flags_a_record_whose_content_hash_is_not_the_registry_s() -> None:
+    rec = solve("body-mass-index", BMI)
+    forged = rec.model_copy(update={"content_hash": "sha256:" + "0" * 64})
+    diffs = replay(forged)[1]
+    assert len(diffs) == 1 and diffs[0].startswith("content_hash")
