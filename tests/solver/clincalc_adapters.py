@@ -119,6 +119,32 @@ def ascvd(v, units):
             "current_smoker": bool(v.get("Smoker")), "diabetes": bool(v.get("Diabetes history"))}
 
 
+def feverpain(v, units):
+    return {"fever": bool(v.get("Fever in past 24 hours")), "absence_of_cough": bool(v.get("Absence of cough or coryza")),
+            "attend_rapidly": bool(v.get("Symptom onset <=3 days")), "purulence": bool(v.get("Purulent tonsils")),
+            "inflamed_tonsils": bool(v.get("Severe tonsil inflammation"))}
+
+
+def wells_pe(v, units):
+    return {"clinical_signs_of_dvt": bool(v.get("Clinical signs and symptoms of Deep Vein Thrombosis")),
+            "pe_most_likely_diagnosis": bool(v.get("Pulmonary Embolism is #1 diagnosis OR equally likely")),
+            "heart_rate_over_100": v["Heart Rate or Pulse"] > 100,
+            "immobilisation_or_surgery": bool(v.get("Immobilization for at least 3 days"))
+            or bool(v.get("Surgery in the previous 4 weeks")),
+            "previous_dvt_or_pe": bool(v.get("Previously Documented Pulmonary Embolism"))
+            or bool(v.get("Previously documented Deep Vein Thrombosis")),
+            "haemoptysis": bool(v.get("Hemoptysis")),
+            "malignancy": bool(v.get("Malignancy with treatment within 6 months or palliative"))}
+
+
+def cockcroft_gault(v, units):
+    age = _age(v)
+    if age is None or age < 18:
+        return None
+    return {"age": age, "sex": v["sex"].lower(), "creatinine": v["creatinine"], "creatinine_unit": "mg/dL",
+            "weight_kg": v["weight"]}
+
+
 def _result(r):
     return r["result"]
 
@@ -145,6 +171,9 @@ PAIRS: dict[str, tuple[int, str, Any, Callable[[dict], Any]]] = {
     "calcium-correction": (7, "corrected_calcium", calcium, _result),
     "fractional-excretion-sodium": (40, "fena", fena, _result),
     "pooled-cohort-equations": (46, "ascvd", ascvd, _result),
+    "feverpain": (33, "feverpain", feverpain, _result),
+    "wells-pe": (8, "wells_pe", wells_pe, _result),
+    "creatinine-clearance-cockcroft-gault": (2, "cockcroft_gault", cockcroft_gault, _result),
 }
 
 

@@ -45,9 +45,9 @@ KNOWN_DISAGREEMENTS: list[tuple[str, str, str, str]] = [
 ]
 
 # Calculators both implement that this test does not map yet (work left, not agreement claimed).
-NOT_MAPPED = ["creatinine-clearance-cockcroft-gault", "curb-65", "wells-dvt", "wells-pe", "perc-rule", "has-bled",
+NOT_MAPPED = ["curb-65", "wells-dvt", "perc-rule", "has-bled",
               "sofa", "apache-ii", "charlson-comorbidity-index", "caprini-2005", "heart-score", "glasgow-blatchford",
-              "centor-mcisaac", "feverpain", "free-water-deficit", "glasgow-coma-scale", "revised-cardiac-risk-index",
+              "centor-mcisaac", "free-water-deficit", "glasgow-coma-scale", "revised-cardiac-risk-index",
               "meld-na", "qsofa"]
 
 
