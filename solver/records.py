@@ -41,6 +41,16 @@ class SubResult(BaseModel):
     unit: str | None = None
 
 
+class CrossCheck(BaseModel):
+    """Library and program computed the same case: both values and whether they agree."""
+
+    model_config = ConfigDict(extra="forbid")
+    library_value: Any = None
+    program_value: Any = None
+    tolerance: str  # "exact" or "relative 0.05"
+    agree: bool
+
+
 class AnswerRecord(BaseModel):
     """A self-describing answer; `formula replay RECORD.json` recomputes it from this alone."""
 
@@ -65,6 +75,8 @@ class AnswerRecord(BaseModel):
     executor_outcome: dict[str, Any] | None = None  # the executor's Outcome as JSON
     executor_policy: str | None = None
     warnings: list[str] = Field(default_factory=list)  # e.g. "replaced by CKD-EPI 2021 (KDIGO ...)"
+    requested_route: str | None = None  # what the caller asked for (auto, library, program); replay repeats it
+    cross_check: CrossCheck | None = None  # library against program, when both ran
     timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
 
 

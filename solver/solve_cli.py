@@ -1,4 +1,4 @@
-"""`formula solve`: one calculator from a gold-variable block, on the command line."""
+"""`formula solve`: one calculator from a gold-variable block, on the command line, as an answer record."""
 from __future__ import annotations
 
 import argparse
@@ -6,16 +6,26 @@ import json
 import sys
 from pathlib import Path
 
-from solver.library import VARIANTS, CalculatorError, compute
+from solver.library import VARIANTS, CalculatorError
+from solver.router.core import MODES, solve
+from solver.router.versions import VersionError
+
+ABSTAINED = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("solve", help="compute one calculator from its gold variables",
-                       description="Compute a calculator with the verified library. Entities are the benchmark's "
-                       "gold-variable block as JSON, inline or @FILE.")
+                       description="Compute a calculator and print its answer record. Entities are the benchmark's "
+                       "gold-variable block as JSON, inline or @FILE. Route auto: the verified library where the "
+                       "calculator has a function (cross-checked against --program when one is given: a mismatch "
+                       "beyond the benchmark's tolerance abstains), else the program in the restricted executor, "
+                       f"else an abstention with its reason. Exit {ABSTAINED} when it abstains.")
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
     p.add_argument("--entities", required=True, help="JSON object, or @FILE holding one")
     p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    p.add_argument("--version", help="compute with this released version (default: the active one)")
+    p.add_argument("--route", choices=MODES, default="auto")
+    p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
     p.add_argument("--format", choices=["table", "json"], default="table")
     p.set_defaults(handler=run)
 
@@ -40,17 +50,28 @@ def _entities(arg: str) -> dict:
 def run(args: argparse.Namespace) -> int:
     try:
         ents = _entities(args.entities)
-        res = compute(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
-                      variant=args.variant)
-    except (CalculatorError, ValueError) as e:
+        program = None
+        if args.program is not None:
+            try:
+                program = args.program.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as e:
+                raise ValueError(f"cannot read --program {args.program}: {getattr(e, 'strerror', None) or e}") from None
+        rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
+                    variant=args.variant, version=args.version, route=args.route, program=program)
+    except (CalculatorError, VersionError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
     if args.format == "json":
-        out = res.to_json()
-        out["inputs"] = {k: {"given": r.given, "value": r.value if not hasattr(r.value, "isoformat")
-                             else r.value.isoformat(), "unit": r.unit} for k, r in res.inputs.items()}
-        print(json.dumps(out, ensure_ascii=False))
+        print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
     else:
-        v = res.to_json()["value"]
-        print(f"{res.calculator} {res.version} ({res.variant}): {v}" + (f" {res.unit}" if res.unit else ""))
-    return 0
+        head = f"{rec.calculator} {rec.version} ({rec.variant})"
+        if rec.abstained:
+            print(f"{head}: abstained ({rec.route} route): {rec.reason}")
+        else:
+            print(f"{head}: {rec.value}" + (f" {rec.unit}" if rec.unit else ""))
+            if rec.route != "library" or rec.cross_check:
+                how = f"route {rec.route}" + (", program agrees" if rec.cross_check else "")
+                print(f"  ({how})")
+        for w in rec.warnings:
+            print(f"warning: {w}", file=sys.stderr)
+    return ABSTAINED if rec.abstained else 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from solver.library.core import Context, calculator
+from solver.library.errors import BadValue
 
 # ---------------------------------------------------------------------------------------- Charlson
 
@@ -55,4 +56,11 @@ def caprini_2005(ctx: Context) -> int:
         for item in ctx.table("published_only_points").points or {}:
             if ctx.flag(item):
                 score += ctx.lookup("published_only_points", item)
+        male = ctx.choice("sex") == "Male"
+        women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}
+        for item in women or {}:
+            if ctx.flag(item):
+                if male:
+                    raise BadValue(ctx.slug, item, "is an item for women only, but sex is Male")
+                score += ctx.lookup("published_women_points", item)
     return score

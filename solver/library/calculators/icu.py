@@ -64,7 +64,8 @@ def apache_ii(ctx: Context) -> int:
     score += _apache_chronic_health(ctx)
     score += _apache_oxygenation(ctx)
     score += ctx.band("temperature_points", ctx.temperature("Temperature"))
-    score += ctx.band("map_points", ctx.r(_mean_arterial_pressure(ctx)))
+    published_map = not ctx.benchmark and "published_map_points" in ctx.calc.tables  # since 1.1.0
+    score += ctx.band("published_map_points" if published_map else "map_points", ctx.r(_mean_arterial_pressure(ctx)))
     score += ctx.band("heart_rate_points", ctx.measurement("Heart Rate or Pulse"))
     score += ctx.band("respiratory_rate_points", ctx.measurement("respiratory rate"))
     score += ctx.band("ph_points", ctx.number("pH"))

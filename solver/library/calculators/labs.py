@@ -10,9 +10,19 @@ from solver.library.core import Context, calculator
 from solver.library.errors import OutOfRange
 
 
+def _adult_age(ctx: Context, equation: str) -> float:
+    """Age in years; the published variant refuses a child (adult equation) and names the alternative."""
+    age = ctx.age()
+    if not ctx.benchmark and "published_min_age" in ctx.calc.constants and age < ctx.const("published_min_age"):
+        raise OutOfRange(ctx.slug, "age", f"{age:g} years: {equation} is an adult equation (age "
+                         f"{ctx.const('published_min_age')} or older); for a child use a paediatric equation such as "
+                         "the bedside Schwartz equation (0.413 x height in cm / creatinine in mg/dL)")
+    return age
+
+
 @calculator("ckd-epi-2021")
 def ckd_epi_2021(ctx: Context) -> float:
-    age = ctx.age()
+    age = _adult_age(ctx, "CKD-EPI 2021")
     female = ctx.choice("sex") == "Female"
     scr = ctx.quantity("creatinine")
     kappa = ctx.const("female_kappa") if female else ctx.const("male_kappa")
@@ -30,7 +40,7 @@ def ckd_epi_2021(ctx: Context) -> float:
 
 @calculator("mdrd-gfr")
 def mdrd_gfr(ctx: Context) -> float:
-    age = ctx.age()
+    age = _adult_age(ctx, "the MDRD study equation")
     female = ctx.choice("sex") == "Female"
     scr = ctx.quantity("creatinine")
     race = ctx.choice("Race")
@@ -71,12 +81,16 @@ def _insulin_microunits(ctx: Context) -> float:
         per = ctx.const("insulin_pmol_per_microunit")
         value = value * per if ctx.benchmark else value / per  # sic: the reference multiplies
     elif unit == "ng/mL":
-        value = value * ctx.const("insulin_microunits_per_ng")
+        if ctx.benchmark or "published_insulin_molar_mass" not in ctx.calc.constants:  # before 1.1.0
+            value = value * ctx.const("insulin_microunits_per_ng")
+        else:  # ng/mL -> pmol/L (molar mass) -> µIU/mL with the same factor as pmol/L
+            pmol_per_l = value * 1e6 / ctx.const("published_insulin_molar_mass")
+            value = pmol_per_l / ctx.const("insulin_pmol_per_microunit")
     spec = ctx.spec(name)
     if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
         raise OutOfRange(ctx.slug, name, f"{value} {spec.unit} is outside the plausible range "
                          f"{spec.range[0]} to {spec.range[1]} {spec.unit}")
-    return value
+    return ctx.note(name, list(ctx.raw(name)), value, spec.unit)  # as given, and as converted to µIU/mL
 
 
 @calculator("homa-ir")
@@ -105,11 +119,25 @@ def fractional_excretion_sodium(ctx: Context) -> float:
     return (scr * una) / (sna * ucr) * ctx.const("percent")
 
 
+def _triglycerides(ctx: Context) -> float:
+    """Triglycerides in mg/dL; the published variant converts mmol/L with the conventional factor."""
+    name = "Triglycerides"
+    if ctx.benchmark or "published_triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:  # before 1.1.0
+        return ctx.quantity(name)
+    value, unit = ctx._pair(name)
+    if unit != "mmol/L":
+        return ctx.quantity(name)
+    ctx._accept(name, unit)
+    mg_dl = value * ctx.const("published_triglyceride_mg_dl_per_mmol_l")
+    ctx.check_range(name, mg_dl, ctx.spec(name).unit)
+    return ctx.note(name, [value, unit], mg_dl, ctx.spec(name).unit)
+
+
 @calculator("ldl-friedewald")
 def ldl_friedewald(ctx: Context) -> float:
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
-    tg = ctx.quantity("Triglycerides")
+    tg = _triglycerides(ctx)
     limit = ctx.const("published_max_triglycerides")
     if not ctx.benchmark and tg > limit:
         raise OutOfRange(ctx.slug, "Triglycerides", f"{tg} mg/dL is above {limit} mg/dL, where the Friedewald "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from solver.library.core import Context, calculator
+from solver.library.errors import OutOfRange
 
 
 @calculator("fib-4")
@@ -60,10 +61,17 @@ def meld_3_0(ctx: Context) -> float:
     na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
     alb = min(max(ctx.quantity("Albumin"), ctx.const("albumin_floor")), ctx.const("albumin_ceiling"))
     female = 1 if ctx.choice("sex") == "Female" else 0
+    if ctx.has("age"):
+        age = ctx.age()
+        if age < ctx.const("adolescent_min_age"):
+            raise OutOfRange(ctx.slug, "age", f"{age:g} years: MELD applies from {ctx.const('adolescent_min_age')} "
+                             "years; use the PELD score for younger candidates")
+        if age < ctx.const("adult_age"):
+            female = 1  # adolescents receive the female points whatever their sex (OPTN implementation)
     na_gap = ctx.const("sodium_ceiling") - na
     alb_gap = ctx.const("albumin_ceiling") - alb
     ln_bili, ln_cr = math.log(bili), math.log(cr)
-    return (ctx.const("female_coefficient") * female
+    score = (ctx.const("female_coefficient") * female
             + ctx.const("bilirubin_coefficient") * ln_bili
             + ctx.const("sodium_coefficient") * na_gap
             - ctx.const("sodium_bilirubin_coefficient") * na_gap * ln_bili
@@ -72,3 +80,5 @@ def meld_3_0(ctx: Context) -> float:
             + ctx.const("albumin_coefficient") * alb_gap
             - ctx.const("albumin_creatinine_coefficient") * alb_gap * ln_cr
             + ctx.const("intercept"))
+    cap = ctx.calc.constants.get("score_cap")  # absent before 1.1.0: no cap
+    return score if cap is None else min(score, cap.value)

@@ -39,6 +39,7 @@ def child_pugh(ctx: Context) -> float:
             spec = ctx.spec("Bilirubin")
             true_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
             bilirubin = bilirubin * true_mass / spec.molar_mass
+            ctx.note("Bilirubin", ctx.raw("Bilirubin"), bilirubin, spec.unit)  # record the value actually used
     albumin = ctx.quantity("Albumin")  # g/dL
     return (
         ctx.band("inr_points", inr)

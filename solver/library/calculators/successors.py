@@ -1,0 +1,82 @@
+"""Successor and alternative formulas held beside the benchmark's calculators (issue 14): the Pooled
+Cohort Equations (after Framingham), qSOFA (Sepsis-3, after SIRS), the Sampson/NIH LDL equation
+(beside Friedewald) and the Katz sodium correction (beside Hillier).
+
+None has a benchmark, so both variants compute the published formula. Every number is read from the
+registry entry through `ctx`.
+"""
+from __future__ import annotations
+
+import math
+
+from solver.library.core import Context, calculator
+from solver.library.errors import OutOfRange
+
+_PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_total_cholesterol", "ln_hdl",
+              "ln_age_ln_hdl", "ln_treated_sbp", "ln_age_ln_treated_sbp", "ln_untreated_sbp",
+              "ln_age_ln_untreated_sbp", "smoker", "ln_age_smoker", "diabetes")
+
+
+def pce_group(sex: str | None, race: str | None) -> str:
+    """The equation a patient uses: African American equations, else the white ones."""
+    return ("black_" if race == "African American" else "white_") + ("male" if sex == "Male" else "female")
+
+
+@calculator("pooled-cohort-equations")
+def pooled_cohort_equations(ctx: Context) -> float:
+    group = pce_group(ctx.choice("sex"), ctx.choice("Race"))
+    age = ctx.age()
+    if not ctx.const("min_age") <= age <= ctx.const("max_age"):
+        raise OutOfRange(ctx.slug, "age", f"{age:g} years is outside the {ctx.const('min_age')} to "
+                         f"{ctx.const('max_age')} years the Pooled Cohort Equations cover")
+    tc = ctx.quantity("Total cholesterol")
+    hdl = ctx.quantity("high-density lipoprotein cholesterol")
+    sbp = ctx.measurement("Systolic Blood Pressure")
+    treated = ctx.flag("Blood pressure being treated with medicines")
+    smoker = 1.0 if ctx.flag("Smoker") else 0.0
+    diabetes = 1.0 if ctx.flag("Diabetes history") else 0.0
+    la, ltc, lhdl, lsbp = math.log(age), math.log(tc), math.log(hdl), math.log(sbp)
+    value = {
+        "ln_age": la, "ln_age_squared": la * la, "ln_total_cholesterol": ltc, "ln_age_ln_total_cholesterol": la * ltc,
+        "ln_hdl": lhdl, "ln_age_ln_hdl": la * lhdl,
+        "ln_treated_sbp": lsbp if treated else 0.0, "ln_age_ln_treated_sbp": la * lsbp if treated else 0.0,
+        "ln_untreated_sbp": 0.0 if treated else lsbp, "ln_age_ln_untreated_sbp": 0.0 if treated else la * lsbp,
+        "smoker": smoker, "ln_age_smoker": la * smoker, "diabetes": diabetes,
+    }
+    consts = ctx.calc.constants
+    total = sum(consts[f"{group}_{t}"].value * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
+    survival = ctx.const(f"{group}_baseline_survival")
+    return ctx.const("percent") * (1 - survival ** math.exp(total - ctx.const(f"{group}_mean")))
+
+
+@calculator("qsofa")
+def qsofa(ctx: Context) -> int:
+    score = 0
+    if ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"):
+        score += ctx.lookup("points", "respiratory rate")
+    if ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"):
+        score += ctx.lookup("points", "Systolic Blood Pressure")
+    gcs = ctx.number("Glasgow Coma Score") if ctx.has("Glasgow Coma Score") else ctx.const("gcs_normal")
+    if gcs < ctx.const("gcs_normal") or ctx.flag("Altered mental status"):
+        score += ctx.lookup("points", "altered mentation")
+    return score
+
+
+@calculator("ldl-sampson")
+def ldl_sampson(ctx: Context) -> float:
+    tc = ctx.quantity("Total cholesterol")
+    hdl = ctx.quantity("high-density lipoprotein cholesterol")
+    tg = ctx.quantity("Triglycerides")
+    if tg > ctx.const("max_triglycerides"):
+        raise OutOfRange(ctx.slug, "Triglycerides", f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} "
+                         "mg/dL the Sampson equation was validated for; measure LDL directly")
+    vldl = (tg / ctx.const("triglyceride_divisor") + tg * (tc - hdl) / ctx.const("triglyceride_non_hdl_divisor")
+            - tg * tg / ctx.const("triglyceride_squared_divisor"))
+    return tc / ctx.const("total_cholesterol_divisor") - hdl / ctx.const("hdl_divisor") - vldl - ctx.const("intercept")
+
+
+@calculator("sodium-correction-katz")
+def sodium_correction_katz(ctx: Context) -> float:
+    na = ctx.quantity("Sodium")
+    glucose = ctx.quantity("Glucose")
+    return na + ctx.const("correction_per_mg_dl_glucose") * (glucose - ctx.const("reference_glucose"))
