@@ -265,18 +265,28 @@ def catalogue_entry(calc: Calculator, text: str) -> dict[str, Any]:
             "file": f"{calc.slug}.md", "sha256": text_hash(text)}
 
 
-def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
-    """Render every active text into out_dir, one file each, plus index.json; returns the index."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def catalogue_files(calcs: Mapping[str, Calculator], units: UnitsFile | None) -> dict[str, str]:
+    """The catalogue as file name -> content: one Markdown file per active text, plus index.json."""
+    files: dict[str, str] = {}
     entries = []
     for calc in sorted(calcs.values(), key=lambda c: c.slug):
         text = render(calc, calcs=calcs, units=units)
-        (out_dir / f"{calc.slug}.md").write_text(text, encoding="utf-8")
+        files[f"{calc.slug}.md"] = text
         entries.append(catalogue_entry(calc, text))
     index = {"format": INDEX_FORMAT,
              "about": "Supplied formula texts rendered from the registry by `formula texts render`. Each entry: "
                       "calculator slug, benchmark id, active text version, file, and the SHA-256 of the rendered "
                       "text. Evaluation runs record (slug, version, sha256) per case to detect stale results.",
              "texts": entries}
-    (out_dir / INDEX_FILE).write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    return index
+    files[INDEX_FILE] = json.dumps(index, indent=2, ensure_ascii=False) + "\n"
+    return files
+
+
+def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
+    """Render every active text into out_dir, one file each, plus index.json (each write atomic); returns the index."""
+    from registry.atomic import atomic_write
+
+    files = catalogue_files(calcs, units)
+    for name, text in files.items():
+        atomic_write(out_dir / name, text)
+    return json.loads(files[INDEX_FILE])
