@@ -105,6 +105,23 @@ def content_changes(a: dict[str, Any] | None, b: dict[str, Any]) -> list[str]:
     return out
 
 
+def unreleased(reg: Registry) -> dict[str, str]:
+    """slug -> why, for every calculator whose active content is not what REGISTRY.lock records."""
+    lock = ver.read_lock(reg.lock_path)
+    out: dict[str, str] = {}
+    for slug, c in sorted(reg.calculators.items()):
+        v = next((v for v in c.versions if v.status == VersionStatus.active), None)
+        if v is None:
+            continue
+        recorded = lock.get(slug, {}).get(v.version)
+        if recorded is None:
+            out[slug] = f"active version {v.version} is not locked"
+        elif ver.content_hash(ver.content(c, v, reg.units)) != recorded:
+            out[slug] = f"unreleased edits to {v.version}"
+    return out
+
+
+
 # ---------------------------------------------------------------------- stale results
 
 

@@ -30,7 +30,7 @@ from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
-from registry.governance import DRAFTS_DIR  # noqa: E402
+from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 
 
 class ReleaseError(Exception):
@@ -124,22 +124,6 @@ def _calc(reg: Registry, ref: str) -> Calculator:
         return reg.get(ref)
     except KeyError:
         raise ReleaseError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
-
-
-def unreleased(reg: Registry) -> dict[str, str]:
-    """slug -> why, for every calculator whose active content is not what REGISTRY.lock records."""
-    lock = ver.read_lock(reg.lock_path)
-    out: dict[str, str] = {}
-    for slug, c in sorted(reg.calculators.items()):
-        v = next((v for v in c.versions if v.status == VersionStatus.active), None)
-        if v is None:
-            continue
-        recorded = lock.get(slug, {}).get(v.version)
-        if recorded is None:
-            out[slug] = f"active version {v.version} is not locked"
-        elif ver.content_hash(ver.content(c, v, reg.units)) != recorded:
-            out[slug] = f"unreleased edits to {v.version}"
-    return out
 
 
 def dependants(reg: Registry, slug: str) -> list[str]:
