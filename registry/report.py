@@ -52,7 +52,7 @@ def fit_widths(widths: list[int], headers: list[int], total: int | None, gap: in
     if total is None:
         return widths
     out = list(widths)
-    floor = [max(4, min(h, 12)) for h in headers]
+    floor = [max(3, min(h, 6)) for h in headers]
     while sum(out) + gap * (len(out) - 1) > total:
         i = max(range(len(out)), key=lambda k: out[k] - floor[k])
         if out[i] <= floor[i]:
