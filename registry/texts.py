@@ -14,6 +14,7 @@ registry) and the completeness audit can see, from the template's syntax tree, w
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,6 +134,12 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
+@lru_cache(maxsize=4096)
+def _template(source: str) -> jinja2.Template:
+    """Compiling dominates rendering; a source compiles once per process (validate renders every text)."""
+    return _ENV.from_string(source)
+
+
 def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
     out = {}
     for inp in calc.inputs:
@@ -181,7 +188,7 @@ def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[s
     """Render a version's text (default: the active one) over the calculator and its dependencies."""
     version = version or calc.active
     try:
-        template = _ENV.from_string(version.text)
+        template = _template(version.text)
         return template.render(**render_context(calc, calcs, units)).strip() + "\n"
     except jinja2.TemplateSyntaxError as e:
         raise TextError(f"{calc.slug} {version.version}: template syntax error at line {e.lineno}: {e.message}") from None
@@ -196,7 +203,7 @@ def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | Non
     if not calc.formula.expression:
         return ""
     try:
-        return _ENV.from_string(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
+        return _template(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
     except jinja2.TemplateSyntaxError as e:
         raise TextError(f"{calc.slug}: formula.expression: template syntax error: {e.message}") from None
     except jinja2.UndefinedError as e:
