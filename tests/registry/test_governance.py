@@ -255,3 +255,17 @@ def test_changelog_function_and_command(capsys, root: Path) -> None:
     assert code == 0 and json.loads(out)[0]["slug"] == SODIUM
     code, _, err = formula(capsys, root, "changelog", "--since", "no-such-ref")
     assert code == 1 and "neither a date" in err
+
+
+def test_validate_names_a_damaged_catalogue_and_render_repairs_it(capsys, root: Path) -> None:
+    texts = root / "formulas" / "texts"
+    (texts / "body-mass-index.md").write_text("", encoding="utf-8")
+    index = json.loads((texts / "index.json").read_text(encoding="utf-8"))
+    index["texts"][0]["version"] = "0.9.0"
+    (texts / "index.json").write_text(json.dumps(index), encoding="utf-8")
+    found = problems(root)
+    assert any("body-mass-index.md" in p and "empty" in p for p in found), found
+    assert any(index["texts"][0]["slug"] in p and "0.9.0" in p for p in found), found
+    code, _, err = formula(capsys, root, "texts", "render")
+    assert code == 0, err
+    assert problems(root) == []
