@@ -250,6 +250,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 1
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
+             "released_by": v.released_by.who if v.released_by else "",
              "approved": v.approved.isoformat() if v.approved else "", "next_review": v.next_review.isoformat()
              if v.next_review else "", "hash": lock.get(v.version, "")[:19], "changelog": v.changelog}
             for v in c.versions]

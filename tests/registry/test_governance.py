@@ -269,3 +269,16 @@ def test_validate_names_a_damaged_catalogue_and_render_repairs_it(capsys, root: 
     code, _, err = formula(capsys, root, "texts", "render")
     assert code == 0, err
     assert problems(root) == []
+
+
+def test_changelog_since_a_git_ref(capsys, root: Path) -> None:
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*git, "commit", "-qm", "registry"], cwd=root, check=True)
+    formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "after the tag")
+    code, out, err = formula(capsys, root, "changelog", "--since", "HEAD", "--format", "json")
+    assert code == 0, err
+    assert [(e["slug"], e["version"]) for e in json.loads(out)] == [(SODIUM, "1.1.0")]
