@@ -286,6 +286,9 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     effective = parse_date(date, "--date")
     who = _who(by, role)
     today = dt.date.today()
+    if effective > today and not draft and who is None:
+        raise ReleaseError(f"--date {effective} is in the future: the version waits, approved by whoever releases it, "
+                           "until that day; give --by and --role (or use --draft and `formula approve`)")
     with writing(root) as base:
         reg = _loaded(base, "releasing")
         c = _calc(reg, ref)
