@@ -61,7 +61,13 @@ def rendered(reg: Registry, c: Calculator, version: str) -> str | None:
 
 
 def _fmt(x: Any) -> str:
-    return json.dumps(x, ensure_ascii=False, sort_keys=True) if isinstance(x, (dict, list)) else str(x)
+    from registry.texts import fmt_number
+
+    if isinstance(x, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
+        return "[" + ", ".join(fmt_number(v) for v in x) + "]"
+    if isinstance(x, (dict, list)):
+        return json.dumps(x, ensure_ascii=False, sort_keys=True)
+    return fmt_number(x) if isinstance(x, (int, float)) else str(x)
 
 
 def content_changes(a: dict[str, Any] | None, b: dict[str, Any]) -> list[str]:

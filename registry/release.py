@@ -169,6 +169,49 @@ def _active_index(rt: Any) -> int:
     return next(i for i, v in enumerate(rt["versions"]) if v.get("status") == VersionStatus.active.value)
 
 
+def _released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
+    """The calculator's file with its hand-edited content put back to the active version's snapshot."""
+    path = reg.paths[calc.slug]
+    original = path.read_text(encoding="utf-8")
+    rt = rt_load(path)
+    snap = ver.read_snapshot(reg.formulas_dir, calc.slug, calc.active.version) or {}
+    now = calc.model_dump(mode="json")
+    for f in ver.CONTENT_FIELDS:
+        if f in snap and snap[f] != now.get(f):
+            rt[f] = _assign(rt[f], snap[f], now.get(f)) if f in rt else snap[f]
+    _restore_text(rt["versions"][_active_index(rt)], snap.get("text", ""))
+    text = rt_dump(rt, original)
+    back = _validated(text, path)
+    if ver.content_hash(ver.content(back, back.active, reg.units)) != recorded:
+        raise ReleaseError(f"{calc.slug}: cannot put the file back to {calc.active.version} automatically; "
+                           "undo the hand edits and use `formula fix --set ... --draft`, or release them now")
+    return text
+
+
+def _assign(node: Any, target: Any, current: Any) -> Any:
+    """Make a round-trip node hold `target` (a plain dump), changing only what differs from `current` (its dump now).
+
+    Keys the schema filled with defaults stay absent; comments on untouched parts stay.
+    """
+    if isinstance(node, dict) and isinstance(target, dict) and isinstance(current, dict):
+        for k in [k for k in node if k in current and k not in target]:
+            del node[k]
+        for k, v in target.items():
+            if k in current and current[k] == v:
+                continue
+            node[k] = _assign(node[k], v, current.get(k)) if k in node else v
+        return node
+    if (isinstance(node, list) and isinstance(target, list) and isinstance(current, list)
+            and len(node) == len(target) == len(current)):
+        for i, v in enumerate(target):
+            if current[i] != v:
+                node[i] = _assign(node[i], v, current[i])
+        return node
+    if isinstance(target, float) and target.is_integer() and isinstance(node, int) and not isinstance(node, bool):
+        return int(target)  # a range written 3000 comes back from the schema as 3000.0
+    return block(target) if isinstance(target, str) else target
+
+
 def _restore_text(item: Any, released: str) -> None:
     """Put a version's released text back (texts are compared as the schema reads them, whitespace-stripped)."""
     if str(item["text"]).strip() != released.strip():
@@ -307,9 +350,6 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
                                + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
         waiting = draft or effective > today
-        if waiting and any(s in dirty for s in targets):
-            raise ReleaseError("hand edits cannot wait as a draft or for a future date (the file would keep them): "
-                               "undo them and use `formula fix --set ... --draft`, or release them now")
         plan = _Plan(reg)
         released: list[str] = []
         for slug in targets:
@@ -352,6 +392,8 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
             if waiting:
                 plan.changes[draft_path(reg, slug)] = text
+                if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
+                    plan.changes[path] = _released_file(reg, calc, plan.lock[slug][old.version])
             else:
                 plan.promote(slug, rt)
             released.append(f"{slug} {new_version}")

@@ -282,3 +282,23 @@ def test_changelog_since_a_git_ref(capsys, root: Path) -> None:
     code, out, err = formula(capsys, root, "changelog", "--since", "HEAD", "--format", "json")
     assert code == 0, err
     assert [(e["slug"], e["version"]) for e in json.loads(out)] == [(SODIUM, "1.1.0")]
+
+
+def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, root: Path) -> None:
+    path = root / "formulas" / f"{SODIUM}.yaml"
+    released = path.read_text(encoding="utf-8")
+    path.write_text(released.replace("range: [10, 3000]", "range: [10, 2500]")
+                    .replace("lowers the sodium.", "lowers the sodium (a negative correction)."), encoding="utf-8")
+    code, out, err = formula(capsys, root, "release", SODIUM, "--reason", "narrower glucose range", "--draft",
+                             "--by", "A", "--role", "pharmacist")
+    assert code == 0 and "drafted 1.1.0" in out, err
+    assert path.read_text(encoding="utf-8") == released  # users keep 1.0.0, byte for byte
+    assert problems(root) == []
+    code, out, _ = formula(capsys, root, "diff", SODIUM, "1.0.0", "1.1.0")
+    assert "+The correction applies" in out and "input Glucose range: [10, 3000] -> [10, 2500]" in out
+    code, _, err = formula(capsys, root, "approve", SODIUM, "1.1.0", "--by", "B", "--role", "chair")
+    assert code == 0, err
+    c = load(root).calculators[SODIUM]
+    assert c.input("Glucose").range == (10, 2500) and "negative correction" in c.active.text
+    assert "negative correction" not in c.versions[0].text
+    assert problems(root) == []
