@@ -41,7 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _fmt(p)
     p.set_defaults(handler=cmd_history)
 
-    p = sub.add_parser("diff", help="what changed between two versions (text, constants, inputs)")
+    p = sub.add_parser("diff", help="what changed between two versions: the text a clinician reads, then constants and inputs",
+                       description="The rendered supplied text of each version, as a unified diff, then the changed "
+                       "constants, inputs, tables and dependencies. V2 may be a draft waiting for approval.")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("v1")
@@ -60,28 +62,53 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
                        description="After editing a calculator's constants, tables, inputs or its active text, "
-                       "make the edit a new active version; the previous one becomes superseded.")
+                       "make the edit a new active version; the previous one becomes superseded. Refuses while "
+                       "other calculators have unreleased edits (naming them).")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
-    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
-    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor", help="which part to bump")
-    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today)")
+    _release_args(p)
+    p.add_argument("--with-dependants", action="store_true",
+                   help="also release every calculator that depends on this one (e.g. Cockcroft-Gault after ideal body weight)")
     p.set_defaults(handler=cmd_release)
 
-    p = sub.add_parser("fix", help="change one constant and release the change as a new version",
-                       description="Shorthand for editing a constant in the YAML, then `formula release`.")
+    p = sub.add_parser("fix", help="change constants and release the change as a new version",
+                       description="Set one or more constants (each --set applied together, checked against the "
+                       "constant's allowed range first) and release the result; with --draft it waits for "
+                       "`formula approve`.")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
-    p.add_argument("--set", dest="assignment", required=True, metavar="CONSTANT=VALUE")
-    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
-    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor")
-    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today)")
+    p.add_argument("--set", dest="assignments", action="append", required=True, metavar="CONSTANT=VALUE",
+                   help="repeat for several constants")
+    _release_args(p)
     p.set_defaults(handler=cmd_fix)
+
+    p = sub.add_parser("approve", help="approve a draft version: it becomes active (or on its effective date)",
+                       description="Record who approved a draft made with --draft; the draft becomes the active "
+                       "version now, or, when its effective date lies ahead, on that day (`formula activate`).")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("version", help="the draft's version, e.g. 1.1.0")
+    p.add_argument("--by", required=True, help="who approves")
+    p.add_argument("--role", required=True, help="their role, e.g. 'chair, drug and therapeutics committee'")
+    p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
+    p.set_defaults(handler=cmd_approve)
+
+    p = sub.add_parser("activate", help="make approved versions whose effective date has come active")
+    _root(p)
+    p.add_argument("--on", help="date YYYY-MM-DD, not in the future (default: today)")
+    p.set_defaults(handler=cmd_activate)
+
+    p = sub.add_parser("recover", help="roll back a change a killed command left half-written",
+                       description="Restores every file named in formulas/.journal.json to its previous content. "
+                       "Writing commands do this themselves before they start.")
+    _root(p)
+    p.set_defaults(handler=cmd_recover)
 
     p = sub.add_parser("review", help="record a review sign-off on the active version",
                        description="Sign off the active version after a review: appends who, role and date, "
                        "sets the last review and the next review due (default: one year later). Review data "
-                       "is governance metadata, so no new version is made.")
+                       "is governance metadata, so no new version is made. The date may not lie in the future, "
+                       "before the version took effect, or before the last review.")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("--by", required=True, help="the reviewer's name")
@@ -92,11 +119,40 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_review)
 
     p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "
-                       "version has never been reviewed or whose next review is due on or before --on.")
+                       "version has never been reviewed or whose next review is due on or before --on. JSON gives "
+                       "null for a review that never happened.")
     _root(p)
     p.add_argument("--on", help="date YYYY-MM-DD (default: today)")
+    p.add_argument("--overdue", action="store_true", help="only those whose next review date has passed")
     _fmt(p)
     p.set_defaults(handler=cmd_due)
+
+    p = sub.add_parser("changelog", help="every released version across the registry: who, why, what changed",
+                       description="Released versions, newest first, with who released and approved them, the "
+                       "reason, what changed and the review sign-offs.")
+    _root(p)
+    p.add_argument("--since", metavar="DATE|REF", help="versions effective on or after a date, or released since a git ref")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.set_defaults(handler=cmd_changelog)
+
+    p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
+                       description="Reads a results.jsonl (one JSON object per line naming its calculator by "
+                       "slug/text_slug or calculator_id, with text_version and/or text_sha256) and lists the "
+                       "cases whose text changed since. Exit 1 when the file cannot be read.")
+    _root(p)
+    p.add_argument("results", type=Path, help="RESULTS.jsonl")
+    _fmt(p)
+    p.set_defaults(handler=cmd_stale)
+
+
+def _release_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
+    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor", help="which part to bump")
+    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today); a future date keeps the current "
+                   "version active until then")
+    p.add_argument("--by", help="who releases (recorded on the version)")
+    p.add_argument("--role", help="their role")
+    p.add_argument("--draft", action="store_true", help="make a draft that becomes active only through `formula approve`")
 
 
 def _root(p: argparse.ArgumentParser) -> None:
@@ -194,6 +250,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 1
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
+             "released_by": v.released_by.who if v.released_by else "",
              "approved": v.approved.isoformat() if v.approved else "", "next_review": v.next_review.isoformat()
              if v.next_review else "", "hash": lock.get(v.version, "")[:19], "changelog": v.changelog}
             for v in c.versions]
@@ -205,17 +262,9 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
-def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any] | None:
-    """The released content of a version: the live file for the active one, its snapshot otherwise."""
-    for v in c.versions:
-        if v.version == version:
-            if v.status == VersionStatus.active or v.status == VersionStatus.draft:
-                return ver.content(c, v, reg.units)
-            return ver.read_snapshot(reg.formulas_dir, c.slug, version)
-    return None
-
-
 def cmd_diff(args: argparse.Namespace) -> int:
+    from registry.governance import content_changes, rendered, version_content
+
     reg = _load_valid(args.root)
     if reg is None:
         return 1
@@ -226,20 +275,20 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for v, data in ((args.v1, a), (args.v2, b)):
         if data is None:
             known = ", ".join(x.version for x in c.versions)
-            print(f"{c.slug} has no released version {v!r}; versions: {known}", file=sys.stderr)
+            print(f"error: {c.slug} has no version {v!r}; versions: {known}", file=sys.stderr)
             return 1
     assert a is not None and b is not None
-    out = list(difflib.unified_diff(_lines(a), _lines(b), f"{c.slug}@{args.v1}", f"{c.slug}@{args.v2}", lineterm=""))
-    print("\n".join(out) if out else f"{c.slug}: {args.v1} and {args.v2} have the same content")
+    ta, tb = rendered(reg, c, args.v1) or "", rendered(reg, c, args.v2) or ""
+    text = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{c.slug} {args.v1} (supplied text)",
+                                     f"{c.slug} {args.v2} (supplied text)", lineterm=""))
+    changes = content_changes(a, b)
+    if not text and not changes:
+        print(f"{c.slug}: {args.v1} and {args.v2} have the same content")
+        return 0
+    print("\n".join(text) if text else "supplied text: unchanged")
+    print()
+    print("\n".join(f"- {ch}" for ch in changes if ch != "supplied text changed") or "- no change beyond the text")
     return 0
-
-
-def _lines(data: dict[str, Any]) -> list[str]:
-    from registry.yamlio import dump
-
-    text = data.get("text", "")
-    body = {k: v for k, v in data.items() if k != "text"}
-    return ["text:", *("  " + t for t in str(text).splitlines())] + dump(body).splitlines()
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
@@ -251,60 +300,92 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
-    reg = load(args.root)
-    schema_problems = list(reg.problems)
-    if schema_problems:
-        for p in schema_problems:
-            print(p, file=sys.stderr)
-        return 1
-    lock = ver.read_lock(reg.lock_path)
-    added = 0
-    for slug, c in sorted(reg.calculators.items()):
-        entry = lock.setdefault(slug, {})
-        for v in ver.released(c):
-            if v.version in entry:
-                continue
-            if v.status != VersionStatus.active:
-                print(f"{slug}: superseded version {v.version} has no lock entry and cannot be reconstructed",
-                      file=sys.stderr)
-                return 1
-            data = ver.content(c, v, reg.units)
-            entry[v.version] = ver.content_hash(data)
-            ver.write_snapshot(reg.formulas_dir, slug, data)
-            added += 1
-    ver.write_lock(reg.lock_path, lock)
-    clear_cache()
-    print(f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
-          f"{sum(len(v) for v in lock.values())}")
-    return 0
+    def lock_all() -> str:
+        from registry.atomic import commit
+        from registry.release import ReleaseError, writing
+
+        with writing(args.root) as base:
+            reg = load(base)
+            if reg.problems:
+                raise ReleaseError("\n".join(map(str, reg.problems)))
+            lock = ver.read_lock(reg.lock_path)
+            changes: dict[Path, str | None] = {}
+            added = 0
+            for slug, c in sorted(reg.calculators.items()):
+                entry = lock.setdefault(slug, {})
+                for v in ver.released(c):
+                    if v.version in entry:
+                        continue
+                    if v.status != VersionStatus.active:
+                        raise ReleaseError(f"{slug}: superseded version {v.version} has no lock entry and cannot "
+                                           "be reconstructed")
+                    data = ver.content(c, v, reg.units)
+                    entry[v.version] = ver.content_hash(data)
+                    changes[ver.snapshot_path(reg.formulas_dir, slug, v.version)] = ver.snapshot_text(data)
+                    added += 1
+            changes[reg.lock_path] = ver.lock_text(lock)
+            commit(reg.root, changes)
+        return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
+                f"{sum(len(v) for v in lock.values())}")
+
+    return _maintain(lock_all)
 
 
 def _maintain(action) -> int:
     """Run a registry-editing action; its refusal is a message and exit 1, never a traceback."""
     from registry.release import ReleaseError
+    from registry.yamlio import YamlError
 
     try:
         print(action())
-    except ReleaseError as e:
-        print(str(e), file=sys.stderr)
+    except (ReleaseError, YamlError) as e:
+        print(f"error: {e}", file=sys.stderr)
         return 1
     return 0
+
+
+def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from registry.release import release
 
-    return _maintain(lambda: release(args.root, args.calculator, args.reason, part=args.part, date=args.date))
+    return _maintain(lambda: release(args.root, args.calculator, args.reason, with_dependants=args.with_dependants,
+                                     **_release_kw(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    from registry.release import release, set_constant
+    from registry.release import release
 
-    def fix() -> str:
-        set_constant(args.root, args.calculator, args.assignment)
-        return release(args.root, args.calculator, args.reason, part=args.part, date=args.date)
+    return _maintain(lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
+                                     **_release_kw(args)))
 
-    return _maintain(fix)
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    from registry.release import approve
+
+    return _maintain(lambda: approve(args.root, args.calculator, args.version, args.by, args.role, date=args.date))
+
+
+def cmd_activate(args: argparse.Namespace) -> int:
+    from registry.release import activate
+
+    return _maintain(lambda: activate(args.root, on=args.on))
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    from registry.atomic import recover, registry_lock
+    from registry.loader import default_root
+
+    base = args.root if args.root is not None else default_root()
+
+    def run() -> str:
+        with registry_lock(base / "formulas"):
+            restored = recover(base)
+        return ("rolled back " + ", ".join(restored)) if restored else "nothing to recover"
+
+    return _maintain(run)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
@@ -323,20 +404,80 @@ def cmd_due(args: argparse.Namespace) -> int:
     try:
         on = dt.date.fromisoformat(args.on) if args.on else dt.date.today()
     except ValueError:
-        print(f"--on must be a date YYYY-MM-DD, got {args.on!r}", file=sys.stderr)
+        print(f"error: --on must be a date YYYY-MM-DD, got {args.on!r}", file=sys.stderr)
         return 1
     rows = []
     for c in sorted(reg.calculators.values(), key=lambda c: c.slug):
         v = c.active
+        overdue = v.next_review is not None and v.next_review < on
+        if args.overdue and not overdue:
+            continue
         if v.next_review is None or v.next_review <= on:
             rows.append({"slug": c.slug, "version": v.version,
-                         "last_review": v.last_review.isoformat() if v.last_review else "never",
-                         "next_review": v.next_review.isoformat() if v.next_review else "-",
-                         "signoffs": len(v.signoffs)})
+                         "last_review": v.last_review.isoformat() if v.last_review else None,
+                         "next_review": v.next_review.isoformat() if v.next_review else None,
+                         "overdue": overdue, "signoffs": len(v.signoffs)})
     if args.format == "json":
         print(json.dumps(rows, indent=2))
     else:
-        print(render_table(rows, ["slug", "version", "last_review", "next_review", "signoffs"]) if rows
-              else "no review due")
-        print(f"\n{len(rows)} of {len(reg.calculators)} calculators due for review on {on}")
+        shown = [dict(r, last_review=r["last_review"] or "never", next_review=r["next_review"] or "-",
+                      overdue="yes" if r["overdue"] else "") for r in rows]
+        what = "overdue for" if args.overdue else "due for"
+        print(render_table(shown, ["slug", "version", "last_review", "next_review", "overdue", "signoffs"]) if rows
+              else f"no review {what.split()[0]} on {on}")
+        print(f"\n{len(rows)} of {len(reg.calculators)} calculators {what} review on {on}")
+    return 0
+
+
+def cmd_changelog(args: argparse.Namespace) -> int:
+    from registry.changelog import ChangelogError, changelog, markdown
+
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    try:
+        entries = changelog(reg, args.since)
+    except ChangelogError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
+    else:
+        print(markdown(entries))
+    return 0
+
+
+def cmd_stale(args: argparse.Namespace) -> int:
+    from registry.governance import stale
+
+    reg = _load_valid(args.root)
+    if reg is None:
+        return 1
+    rows: list[tuple[int, dict[str, Any]]] = []
+    try:
+        with open(args.results, encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                if not line.strip():
+                    continue
+                row = json.loads(line)
+                if not isinstance(row, dict):
+                    raise ValueError(f"line {n} is not a JSON object")
+                rows.append((n, row))
+    except OSError as e:
+        print(f"error: cannot read {args.results}: {e.strerror}", file=sys.stderr)
+        return 1
+    except (ValueError, UnicodeDecodeError) as e:
+        print(f"error: {args.results} is not JSON lines: {e}", file=sys.stderr)
+        return 1
+    out, problems = stale(reg, rows)
+    for p in problems:
+        print(f"{args.results}: {p}", file=sys.stderr)
+    if args.format == "json":
+        print(json.dumps(out, indent=2))
+    else:
+        if out:
+            shown = [dict(r, recorded_sha256=(r["recorded_sha256"] or "-")[:19]) for r in out]
+            print(render_table(shown, ["line", "row_number", "seed", "arm", "slug", "recorded_version",
+                                       "current_version", "why"]))
+        print(f"\n{len(out)} of {len(rows)} case(s) stale against the registry now")
     return 0

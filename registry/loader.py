@@ -130,10 +130,14 @@ def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[Any, ...]:
 
 def _read(reg: Registry, path: Path) -> Any | None:
     try:
-        return load_file(path)
+        data = load_file(path)
     except YamlError as e:
         reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem))
         return None
+    if data is None:  # empty or only comments: never let an entry vanish silently
+        reg.problems.append(Problem(reg.rel(path), 1, "(file)", "the file is empty or holds only comments: "
+                                    "restore its content (e.g. from git) or remove the file"))
+    return data
 
 
 def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, Any], what: str) -> bool:

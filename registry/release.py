@@ -4,27 +4,52 @@ The maintainer edits constants, tables, inputs or the active version's text in p
 or with `formula fix`), then releases. The previous version's text comes back from its
 snapshot, so the file keeps every version's text and the lock keeps every version's hash; the
 text catalogue (formulas/texts/) is rendered again, so the diff shows every text that changed.
+
+Every command here checks its arguments before it touches a file, holds the registry lock,
+edits YAML round-trip (comments and order kept) and writes all its files as one transaction
+(registry/atomic.py). A new version can be a draft (`formulas/drafts/<slug>.yaml`, a copy of the
+file with the draft version appended, invisible to the library) that becomes active through
+`formula approve`; a version whose effective date lies in the future waits there, approved,
+until `formula activate` on or after that day.
 """
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from pydantic import ValidationError
 
 from registry import versions as ver
-from registry.loader import clear_cache, load
-from registry.schema import Calculator, VersionStatus
-from registry.texts import TEXTS_DIR, write_catalogue
-from registry.yamlio import dump, load_file
+from registry.atomic import LockBusy, commit, recover, registry_lock
+from registry.loader import Registry, clear_cache, default_root, load
+from registry.schema import Calculator, VersionStatus, constant_problem
+from registry.texts import TEXTS_DIR, TextError, catalogue_files
+from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
+
+from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 
 
 class ReleaseError(Exception):
     pass
 
 
-def _number(text: str) -> Any:
+# ---------------------------------------------------------------------- argument checks (no I/O)
+
+
+def parse_date(text: str | None, flag: str, default: dt.date | None = None) -> dt.date:
+    if text is None:
+        return default or dt.date.today()
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ReleaseError(f"{flag} must be a real date YYYY-MM-DD, got {text!r}") from None
+
+
+def _number(name: str, text: str) -> int | float:
     try:
         return int(text)
     except ValueError:
@@ -32,110 +57,476 @@ def _number(text: str) -> Any:
     try:
         return float(text)
     except ValueError:
-        raise ReleaseError(f"{text!r} is not a number") from None
+        raise ReleaseError(f"--set {name}: {text!r} is not a number") from None
 
 
-def set_constant(root: Path | str | None, ref: str, assignment: str) -> str:
-    """Edit one constant (`NAME=VALUE`) of a calculator's file in place; returns the file path."""
-    if "=" not in assignment:
-        raise ReleaseError(f"--set expects CONSTANT=VALUE, got {assignment!r}")
-    name, value = (s.strip() for s in assignment.split("=", 1))
-    reg = load(root)
-    try:
-        c = reg.get(ref)
-    except KeyError:
-        raise ReleaseError(f"unknown calculator {ref!r}") from None
-    path = reg.paths[c.slug]
-    raw = load_file(path)
-    consts = raw.get("constants") or {}
-    if name not in consts:
-        raise ReleaseError(f"{c.slug} has no constant {name!r}; constants: {', '.join(consts) or 'none'}")
-    consts[name]["value"] = _number(value)
-    path.write_text(dump(raw), encoding="utf-8")
-    clear_cache()
-    return str(path)
+def parse_assignments(assignments: list[str]) -> dict[str, int | float]:
+    """`NAME=VALUE` pairs, all checked together; a name given twice is refused."""
+    out: dict[str, int | float] = {}
+    for a in assignments:
+        if "=" not in a:
+            raise ReleaseError(f"--set expects CONSTANT=VALUE, got {a!r}")
+        name, value = (s.strip() for s in a.split("=", 1))
+        if not name:
+            raise ReleaseError(f"--set expects CONSTANT=VALUE, got {a!r}")
+        if name in out:
+            raise ReleaseError(f"--set {name} is given twice; give each constant once")
+        out[name] = _number(name, value)
+    return out
 
 
-def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None) -> str:
-    reg = load(root)
-    schema_problems = [p for p in reg.problems]
-    if schema_problems:
-        raise ReleaseError("\n".join(map(str, schema_problems)) + "\nfix these before releasing")
-    try:
-        c = reg.get(ref)
-    except KeyError:
-        raise ReleaseError(f"unknown calculator {ref!r}") from None
-    if not reason.strip():
+def _who(by: str | None, role: str | None, flag: str = "--by") -> tuple[str, str] | None:
+    if by is None and role is None:
+        return None
+    if not (by or "").strip() or not (role or "").strip():
+        raise ReleaseError(f"{flag} and --role go together: name the person and their role")
+    return by.strip(), role.strip()  # type: ignore[union-attr]
+
+
+def _reason(reason: str) -> str:
+    if not reason or not reason.strip():
         raise ReleaseError("--reason must say what changed and why")
-    old = c.active
-    lock = ver.read_lock(reg.lock_path)
-    recorded = lock.get(c.slug, {}).get(old.version)
-    snap = ver.read_snapshot(reg.formulas_dir, c.slug, old.version)
-    if recorded is None or snap is None:
-        raise ReleaseError(f"{c.slug} {old.version} was never locked; run `formula lock` first")
-    live = ver.content(c, old, reg.units)
-    if ver.content_hash(live) == recorded:
-        raise ReleaseError(f"{c.slug}: nothing to release, the content equals version {old.version}")
-    effective = dt.date.fromisoformat(date) if date else dt.date.today()
-    if effective < old.effective:
-        raise ReleaseError(f"effective date {effective} is before {old.version}'s {old.effective}")
-    new_version = ver.bump(old.version, part)
+    return reason.strip()
 
-    path = reg.paths[c.slug]
-    raw = load_file(path)
-    items = raw["versions"]
-    idx = next(i for i, v in enumerate(items) if v.get("status") == VersionStatus.active.value)
-    edited_text = items[idx]["text"]
-    items[idx]["status"] = VersionStatus.superseded.value
-    items[idx]["text"] = snap["text"]
-    items.append({"version": new_version, "status": VersionStatus.active.value, "effective": effective,
-                  "text": edited_text, "changelog": reason.strip()})
+
+# ---------------------------------------------------------------------- shared helpers
+
+
+@contextmanager
+def writing(root: Path | str | None) -> Iterator[Path]:
+    """Hold the registry lock; roll back whatever an interrupted command left half-done first."""
+    base = Path(root) if root is not None else default_root()
     try:
-        new_calc = Calculator.model_validate(raw)
+        with registry_lock(base / "formulas"):
+            restored = recover(base)
+            if restored:
+                import sys
+
+                print(f"note: rolled back an interrupted change to {len(restored)} file(s): "
+                      + ", ".join(restored), file=sys.stderr)
+            clear_cache()
+            yield base
+    except LockBusy as e:
+        raise ReleaseError(str(e)) from None
+    finally:
+        clear_cache()
+
+
+def _loaded(root: Path, doing: str) -> Registry:
+    reg = load(root)
+    if reg.problems:
+        raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}")
+    return reg
+
+
+def _calc(reg: Registry, ref: str) -> Calculator:
+    try:
+        return reg.get(ref)
+    except KeyError:
+        raise ReleaseError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
+
+
+def dependants(reg: Registry, slug: str) -> list[str]:
+    """Every calculator that depends on `slug`, directly or not, dependencies before dependants."""
+    found: list[str] = []
+
+    def visit(s: str) -> None:
+        for other, c in sorted(reg.calculators.items()):
+            if s in c.depends_on and other not in found:
+                found.append(other)
+                visit(other)
+
+    visit(slug)
+    order: list[str] = []
+
+    def place(s: str) -> None:
+        if s in order:
+            return
+        for d in reg.calculators[s].depends_on:
+            if d in found:
+                place(d)
+        order.append(s)
+
+    for s in found:
+        place(s)
+    return order
+
+
+def draft_path(reg: Registry, slug: str) -> Path:
+    return reg.formulas_dir / DRAFTS_DIR / f"{slug}.yaml"
+
+
+def _validated(text: str, path: Path) -> Calculator:
+    try:
+        return Calculator.model_validate(load_text(text, path))
     except ValidationError as e:
-        raise ReleaseError(f"the edited file does not validate:\n{e}") from None
-    path.write_text(dump(raw), encoding="utf-8")
-    data = ver.content(new_calc, new_calc.active, reg.units)
-    lock.setdefault(c.slug, {})[new_version] = ver.content_hash(data)
-    ver.write_snapshot(reg.formulas_dir, c.slug, data)
-    ver.write_lock(reg.lock_path, lock)
-    clear_cache()
-    fresh = load(root)  # every text that states this calculator's numbers may have changed
-    write_catalogue(fresh.calculators, fresh.units, fresh.formulas_dir / TEXTS_DIR)
-    return (f"{c.slug}: released {new_version} (was {old.version}): {reason.strip()}; "
-            f"re-rendered {fresh.rel(fresh.formulas_dir / TEXTS_DIR)}")
+        raise ReleaseError(f"{path}: the edited file does not validate:\n{e}") from None
+    except YamlError as e:
+        raise ReleaseError(str(e)) from None
+
+
+def _active_index(rt: Any) -> int:
+    return next(i for i, v in enumerate(rt["versions"]) if v.get("status") == VersionStatus.active.value)
+
+
+def _released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
+    """The calculator's file with its hand-edited content put back to the active version's snapshot."""
+    path = reg.paths[calc.slug]
+    original = path.read_text(encoding="utf-8")
+    rt = rt_load(path)
+    snap = ver.read_snapshot(reg.formulas_dir, calc.slug, calc.active.version) or {}
+    now = calc.model_dump(mode="json")
+    for f in ver.CONTENT_FIELDS:
+        if f in snap and snap[f] != now.get(f):
+            rt[f] = _assign(rt[f], snap[f], now.get(f)) if f in rt else snap[f]
+    _restore_text(rt["versions"][_active_index(rt)], snap.get("text", ""))
+    text = rt_dump(rt, original)
+    back = _validated(text, path)
+    if ver.content_hash(ver.content(back, back.active, reg.units)) != recorded:
+        raise ReleaseError(f"{calc.slug}: cannot put the file back to {calc.active.version} automatically; "
+                           "undo the hand edits and use `formula fix --set ... --draft`, or release them now")
+    return text
+
+
+def _assign(node: Any, target: Any, current: Any) -> Any:
+    """Make a round-trip node hold `target` (a plain dump), changing only what differs from `current` (its dump now).
+
+    Keys the schema filled with defaults stay absent; comments on untouched parts stay.
+    """
+    if isinstance(node, dict) and isinstance(target, dict) and isinstance(current, dict):
+        for k in [k for k in node if k in current and k not in target]:
+            del node[k]
+        for k, v in target.items():
+            if k in current and current[k] == v:
+                continue
+            node[k] = _assign(node[k], v, current.get(k)) if k in node else v
+        return node
+    if (isinstance(node, list) and isinstance(target, list) and isinstance(current, list)
+            and len(node) == len(target) == len(current)):
+        for i, v in enumerate(target):
+            if current[i] != v:
+                node[i] = _assign(node[i], v, current[i])
+        return node
+    if isinstance(target, float) and target.is_integer() and isinstance(node, int) and not isinstance(node, bool):
+        return int(target)  # a range written 3000 comes back from the schema as 3000.0
+    return block(target) if isinstance(target, str) else target
+
+
+def _restore_text(item: Any, released: str) -> None:
+    """Put a version's released text back (texts are compared as the schema reads them, whitespace-stripped)."""
+    if str(item["text"]).strip() != released.strip():
+        item["text"] = block(released if released.endswith("\n") else released + "\n")
+
+
+def _signoff(who: tuple[str, str] | None, when: dt.date) -> dict[str, Any] | None:
+    return None if who is None else {"who": who[0], "role": who[1], "date": when}
+
+
+def _catalogue(reg: Registry, calcs: dict[str, Calculator]) -> dict[Path, str]:
+    try:
+        files = catalogue_files(calcs, reg.units)
+    except TextError as e:
+        raise ReleaseError(f"a text does not render: {e}") from None
+    return {reg.formulas_dir / TEXTS_DIR / name: text for name, text in files.items()}
+
+
+class _Plan:
+    """The files one command will write, built in memory and committed at once."""
+
+    def __init__(self, reg: Registry):
+        self.reg = reg
+        self.changes: dict[Path, str | None] = {}
+        self.calcs: dict[str, Calculator] = dict(reg.calculators)
+        self.lock = ver.read_lock(reg.lock_path)
+        self.promoted: list[str] = []
+
+    def promote(self, slug: str, draft_rt: Any) -> str:
+        """Make the draft version at the end of `draft_rt` the active one of `slug`; returns the version."""
+        reg = self.reg
+        c = reg.calculators[slug]
+        path = reg.paths[slug]
+        original = path.read_text(encoding="utf-8")
+        main = rt_load(path)
+        for f in ver.CONTENT_FIELDS:
+            if _plain(main.get(f)) != _plain(draft_rt.get(f)):
+                if f in draft_rt:
+                    main[f] = copy.deepcopy(draft_rt[f])
+                else:
+                    del main[f]
+        entry = copy.deepcopy(draft_rt["versions"][-1])
+        entry["status"] = VersionStatus.active.value
+        old = c.active
+        snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
+        if snap is None or old.version not in self.lock.get(slug, {}):
+            raise ReleaseError(f"{slug} {old.version} was never locked; run `formula lock` first")
+        idx = _active_index(main)
+        main["versions"][idx]["status"] = VersionStatus.superseded.value
+        _restore_text(main["versions"][idx], snap["text"])
+        main["versions"].append(entry)
+        text = rt_dump(main, original)
+        new = _validated(text, path)
+        data = ver.content(new, new.active, reg.units)
+        self.lock.setdefault(slug, {})[new.active.version] = ver.content_hash(data)
+        self.changes[path] = text
+        self.changes[ver.snapshot_path(reg.formulas_dir, slug, new.active.version)] = ver.snapshot_text(data)
+        self.calcs[slug] = new
+        self.promoted.append(slug)
+        return new.active.version
+
+    def finish(self, targets: list[str]) -> None:
+        """Lock and catalogue for what was promoted; refuse if another calculator's content moved with it."""
+        if not self.promoted:
+            return
+        after = dataclasses.replace(self.reg, calculators=self.calcs, problems=[])
+        moved = {s: why for s, why in _unreleased_with(after, self.lock).items() if s not in targets}
+        if moved:
+            raise ReleaseError("this release changes the content of calculators that depend on it: "
+                               + ", ".join(sorted(moved)) + "; add --with-dependants to release them too")
+        self.changes[self.reg.lock_path] = ver.lock_text(self.lock)
+        self.changes.update(_catalogue(self.reg, self.calcs))
+
+    def commit(self) -> None:
+        commit(self.reg.root, self.changes)
+
+
+def _unreleased_with(reg: Registry, lock: dict[str, dict[str, str]]) -> dict[str, str]:
+    out = {}
+    for slug, c in reg.calculators.items():
+        v = c.active
+        recorded = lock.get(slug, {}).get(v.version)
+        if recorded is None or ver.content_hash(ver.content(c, v, reg.units)) != recorded:
+            out[slug] = "content differs from its lock entry"
+    return out
+
+
+def _plain(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_plain(v) for v in x]
+    if isinstance(x, (dt.date,)):
+        return x.isoformat()
+    if isinstance(x, str):
+        return str(x)
+    return x
+
+
+# ---------------------------------------------------------------------- release and fix
+
+
+def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
+            by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
+            with_dependants: bool = False) -> str:
+    """Release a calculator's edited content (or `sets`, constant values) as a new version.
+
+    With `draft`, the version waits in formulas/drafts/ for `formula approve`. With a future
+    effective date, it waits there approved until `formula activate`.
+    """
+    reason = _reason(reason)
+    if part not in ("major", "minor", "patch"):
+        raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
+    assignments = parse_assignments(sets or [])
+    effective = parse_date(date, "--date")
+    who = _who(by, role)
+    today = dt.date.today()
+    if effective > today and not draft and who is None:
+        raise ReleaseError(f"--date {effective} is in the future: the version waits, approved by whoever releases it, "
+                           "until that day; give --by and --role (or use --draft and `formula approve`)")
+    with writing(root) as base:
+        reg = _loaded(base, "releasing")
+        c = _calc(reg, ref)
+        targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
+        dirty = unreleased(reg)
+        others = {s: why for s, why in dirty.items() if s not in targets}
+        if others:
+            raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
+                               "release carries only its own change: "
+                               + "; ".join(f"{s} ({why})" for s, why in others.items()))
+        if assignments and c.slug in dirty:
+            raise ReleaseError(f"{c.slug} has unreleased hand edits ({dirty[c.slug]}): release them with "
+                               "`formula release` or undo them before `formula fix`")
+        pending = [s for s in targets if draft_path(reg, s).exists()]
+        if pending:
+            raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
+                               + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
+        waiting = draft or effective > today
+        plan = _Plan(reg)
+        released: list[str] = []
+        for slug in targets:
+            calc = reg.calculators[slug]
+            old = calc.active
+            if effective < old.effective:
+                raise ReleaseError(f"--date {effective} is before {slug} {old.version}'s effective date {old.effective}")
+            path = reg.paths[slug]
+            rt = rt_load(path)
+            if slug == c.slug:
+                consts = rt.get("constants") or {}
+                for name, value in assignments.items():
+                    if name not in consts:
+                        raise ReleaseError(f"{slug} has no constant {name!r}; constants: {', '.join(consts) or 'none'}")
+                    problem = constant_problem(calc.constants[name], value)
+                    if problem:
+                        raise ReleaseError(f"--set {name}={value!r}: {problem} (formulas/{slug}.yaml "
+                                           f"constants.{name})")
+                    consts[name]["value"] = value
+            new_version = ver.bump(old.version, part)
+            note = reason if slug == c.slug else f"{reason} (released with its dependency {c.slug})"
+            entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,
+                                     "effective": effective, "text": rt["versions"][_active_index(rt)]["text"],
+                                     "changelog": note}
+            if who:
+                entry["released_by"] = _signoff(who, today)
+            if effective > today and not draft and who:
+                entry["approved_by"] = _signoff(who, today)
+                entry["approved"] = today
+            snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
+            if snap is None or old.version not in plan.lock.get(slug, {}):
+                raise ReleaseError(f"{slug} {old.version} was never locked; run `formula lock` first")
+            _restore_text(rt["versions"][_active_index(rt)], snap["text"])
+            rt["versions"].append(entry)
+            text = rt_dump(rt)
+            proposed = _validated(text, path)
+            new_data = ver.content(proposed, proposed.versions[-1], reg.units)
+            old_hash = plan.lock[slug][old.version]
+            if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
+                raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
+            if waiting:
+                plan.changes[draft_path(reg, slug)] = text
+                if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
+                    plan.changes[path] = _released_file(reg, calc, plan.lock[slug][old.version])
+            else:
+                plan.promote(slug, rt)
+            released.append(f"{slug} {new_version}")
+        plan.finish(targets)
+        plan.commit()
+    was = c.active.version
+    if draft:
+        return (f"{c.slug}: drafted {released[0].split()[-1]} (active stays {was}); review it with "
+                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve`")
+    if waiting:
+        return (f"{c.slug}: {released[0].split()[-1]} approved, effective {effective}; {was} stays active until then "
+                "(run `formula activate` on or after that day)")
+    extra = f" with {', '.join(released[1:])}" if len(released) > 1 else ""
+    return (f"{c.slug}: released {released[0].split()[-1]} (was {was}){extra}: {reason}; "
+            f"re-rendered formulas/{TEXTS_DIR}")
+
+
+# ---------------------------------------------------------------------- approve and activate
+
+
+def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None) -> str:
+    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`)."""
+    who = _who(by, role)
+    if who is None:
+        raise ReleaseError("--by and --role must name who approves and their role")
+    today = dt.date.today()
+    when = parse_date(date, "--date")
+    if when > today:
+        raise ReleaseError(f"--date {when} is in the future: an approval is recorded when it is given")
+    with writing(root) as base:
+        reg = _loaded(base, "approving")
+        c = _calc(reg, ref)
+        dpath = draft_path(reg, c.slug)
+        if not dpath.exists():
+            raise ReleaseError(f"{c.slug} has no draft waiting for approval")
+        drt = rt_load(dpath)
+        entry = drt["versions"][-1]
+        if entry.get("version") != version:
+            raise ReleaseError(f"{c.slug}'s draft is version {entry.get('version')}, not {version!r}")
+        if entry.get("approved_by"):
+            raise ReleaseError(f"{c.slug} {version} is already approved; it becomes active on {entry['effective']}")
+        base_active = drt["versions"][_active_index(drt)]["version"]
+        if base_active != c.active.version:
+            raise ReleaseError(f"the draft was made from {base_active}, but {c.active.version} is active now: "
+                               "remove the draft and make it again")
+        if c.slug in unreleased(reg):
+            raise ReleaseError(f"{c.slug} has unreleased hand edits; release or undo them before approving")
+        released_on = _plain(entry.get("released_by", {}) or {}).get("date")
+        if released_on and when.isoformat() < released_on:
+            raise ReleaseError(f"--date {when} is before the draft was made ({released_on})")
+        entry["approved_by"] = _signoff(who, when)
+        entry["approved"] = when
+        _validated(rt_dump(drt), dpath)
+        plan = _Plan(reg)
+        effective = dt.date.fromisoformat(_plain(entry["effective"]))
+        if effective > today:
+            plan.changes[dpath] = rt_dump(drt)
+            plan.commit()
+            return (f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; {c.active.version} stays active "
+                    f"until {effective} (run `formula activate` on or after that day)")
+        plan.promote(c.slug, drt)
+        plan.changes[dpath] = None
+        plan.finish([c.slug])
+        plan.commit()
+    return f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; now active (was {c.active.version})"
+
+
+def activate(root: Path | str | None, *, on: str | None = None) -> str:
+    """Make every approved draft whose effective date has come the active version."""
+    day = parse_date(on, "--on")
+    if day > dt.date.today():
+        raise ReleaseError(f"--on {day} is in the future: a version becomes active on its day, not before")
+    with writing(root) as base:
+        reg = _loaded(base, "activating")
+        plan = _Plan(reg)
+        done = []
+        for dpath in sorted((reg.formulas_dir / DRAFTS_DIR).glob("*.yaml")):
+            slug = dpath.stem
+            drt = rt_load(dpath)
+            entry = drt["versions"][-1]
+            if not entry.get("approved_by") or dt.date.fromisoformat(_plain(entry["effective"])) > day:
+                continue
+            if slug not in reg.calculators:
+                raise ReleaseError(f"{reg.rel(dpath)} names no calculator of the registry")
+            done.append(f"{slug} {plan.promote(slug, drt)}")
+            plan.changes[dpath] = None
+        plan.finish([s.split()[0] for s in done])
+        plan.commit()
+    return "activated " + ", ".join(done) if done else f"no approved version is due to become active on {day}"
+
+
+# ---------------------------------------------------------------------- review
 
 
 def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str | None = None,
            next_due: str | None = None, interval_days: int = 365) -> str:
     """Record a review sign-off on the active version: governance metadata, not content (no new version)."""
-    if not who.strip() or not role.strip():
+    person = _who(who, role)
+    if person is None:
         raise ReleaseError("--by and --role must name the reviewer and their role")
-    reg = load(root)
-    if reg.problems:
-        raise ReleaseError("\n".join(map(str, reg.problems)) + "\nfix these before recording a review")
-    try:
-        c = reg.get(ref)
-    except KeyError:
-        raise ReleaseError(f"unknown calculator {ref!r}") from None
-    try:
-        when = dt.date.fromisoformat(date) if date else dt.date.today()
-        due = dt.date.fromisoformat(next_due) if next_due else when + dt.timedelta(days=interval_days)
-    except ValueError as e:
-        raise ReleaseError(f"dates are YYYY-MM-DD: {e}") from None
+    today = dt.date.today()
+    when = parse_date(date, "--date")
+    if when > today:
+        raise ReleaseError(f"--date {when} is in the future: record a review once it has happened")
+    if interval_days < 1:
+        raise ReleaseError("--interval-days must be at least 1")
+    due = parse_date(next_due, "--next-due", when + dt.timedelta(days=interval_days))
     if due <= when:
         raise ReleaseError(f"the next review ({due}) must come after this one ({when})")
-    path = reg.paths[c.slug]
-    raw = load_file(path)
-    item = next(v for v in raw["versions"] if v.get("status") == VersionStatus.active.value)
-    item.setdefault("signoffs", []).append({"who": who.strip(), "role": role.strip(), "date": when})
-    item["last_review"] = when
-    item["next_review"] = due
-    item.setdefault("approved", when)
-    try:
-        Calculator.model_validate(raw)
-    except ValidationError as e:
-        raise ReleaseError(f"the edited file does not validate:\n{e}") from None
-    path.write_text(dump(raw), encoding="utf-8")
-    clear_cache()
-    return f"{c.slug} {item['version']}: reviewed by {who.strip()} ({role.strip()}) on {when}; next review due {due}"
+    with writing(root) as base:
+        reg = _loaded(base, "recording a review")
+        c = _calc(reg, ref)
+        v = c.active
+        if when < v.effective:
+            raise ReleaseError(f"--date {when} is before {c.slug} {v.version} took effect ({v.effective}): "
+                               "a review signs off a version in force")
+        if v.last_review and when < v.last_review:
+            raise ReleaseError(f"--date {when} is before the last review ({v.last_review}); "
+                               "a review never moves the last review back")
+        path = reg.paths[c.slug]
+        original = path.read_text(encoding="utf-8")
+        rt = rt_load(path)
+        item = rt["versions"][_active_index(rt)]
+        if "signoffs" not in item:
+            item["signoffs"] = []
+        item["signoffs"].append({"who": person[0], "role": person[1], "date": when})
+        item["last_review"] = when
+        item["next_review"] = due
+        if item.get("approved") is None:
+            item["approved"] = when
+        text = rt_dump(rt, original)
+        _validated(text, path)
+        plan = _Plan(reg)
+        plan.changes[path] = text
+        plan.commit()
+    return f"{c.slug} {v.version}: reviewed by {person[0]} ({person[1]}) on {when}; next review due {due}"

@@ -33,6 +33,34 @@ def calculator_rows(reg: Registry) -> list[dict[str, Any]]:
     return rows
 
 
+def terminal_width() -> int | None:
+    """$COLUMNS, else the terminal's width; None when the output is not a terminal (never cut)."""
+    import os
+    import shutil
+    import sys
+
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    if sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None
+
+
+def fit_widths(widths: list[int], headers: list[int], total: int | None, gap: int = 2) -> list[int]:
+    """Narrow the widest columns, one character at a time, until the table fits `total` (cells get a '…')."""
+    if total is None:
+        return widths
+    out = list(widths)
+    floor = [max(3, min(h, 6)) for h in headers]
+    while sum(out) + gap * (len(out) - 1) > total:
+        i = max(range(len(out)), key=lambda k: out[k] - floor[k])
+        if out[i] <= floor[i]:
+            break
+        out[i] -= 1
+    return out
+
+
 def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     def cell(v: Any) -> str:
         if v is None:
@@ -44,6 +72,7 @@ def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     cells = [[cell(r.get(c)) for c in cols] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
     widths = [min(w, 48) for w in widths[:-1]] + widths[-1:]  # the last column is never cut
+    widths = fit_widths(widths, [len(c) for c in cols], terminal_width())
 
     def line(vals: list[str]) -> str:
         return "  ".join((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths)).rstrip()

@@ -7,6 +7,7 @@ exists (status, version, approval date, last review date, related artifacts).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
@@ -212,6 +213,33 @@ class Constant(Strict):
     source: str | None = None
     applies_to: Literal["both", "benchmark", "published"] = Field(
         default="both", description="which variant uses it; supplied texts must state the benchmark's")
+    # The allowed range guards edits (`formula fix`, hand edits before release); it is not content,
+    # so it is left out of dumps and never changes a released version's hash.
+    min: float | None = Field(default=None, exclude=True, description="smallest allowed value (inclusive)")
+    max: float | None = Field(default=None, exclude=True, description="largest allowed value (inclusive)")
+    positive: bool = Field(default=False, exclude=True, description="the value must be greater than 0")
+
+    @model_validator(mode="after")
+    def _allowed(self) -> "Constant":
+        problem = constant_problem(self, self.value)
+        if problem:
+            raise ValueError(problem)
+        return self
+
+
+def constant_problem(spec: "Constant", value: Any) -> str | None:
+    """Why `value` is not allowed for this constant (None when it is): finite, and within its declared range."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None if isinstance(value, str) else f"{value!r} is not a number"
+    if not math.isfinite(value):
+        return f"value {value!r} is not a finite number"
+    if spec.positive and not value > 0:
+        return f"value {value!r} must be greater than 0"
+    if spec.min is not None and value < spec.min:
+        return f"value {value!r} is below the allowed minimum {spec.min!r}"
+    if spec.max is not None and value > spec.max:
+        return f"value {value!r} is above the allowed maximum {spec.max!r}"
+    return None
 
 
 class Band(Strict):
@@ -300,6 +328,8 @@ class Version(Strict):
     effective: dt.date
     text: str = Field(description="jinja2 template of the supplied formula text")
     changelog: str
+    released_by: SignOff | None = Field(default=None, description="who made this version (fix/release --by/--role)")
+    approved_by: SignOff | None = Field(default=None, description="who approved a draft (`formula approve`)")
     approved: dt.date | None = None
     last_review: dt.date | None = None
     next_review: dt.date | None = None
@@ -381,6 +411,28 @@ class Deviation(Strict):
     verified: bool = False
 
 
+class Plausibility(Strict):
+    """A cross-input plausibility rule: the range a derived quantity must fall in.
+
+    Each input can be within its own range while their combination is impossible (0.3 kg and
+    2.8 m give a BMI of 0.04). The `published` variant refuses such inputs; the `benchmark`
+    variant computes and reports a warning.
+    """
+
+    id: Slug
+    quantity: Literal["output"] = Field(default="output", description="what the rule reads: the calculator's result "
+                                        "(weeks for a gestational age)")
+    range: tuple[float, float]
+    unit: str | None = None
+    description: str
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "Plausibility":
+        if self.range[0] > self.range[1]:
+            raise ValueError("range must be [low, high] with low <= high")
+        return self
+
+
 class Output(Strict):
     kind: OutputKind
     unit: str | None = None
@@ -401,7 +453,9 @@ class Calculator(Strict):
     """One calculator (`formulas/<slug>.yaml`)."""
 
     slug: Slug
-    medcalc_id: int | None = Field(default=None, ge=1, description="the benchmark's id; none for successors")
+    medcalc_id: Annotated[int, Field(strict=True, ge=1)] | None = Field(
+        default=None, description="the benchmark's id (a whole number, never quoted); none for successors; "
+        "fixed once released")
     name: str
     category: Category
     output: Output
@@ -417,6 +471,8 @@ class Calculator(Strict):
     completeness: Completeness | None = Field(default=None, description="audit of the supplied text")
     replacements: list[Replacement] = Field(default_factory=list)
     deviations: list[Deviation] = Field(default_factory=list)
+    plausibility: list[Plausibility] = Field(
+        default_factory=list, description="cross-input rules: ranges a derived quantity must fall in")
 
     @field_validator("constants", "tables")
     @classmethod

@@ -10,7 +10,7 @@ from typing import Any
 
 from registry.loader import Registry, load
 from registry.report import render_table
-from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render, write_catalogue
+from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
 from registry.validate import validate
 
 
@@ -33,9 +33,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _registry(root: Path | None) -> Registry | None:
+    from registry.integrity import CATALOGUE_FIELD
+
     reg = load(root)
     validate(reg)
-    schema = [p for p in reg.problems if "REGISTRY.lock" not in p.problem and "changed without" not in p.problem]
+    schema = [p for p in reg.problems if "REGISTRY.lock" not in p.problem and "changed without" not in p.problem
+              and p.field != CATALOGUE_FIELD]
     if schema:
         for p in schema:
             print(p, file=sys.stderr)
@@ -44,23 +47,57 @@ def _registry(root: Path | None) -> Registry | None:
 
 
 def cmd_render(args: argparse.Namespace) -> int:
-    reg = _registry(args.root)
-    if reg is None:
+    """Render the released texts. Unreleased edits are never rendered: the command refuses and names them."""
+    from registry.atomic import LockBusy, commit, recover, registry_lock
+    from registry.governance import unreleased
+    from registry.loader import default_root
+    from registry.texts import catalogue_files
+
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        print(f"error: --out {args.out} is a file; give a folder (it is created if missing)", file=sys.stderr)
         return 1
-    out = args.out or reg.formulas_dir / TEXTS_DIR
+    base = args.root if args.root is not None else default_root()
     try:
-        index = write_catalogue(reg.calculators, reg.units, out)
-    except TextError as e:
+        with registry_lock(base / "formulas"):
+            recover(base)
+            reg = _registry(base)
+            if reg is None:
+                return 1
+            dirty = unreleased(reg)
+            if dirty:
+                print("error: unreleased edits would enter the catalogue under a released version: "
+                      + "; ".join(f"{s} ({why})" for s, why in dirty.items())
+                      + ". Release them (`formula release SLUG --reason ...`) or undo them, then render.",
+                      file=sys.stderr)
+                return 1
+            out = args.out or reg.formulas_dir / TEXTS_DIR
+            try:
+                files = catalogue_files(reg.calculators, reg.units)
+            except TextError as e:
+                print(f"error: {e}", file=sys.stderr)
+                return 1
+            commit(base, {out / name: text for name, text in files.items()})
+    except LockBusy as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"rendered {len(index['texts'])} texts into {out}")
+    except OSError as e:
+        print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(f"rendered {len(files) - 1} texts into {out}")
     return 0
 
 
 def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
     p = Path(ref)
     if p.is_file():
-        return json.loads(p.read_text(encoding="utf-8"))
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+            if not isinstance(data, dict) or not isinstance(data.get("texts"), list):
+                raise ValueError("it has no 'texts' list")
+            return data
+        except (ValueError, UnicodeDecodeError) as e:
+            print(f"error: {ref} is not a catalogue index (formulas/texts/index.json): {e}", file=sys.stderr)
+            return None
     try:
         blob = subprocess.run(["git", "show", f"{ref}:formulas/{TEXTS_DIR}/{INDEX_FILE}"], cwd=root,
                               capture_output=True, text=True, check=True).stdout
@@ -68,7 +105,11 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
         msg = getattr(e, "stderr", "") or str(e)
         print(f"error: cannot read the catalogue index at {ref!r}: {msg.strip()}", file=sys.stderr)
         return None
-    return json.loads(blob)
+    try:
+        return json.loads(blob)
+    except ValueError as e:
+        print(f"error: the catalogue index at {ref!r} is not JSON: {e}", file=sys.stderr)
+        return None
 
 
 def changes(old: dict[str, Any], reg: Registry) -> list[dict[str, Any]]:

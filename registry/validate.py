@@ -12,6 +12,9 @@ def validate(reg: Registry) -> list[Problem]:
     rules = (_unique_ids, _references, _cycles, _versions, _inputs, _texts, _lock)
     for rule in rules:
         rule(reg)
+    from registry.integrity import check  # journal, catalogue, benchmark ids, drafts
+
+    check(reg)
     return reg.problems
 
 

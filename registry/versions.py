@@ -56,13 +56,15 @@ def read_snapshot(formulas_dir: Path, slug: str, version: str) -> dict[str, Any]
     return json.loads(json.dumps(data, default=str))  # plain dicts, dates as ISO text
 
 
+def snapshot_text(data: dict[str, Any]) -> str:
+    return "# Snapshot of a released version, written by `formula release`. Never edit by hand.\n" + dump(data)
+
+
 def write_snapshot(formulas_dir: Path, slug: str, data: dict[str, Any]) -> Path:
+    from registry.atomic import atomic_write
+
     p = snapshot_path(formulas_dir, slug, data["version"])
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(
-        "# Snapshot of a released version, written by `formula release`. Never edit by hand.\n" + dump(data),
-        encoding="utf-8",
-    )
+    atomic_write(p, snapshot_text(data))
     return p
 
 
@@ -78,6 +80,12 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
 
 
 def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:
+    from registry.atomic import atomic_write
+
+    atomic_write(path, lock_text(entries))
+
+
+def lock_text(entries: dict[str, dict[str, str]]) -> str:
     ordered = {s: dict(sorted(v.items(), key=lambda kv: semver_key(kv[0]))) for s, v in sorted(entries.items())}
     body = {
         "about": "Content hashes of released calculator versions. Written by `formula lock` and "
@@ -85,7 +93,7 @@ def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:
         "format": 1,
         "calculators": ordered,
     }
-    path.write_text(json.dumps(body, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
 def lock_digest(path: Path) -> str:

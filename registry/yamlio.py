@@ -150,3 +150,71 @@ def _plain(x: Any) -> Any:
     if isinstance(x, (list, tuple)):
         return [_plain(v) for v in x]
     return x
+
+
+# --------------------------------------------------------------------------- round-trip editing
+#
+# Tools that edit a file a person wrote (fix, release, review, approve) go through ruamel.yaml's
+# round-trip mode, which keeps comments, key order and quoting. It re-wraps long plain scalars
+# at its own width, so a hunk whose only difference is where a long scalar breaks keeps the
+# original lines; the result is re-read and must equal what ruamel wrote, or ruamel's text is used.
+
+
+def _rt() -> Any:
+    from ruamel.yaml import YAML
+
+    y = YAML(typ="rt")
+    y.width = 100
+    y.indent(mapping=2, sequence=2, offset=0)
+    y.preserve_quotes = True
+    y.allow_duplicate_keys = False
+    y.representer.ignore_aliases = lambda data: True  # never write anchors (&id001) or aliases
+    return y
+
+
+def rt_load(path: Path) -> Any:
+    """A calculator file as ruamel's commented mapping (comments and order kept)."""
+    text = path.read_text(encoding="utf-8")
+    data = _rt().load(text)
+    if not isinstance(data, dict):
+        raise YamlError(path, 1, "empty file or not a mapping of fields: a calculator file needs its fields")
+    return data
+
+
+def block(text: str) -> Any:
+    """A string as a literal block (`|`) when it spans lines, as texts are written."""
+    from ruamel.yaml.scalarstring import LiteralScalarString
+
+    return LiteralScalarString(text) if "\n" in text else text
+
+
+def rt_dump(data: Any, original: str | None = None) -> str:
+    import io
+
+    buf = io.StringIO()
+    _rt().dump(data, buf)
+    new = buf.getvalue()
+    if original is None:
+        return new
+    kept = _keep_wrapping(original, new)
+    if kept != new:
+        try:
+            same = _plain(load_text(kept)) == _plain(load_text(new))
+        except YamlError:
+            same = False
+        if same:
+            return kept
+    return new
+
+
+def _keep_wrapping(old: str, new: str) -> str:
+    import difflib
+
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    out: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "replace" and " ".join("".join(a[i1:i2]).split()) == " ".join("".join(b[j1:j2]).split()):
+            out.extend(a[i1:i2])
+        else:
+            out.extend(b[j1:j2])
+    return "".join(out)

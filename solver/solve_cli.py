@@ -30,6 +30,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """Refuse a key given twice (json keeps the last silently), as the registry's YAML loader does."""
+    out: dict = {}
+    for k, v in pairs:
+        if k in out:
+            raise ValueError(f"--entities gives {k!r} twice; give each entity once")
+        out[k] = v
+    return out
+
+
 def _entities(arg: str) -> dict:
     text = arg
     if arg.startswith("@"):
@@ -39,7 +49,7 @@ def _entities(arg: str) -> dict:
         except OSError as e:
             raise ValueError(f"cannot read {path}: {e.strerror}") from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as e:
         raise ValueError(f"--entities is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
     if not isinstance(data, dict):
@@ -61,6 +71,8 @@ def run(args: argparse.Namespace) -> int:
     except (CalculatorError, VersionError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
+    for w in res.warnings:
+        print(f"warning: {w}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
     else:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Literal
 
 from registry.loader import Registry, get_registry
+from registry.plausibility import implausible
 from registry.schema import Calculator, InputKind, OutputKind, Table
 from solver.library.errors import (
     BadValue,
@@ -59,6 +60,7 @@ class Result:
     version: str
     variant: str
     inputs: dict[str, InputRecord] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # broken plausibility rules (benchmark variant)
 
     def to_json(self) -> dict[str, Any]:
         v: Any = self.value
@@ -66,8 +68,11 @@ class Result:
             v = v.isoformat()
         elif isinstance(v, tuple):
             v = list(v)
-        return {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
-                "variant": self.variant}
+        out = {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
+               "variant": self.variant}
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
 
 
 class Context:
@@ -361,7 +366,10 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     value = _finish(calc, raw, reg)
-    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record))
+    warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
+    if warnings and variant == "published":
+        raise OutOfRange(calc.slug, None, warnings[0])
+    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record), warnings)
 
 
 def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:

@@ -50,7 +50,7 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     index = str(PROJECT_ROOT / "formulas" / "texts" / "index.json")
 
     code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.016",
-                         "--reason", "Katz 1973 factor", "--root", root, "--date", "2026-12-01")
+                         "--reason", "Katz 1973 factor", "--root", root)
     assert code == 0, err
     assert "released 1.1.0 (was 1.0.0)" in out
     assert run(capsys, "validate", "--root", root)[0] == 0
@@ -75,7 +75,7 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
 
     # revert by a new version: everything green again
     code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.024",
-                         "--reason", "revert to Hillier 1999", "--root", root, "--date", "2026-12-02")
+                         "--reason", "revert to Hillier 1999", "--root", root)
     assert code == 0, err
     assert "released 1.2.0 (was 1.1.0)" in out
     assert run(capsys, "validate", "--root", root)[0] == 0

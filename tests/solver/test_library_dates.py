@@ -63,12 +63,22 @@ def test_due_date_is_forty_weeks_shifted_by_cycle(lmp, cycle):
 
 
 @FAST
-@given(lmp=dates, days=st.integers(min_value=0, max_value=320), variant=st.sampled_from(["benchmark", "published"]))
+@given(lmp=dates, days=st.integers(min_value=0, max_value=315), variant=st.sampled_from(["benchmark", "published"]))
 def test_gestational_age_counts_weeks_and_days(lmp, days, variant):
     today = lmp + dt.timedelta(days=days)
     w, d = compute(GA, {"Current Date": s(today), "Last menstrual date": s(lmp)}, variant=variant).value
     assert 0 <= d < 7
     assert w * 7 + d == days
+
+
+def test_gestation_beyond_plausible_is_refused_as_published_and_warned_as_benchmark():
+    # a last period ten years ago: the registry's gestation-range rule (0-45 weeks)
+    ents = {"Current Date": "01/01/2030", "Last menstrual date": "03/01/2020"}
+    with pytest.raises(OutOfRange, match="gestation-range"):
+        compute(GA, ents, variant="published")
+    r = compute(GA, ents, variant="benchmark")
+    assert r.value[0] > 500 and any("gestation-range" in w for w in r.warnings)
+    assert compute(GA, {"Current Date": "01/01/2030", "Last menstrual date": "10/01/2029"}).warnings == []
 
 
 # ----------------------------------------------------------------------------- (c) bad input

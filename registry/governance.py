@@ -1,0 +1,170 @@
+"""Reading the registry for governance: a version's content and rendered text, what changed
+between two versions, and which stored results were produced by a text that has since changed."""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from registry import versions as ver
+from registry.loader import Registry
+from registry.schema import Calculator, VersionStatus
+from registry.texts import render, text_hash
+
+DRAFTS_DIR = "drafts"
+
+
+def draft_calculator(reg: Registry, slug: str) -> Calculator | None:
+    """The calculator as its waiting draft file has it (formulas/drafts/<slug>.yaml), if any."""
+    from registry.yamlio import load_file
+
+    p = reg.formulas_dir / DRAFTS_DIR / f"{slug}.yaml"
+    if not p.exists():
+        return None
+    return Calculator.model_validate(load_file(p))
+
+
+def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any] | None:
+    """The content of a version: the live file for the active one, its snapshot when superseded, the draft file."""
+    for v in c.versions:
+        if v.version == version:
+            if v.status == VersionStatus.active:
+                return ver.content(c, v, reg.units)
+            return ver.read_snapshot(reg.formulas_dir, c.slug, version)
+    d = draft_calculator(reg, c.slug)
+    if d is not None and d.versions[-1].version == version:
+        return ver.content(d, d.versions[-1], reg.units)
+    return None
+
+
+def version_calculator(reg: Registry, c: Calculator, version: str) -> Calculator | None:
+    """The calculator as it stood at `version` (that version active), to render its text."""
+    data = version_content(reg, c, version)
+    if data is None:
+        return None
+    d = c.model_dump(mode="json")
+    for f in ver.CONTENT_FIELDS:
+        d[f] = data[f]
+    v = next((x for x in c.versions if x.version == version), None)
+    entry = v.model_dump(mode="json") if v is not None else {"version": version, "effective": "2000-01-01",
+                                                             "changelog": "draft"}
+    entry.update(status=VersionStatus.active.value, text=data["text"])
+    d["versions"] = [entry]
+    return Calculator.model_validate(d)
+
+
+def rendered(reg: Registry, c: Calculator, version: str) -> str | None:
+    vc = version_calculator(reg, c, version)
+    if vc is None:
+        return None
+    calcs = dict(reg.calculators, **{c.slug: vc})
+    return render(vc, calcs=calcs, units=reg.units)
+
+
+def _fmt(x: Any) -> str:
+    from registry.texts import fmt_number
+
+    if isinstance(x, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
+        return "[" + ", ".join(fmt_number(v) for v in x) + "]"
+    if isinstance(x, (dict, list)):
+        return json.dumps(x, ensure_ascii=False, sort_keys=True)
+    return fmt_number(x) if isinstance(x, (int, float)) else str(x)
+
+
+def content_changes(a: dict[str, Any] | None, b: dict[str, Any]) -> list[str]:
+    """What a clinician needs to know changed, one line each: constants, inputs, tables, output, dependencies, text."""
+    if a is None:
+        return ["first version"]
+    out: list[str] = []
+    ca, cb = a.get("constants", {}), b.get("constants", {})
+    for name in sorted(set(ca) | set(cb)):
+        x, y = ca.get(name), cb.get(name)
+        if x == y:
+            continue
+        if x is None:
+            out.append(f"constant {name} added: {_fmt(y['value'])} {y.get('unit') or ''}".rstrip())
+        elif y is None:
+            out.append(f"constant {name} removed (was {_fmt(x['value'])})")
+        elif x.get("value") != y.get("value"):
+            out.append(f"constant {name}: {_fmt(x['value'])} -> {_fmt(y['value'])} {y.get('unit') or ''}".rstrip())
+        else:
+            fields = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
+            out.append(f"constant {name}: {', '.join(fields)} changed")
+    ia = {i["name"]: i for i in a.get("inputs", [])}
+    ib = {i["name"]: i for i in b.get("inputs", [])}
+    for name in [n for n in ib if n not in ia]:
+        out.append(f"input {name} added")
+    for name in [n for n in ia if n not in ib]:
+        out.append(f"input {name} removed")
+    for name in [n for n in ib if n in ia and ia[n] != ib[n]]:
+        for k in sorted(set(ia[name]) | set(ib[name])):
+            if ia[name].get(k) != ib[name].get(k):
+                out.append(f"input {name} {k}: {_fmt(ia[name].get(k))} -> {_fmt(ib[name].get(k))}")
+    ta, tb = a.get("tables", {}), b.get("tables", {})
+    for name in sorted(set(ta) | set(tb)):
+        if ta.get(name) != tb.get(name):
+            out.append(f"table {name} " + ("added" if name not in ta else "removed" if name not in tb else "changed"))
+    for f in ("output", "depends_on", "units"):
+        if a.get(f) != b.get(f):
+            out.append(f"{f} changed" if f != "units" else "shared unit data changed")
+    if a.get("text") != b.get("text"):
+        out.append("supplied text changed")
+    return out
+
+
+def unreleased(reg: Registry) -> dict[str, str]:
+    """slug -> why, for every calculator whose active content is not what REGISTRY.lock records."""
+    lock = ver.read_lock(reg.lock_path)
+    out: dict[str, str] = {}
+    for slug, c in sorted(reg.calculators.items()):
+        v = next((v for v in c.versions if v.status == VersionStatus.active), None)
+        if v is None:
+            continue
+        recorded = lock.get(slug, {}).get(v.version)
+        if recorded is None:
+            out[slug] = f"active version {v.version} is not locked"
+        elif ver.content_hash(ver.content(c, v, reg.units)) != recorded:
+            out[slug] = f"unreleased edits to {v.version}"
+    return out
+
+
+
+# ---------------------------------------------------------------------- stale results
+
+
+def stale(reg: Registry, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple[list[dict[str, Any]], list[str]]:
+    """Cases whose recorded text version or text SHA-256 differs from the registry's now.
+
+    Each row names its calculator by `slug` / `text_slug` or by `calculator_id` (benchmark id), and
+    carries `text_version` and/or `text_sha256`. Returns (stale rows, problems with the file).
+    """
+    current: dict[str, tuple[str, str]] = {}
+    out: list[dict[str, Any]] = []
+    problems: list[str] = []
+    for line, row in rows:
+        ref = row.get("slug") or row.get("text_slug") or row.get("calculator_id")
+        if ref is None or isinstance(ref, bool):
+            problems.append(f"line {line}: names no calculator (slug, text_slug or calculator_id)")
+            continue
+        try:
+            c = reg.get(ref if isinstance(ref, int) else str(ref))
+        except KeyError:
+            problems.append(f"line {line}: unknown calculator {ref!r}")
+            continue
+        version, sha = row.get("text_version"), row.get("text_sha256")
+        if version is None and sha is None:
+            problems.append(f"line {line}: carries neither text_version nor text_sha256")
+            continue
+        if c.slug not in current:
+            current[c.slug] = (c.active.version, text_hash(render(c, calcs=reg.calculators, units=reg.units)))
+        now_v, now_sha = current[c.slug]
+        why = []
+        if version is not None and version != now_v:
+            why.append(f"version {version} -> {now_v}")
+        if sha is not None and sha != now_sha:
+            why.append("text changed")
+        if why:
+            out.append({"line": line, "row_number": row.get("row_number"), "seed": row.get("seed"),
+                        "arm": row.get("arm"), "slug": c.slug, "recorded_version": version,
+                        "current_version": now_v, "recorded_sha256": sha, "current_sha256": now_sha,
+                        "why": "; ".join(why)})
+    return out, problems

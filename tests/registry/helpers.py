@@ -1,0 +1,40 @@
+"""Shared helpers for tests that change a registry: a private copy, the CLI in-process, a fingerprint."""
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from cli.main import main
+from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.validate import validate
+
+SODIUM = "sodium-correction-hyperglycemia"
+
+
+def copy_registry(dst: Path) -> Path:
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / d, dst / d, ignore=shutil.ignore_patterns(".registry.lock", ".journal.json",
+                                                                                  "drafts"))
+    return dst
+
+
+def formula(capsys, root: Path, *argv: str) -> tuple[int, str, str]:
+    """Run `formula ARGV --root ROOT` in-process; (exit code, stdout, stderr)."""
+    clear_cache()
+    code = main([*argv, "--root", str(root)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def problems(root: Path) -> list[str]:
+    clear_cache()
+    reg = load(root)
+    validate(reg)
+    return [str(p) for p in reg.problems]
+
+
+def fingerprint(root: Path) -> dict[str, str]:
+    """Every file under the registry with the hash of its bytes: to prove a refusal wrote nothing."""
+    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".registry.lock"}

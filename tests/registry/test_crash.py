@@ -1,0 +1,139 @@
+"""Real processes: two writers at once, and `formula fix` killed (SIGKILL) at every step of its write.
+
+After each kill, `validate` must pass with the old or the new state complete, or name the
+interrupted change; `formula recover` then restores the old state.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from registry.loader import PROJECT_ROOT, clear_cache, load
+from tests.registry.helpers import SODIUM, copy_registry, problems
+
+FORK = multiprocessing.get_context("fork")
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics tested on Linux")
+
+
+def _cli(root: Path, *argv: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "cli.main", *argv, "--root", str(root)], cwd=PROJECT_ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_two_fixes_at_once_both_land_in_order(tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    procs = [_cli(root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016", "--reason", "Katz"),
+             _cli(root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "reference")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert problems(root) == []
+    c = load(root).calculators[SODIUM]
+    assert [v.version for v in c.versions] == ["1.0.0", "1.1.0", "1.2.0"]
+    assert c.constants["correction_per_mg_dl_glucose"].value == 0.016 and c.constants["reference_glucose"].value == 90
+
+
+def test_two_reviews_at_once_keep_both_signoffs(tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    procs = [_cli(root, "review", SODIUM, "--by", name, "--role", "pharmacist") for name in ("Ada", "Ben")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    assert problems(root) == []
+    assert sorted(s.who for s in load(root).calculators[SODIUM].active.signoffs) == ["Ada", "Ben"]
+
+
+def _fix_child(root: str, events) -> None:
+    """`formula fix` in a forked process that reports each step of its write and pauses there to be killed."""
+    import registry.atomic as atomic
+
+    real_write, real_replace, real_remove = atomic.atomic_write, os.replace, atomic._remove
+
+    def write(path, data):
+        events.send(("write", str(path)))
+        time.sleep(0.05)
+        real_write(path, data)
+
+    def replace(src, dst):
+        events.send(("rename", str(dst)))
+        time.sleep(0.05)
+        real_replace(src, dst)
+
+    def remove(path):
+        events.send(("remove", str(path)))
+        time.sleep(0.05)
+        real_remove(path)
+
+    atomic.atomic_write, atomic._remove, os.replace = write, remove, replace
+    from cli.main import main
+
+    clear_cache()
+    code = main(["fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016", "--reason", "Katz", "--root", root])
+    events.send(("exit", code))
+    os._exit(code)
+
+
+def _state(root: Path) -> tuple[str, float]:
+    c = load(root).calculators[SODIUM]
+    return c.active.version, c.constants["correction_per_mg_dl_glucose"].value
+
+
+def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tmp_path: Path) -> None:
+    from cli.main import main
+
+    old, new = ("1.0.0", 0.024), ("1.1.0", 0.016)
+    kills_mid_change = 0
+    # kill points: while loading (0), then at writes, renames and the journal's removal, spread over the
+    # 13 steps of this fix (journal, YAML, snapshot, lock, index and one text: written, then renamed); the
+    # last run is let finish
+    points = iter([0, 1, 2, 3, 5, 7, 9, 11, 12, 13, 99])
+    runs = 0
+    base = copy_registry(tmp_path / "base")
+    while True:
+        step = next(points)
+        runs += 1
+        # hard links are a safe, quick copy: every write here replaces a file (rename), never edits it in place
+        root = tmp_path / f"run{step}"
+        for d in ("formulas", "guidelines"):
+            shutil.copytree(base / d, root / d, copy_function=os.link)
+        parent, child = FORK.Pipe()
+        proc = FORK.Process(target=_fix_child, args=(str(root), child))
+        proc.start()
+        seen = []
+        finished = False
+        # step 0 kills while the command loads and checks; step k kills at the k-th write, rename or removal
+        while len(seen) < step:
+            if not parent.poll(30):
+                break
+            kind, what = parent.recv()
+            seen.append(kind)
+            if kind == "exit":
+                finished = True
+                break
+        if not finished:
+            time.sleep(0.02)
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.join(30)
+        found = problems(root)
+        if found:
+            kills_mid_change += 1
+            assert any("formula recover" in p for p in found), found
+            clear_cache()
+            assert main(["recover", "--root", str(root)]) == 0
+            assert problems(root) == []
+            assert _state(root) == old
+        else:
+            assert _state(root) in (old, new)
+        assert not list((root / "formulas").rglob("*.tmp")) or main(["recover", "--root", str(root)]) == 0
+        if finished:
+            assert _state(root) == new
+            break
+        assert step < 99, "the command never finished"
+    assert runs >= 10
+    assert kills_mid_change >= 7
