@@ -119,4 +119,5 @@ def library_record(reg: Registry, calculator: str | int, entities: dict[str, Any
         inputs={k: InputUsed(given=r.given, value=_plain(r.value), unit=r.unit) for k, r in res.inputs.items()},
         constants={k: c.model_dump(mode="json").get("value") for k, c in calc.constants.items()},
         sub_results=subs,
+        warnings=list(getattr(res, "warnings", [])),
     )

@@ -71,8 +71,6 @@ def run(args: argparse.Namespace) -> int:
     except (CalculatorError, VersionError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    for w in res.warnings:
-        print(f"warning: {w}", file=sys.stderr)
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
     else:

@@ -25,5 +25,5 @@ def library(req: Request) -> AnswerRecord:
         return skeleton(req, "abstain", abstained=True,
                         reason=f"the current library function cannot compute version {req.calc.active.version}: "
                         f"{e.args[0] if e.args else e}")
-    rec.warnings = list(req.warnings)
+    rec.warnings = list(req.warnings) + rec.warnings  # registry flags, then the library's plausibility warnings
     return rec

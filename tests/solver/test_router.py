@@ -9,7 +9,7 @@ import pytest
 
 from cli.main import main
 from registry.loader import PROJECT_ROOT, clear_cache, load
-from registry.release import release, set_constant
+from registry.release import release
 from registry.versions import read_lock
 from solver.library import MissingInput
 from solver.records import AnswerRecord
@@ -103,8 +103,8 @@ def released(tmp_path: Path) -> Path:
     """A registry copy where sodium correction 1.0.0 (Hillier 0.024) is superseded by 1.1.0 (0.016)."""
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
-    set_constant(tmp_path, "sodium-correction-hyperglycemia", "correction_per_mg_dl_glucose=0.016")
-    release(tmp_path, "sodium-correction-hyperglycemia", "test release", date="2026-12-01")
+    release(tmp_path, "sodium-correction-hyperglycemia", "test release",
+            sets=["correction_per_mg_dl_glucose=0.016"])
     clear_cache()
     return tmp_path
 
