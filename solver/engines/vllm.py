@@ -21,6 +21,8 @@ class VllmEngine:
     def __init__(self, options: EngineOptions, *, llm: Any = None, sampling_params: Any = None):
         if not options.model:
             raise EngineError("the vllm engine needs --model (a Hugging Face id or a local path)")
+        llm = llm if llm is not None else options.extra.get("llm")  # a stand-in object, for tests
+        sampling_params = sampling_params or options.extra.get("sampling_params")
         if llm is None:
             try:
                 import vllm

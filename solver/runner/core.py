@@ -21,6 +21,7 @@ from solver.runner.results import ResultsError, ResultsFile, load
 from solver.scoring import score
 
 SHIPPED = {"reference": REFERENCE_CASES, "one-shot": ONE_SHOT}
+_TEXTS: dict[tuple[int, str, str], str] = {}
 
 
 class RunError(RuntimeError):
@@ -159,7 +160,10 @@ class Runner:
                 calc = self.reg.by_id(row.calculator_id)
             except KeyError:
                 raise RunError(f"{row.source}: calculator id {row.calculator_id} is not in the registry") from None
-            text = render(calc, calcs=self.reg.calculators, units=self.reg.units)
+            key = (id(self.reg), calc.slug, calc.active.version)
+            if key not in _TEXTS:  # the registry is cached per process; so are its rendered texts
+                _TEXTS[key] = render(calc, calcs=self.reg.calculators, units=self.reg.units)
+            text = _TEXTS[key]
             self.texts[row.calculator_id] = (calc, text, calc.active.version, text_hash(text))
         self.lock_digest = registry_digest(self.reg)
         self.reads_text = "formula_text" in self._template_names()

@@ -21,8 +21,29 @@ def row_for(request: dict[str, Any], rows: tuple[BenchmarkRow, ...] = ROWS) -> B
     """The case a prompt is about: the row whose question appears last (after any worked example)."""
     text = request["messages"][0]["content"]
     best = max(rows, key=lambda r: (text.rfind(r.question), len(r.question)))
-    assert text.rfind(best.question) >= 0, "no row's question in the prompt"
-    return best
+    if text.rfind(best.question) >= 0:
+        return best
+    by_note = [r for r in rows if r.note[:300] in text]  # prompts without the question (extraction)
+    assert len(by_note) == 1, "no single row's note or question in the prompt"
+    return by_note[0]
+
+
+SUBSET_IDS = (2, 4, 13, 24, 68, 69, 9, 33, 49, 60)  # decimal, integer, both dates, gestational age, dosage windows
+
+
+def subset_csv(path: Path) -> Path:
+    """A 10-row benchmark file cut from the one-shot split, every output kind in it."""
+    import csv
+
+    with ONE_SHOT.open(encoding="utf-8", newline="") as f:
+        reader = csv.DictReader(f)
+        rows = [r for r in reader if int(r["Calculator ID"]) in SUBSET_IDS]
+        fields = reader.fieldnames
+    with path.open("w", encoding="utf-8", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields)
+        w.writeheader()
+        w.writerows(rows)
+    return path
 
 
 def _python_value(row: BenchmarkRow) -> str:

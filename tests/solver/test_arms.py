@@ -117,9 +117,10 @@ def test_no_test_row_answer_explanation_or_limits_reach_any_prompt():
     """Render every model arm for every one-shot row, with the row's gold fields replaced by sentinels."""
     reg = get_registry()
     checked = 0
+    cases = list(_cases(ROWS))
     for name in PINNED:
         arm = load_arm(name)
-        for row, calc, text in _cases(ROWS):
+        for row, calc, text in cases:
             marked = dataclasses.replace(row, **SENTINELS)
             example = pick_example(arm.spec, row, 42, ROWS)
             case = CaseInput(row=marked, seed=42, calc=calc, formula_text=text, text_version=calc.active.version,
