@@ -87,3 +87,4 @@ def read_rows(folder: Path) -> list[dict[str, Any]]:
 
 def by_key(rows: list[dict[str, Any]]) -> dict[tuple[int, int], dict[str, Any]]:
     return {(r["row_number"], r["seed"]): r for r in rows}
+N_SUBSET = len(SUBSET_IDS)
