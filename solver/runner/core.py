@@ -70,6 +70,10 @@ class ExecutorPool:
         for ex in self.executors:
             self.queue.put_nowait(ex)
 
+    async def start(self) -> None:
+        """Start every fork server at once, in threads, while the first model turns are in flight."""
+        await asyncio.gather(*(asyncio.to_thread(ex.start) for ex in self.executors))
+
     async def run(self, source: str) -> Any:
         ex = await self.queue.get()
         try:
@@ -279,21 +283,37 @@ class Runner:
                 return self.result_row(case, res)
 
             tasks = [asyncio.ensure_future(one(r, s)) for r, s in todo]
+            if pool is not None and todo:
+                starting = asyncio.ensure_future(pool.start())
+                tasks_start = [starting]
+            else:
+                tasks_start = []
+            pending = set(tasks)
             try:
-                for fut in asyncio.as_completed(tasks):
-                    rec = await fut
-                    writer.append(rec)
-                    written += 1
-                    correct += bool(rec["correct"])
+                while pending:
+                    finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                    failure = None
+                    before = written
+                    for fut in finished:
+                        if fut.exception() is not None:
+                            failure = failure or fut.exception()
+                            continue
+                        rec = fut.result()
+                        writer.write(rec)
+                        written += 1
+                        correct += bool(rec["correct"])
+                    await asyncio.to_thread(writer.sync)  # one fsync for the rows that finished together
                     if bar is not None:
-                        bar.update(1)
+                        bar.update(written - before)
                         bar.set_postfix_str(f"correct {correct}/{len(done) + written}", refresh=False)
+                    if failure is not None:
+                        raise failure
             except (EngineError, RunError) as e:
                 stopped = str(e)
             finally:
                 for t in tasks:
                     t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
+                await asyncio.gather(*tasks, *tasks_start, return_exceptions=True)
                 writer.close()
                 if bar is not None:
                     bar.close()

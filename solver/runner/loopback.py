@@ -62,6 +62,12 @@ class Loopback:
             def log_message(self, *args: Any) -> None:  # quiet
                 return
 
+            def handle(self) -> None:
+                try:
+                    super().handle()
+                except (ConnectionResetError, BrokenPipeError):
+                    pass
+
             def _send(self, status: int, body: bytes) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

@@ -1,6 +1,7 @@
 """results.jsonl: one JSON line per case and seed, appended atomically, read back with torn-line repair.
 
-Each row is one `os.write` of a complete line to a descriptor opened with O_APPEND, then fsync:
+Each row is one `os.write` of a complete line to a descriptor opened with O_APPEND, then fsync
+(rows that finish together share one fsync):
 a crash leaves either the whole line or, at worst, a tail without its newline, which `load`
 cuts off (the row is then simply run again).
 """
@@ -54,12 +55,21 @@ class ResultsFile:
         self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
 
     def append(self, row: dict[str, Any]) -> None:
+        """Write one row and make it durable."""
+        self.write(row)
+        self.sync()
+
+    def sync(self) -> None:
+        """fsync: rows written before this call survive a crash (group commit for rows finishing together)."""
+        os.fsync(self.fd)
+
+    def write(self, row: dict[str, Any]) -> None:
+        """One os.write of the complete line; call `sync` before counting it as saved."""
         data = encode(row)
         written = os.write(self.fd, data)
         if written != len(data):  # a short write: cut it off so the file ends on a line boundary
             os.ftruncate(self.fd, os.fstat(self.fd).st_size - written)
             raise OSError(f"{self.path}: short write ({written} of {len(data)} bytes)")
-        os.fsync(self.fd)
 
     def close(self) -> None:
         os.close(self.fd)
