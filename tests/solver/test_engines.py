@@ -114,7 +114,8 @@ def test_empty_reply_rows_and_a_stopped_run_resume(tmp_path):
         s = run(RunConfig(out=tmp_path / "r", engine_options=opts, **cfg))
     assert s.stopped and "HTTP 500" in s.stopped
     rows = read_rows(tmp_path / "r")
-    assert len(rows) == 6 and sum(r["outcome"] == "no_program" for r in rows) == 1
+    # six replies came back; a case whose program was still running when the run stopped is not saved
+    assert 4 <= len(rows) <= 6 and sum(r["outcome"] == "no_program" for r in rows) == 1
     empty = next(r for r in rows if r["outcome"] == "no_program")
     assert empty["reply"] == "" and empty["correct"] is False and empty["table8"] == "no program"
     man = json.loads((tmp_path / "r" / "manifest.json").read_text())
@@ -122,7 +123,7 @@ def test_empty_reply_rows_and_a_stopped_run_resume(tmp_path):
     with Loopback(oracle_reply) as server:
         opts = EngineOptions(model="m", base_url=server.url, concurrency=4, retries=1, backoff_s=0.01)
         s = run(RunConfig(out=tmp_path / "r", engine_options=opts, **cfg))
-    assert s.stopped is None and s.done_before == 6 and len(read_rows(tmp_path / "r")) == N_SUBSET
+    assert s.stopped is None and s.done_before == len(rows) and len(read_rows(tmp_path / "r")) == N_SUBSET
 
 
 def test_cli_reports_a_stopped_run(tmp_path, capsys):
