@@ -276,6 +276,7 @@ class Runner:
                            dynamic_ncols=True, disable=None)
             stopped = None
             written = 0
+            policies: set[str] = set()
 
             async def one(row: BenchmarkRow, seed: int) -> dict[str, Any]:
                 case = self.case(row, seed)
@@ -299,6 +300,8 @@ class Runner:
                             failure = failure or fut.exception()
                             continue
                         rec = fut.result()
+                        if rec.get("executor_policy"):
+                            policies.add(rec["executor_policy"])
                         writer.write(rec)
                         written += 1
                         correct += bool(rec["correct"])
@@ -318,6 +321,8 @@ class Runner:
                 if bar is not None:
                     bar.close()
             new.engine_info = engine.describe() if engine else {}
+            if new.executor is not None and policies:
+                new.executor["policies_seen"] = sorted(policies)  # as the executor's outcomes report them
             new.rows_done = len(done) + written
             new.correct = correct
             new.status = "stopped" if stopped else "complete"
