@@ -194,3 +194,30 @@ def test_manifest_records_what_produced_the_run(tmp_path, no_fsync):
     rows = read_rows(tmp_path / "r")
     slug_text = {s: t["sha256"] for s, t in man["formula_texts"].items()}
     assert all(r["text_sha256"] == slug_text[r["text_slug"]] for r in rows)
+
+
+@pytest.mark.parametrize("arm,reply,outcome,table8", [
+    ("open-book", "The result is 42.", "no_answer", "unreadable"),
+    ("open-book", "Answer: cannot tell", "unreadable", "unreadable"),
+    ("open-book", "", "no_answer", "unreadable"),
+    ("extract-solve", "no json here", "unreadable", "unreadable"),
+    ("extract-solve", '```json\n{"unknown entity": 1}\n```', "no_answer", "raised"),
+    ("formulate-solve", '{"variables": {"x": 1}, "missing": ["x"], "tree": "x"}', "no_answer", "raised"),
+    ("program-solve", "```python\ndef solve():\n    return 1 / 0\n```", "raised", "raised"),
+    ("program-solve", "```python\nimport os\ndef solve():\n    return 1\n```", "rejected", "rejected"),
+    ("program-solve", "```python\nimport datetime\ndef solve():\n    return datetime.date(2020, 1, 1)\n```",
+     "unreadable", "unreadable"),
+    ("blind-vote", "no code at all", None, None),
+])
+def test_failure_outcomes(arm, reply, outcome, table8, tmp_path, no_fsync):
+    data = subset_csv(tmp_path / "s.csv")
+    with Loopback(lambda r: reply) as server:
+        run(openai_cfg(arm, server, tmp_path / "o", data=data, limit=2))  # two decimal rows
+    rows = read_rows(tmp_path / "o")
+    assert len(rows) == 2 and not any(r["correct"] for r in rows)
+    for r in rows:
+        if outcome is not None:
+            assert (r["outcome"], r["table8"]) == (outcome, table8), r["error"]
+        assert r["answer"] is None
+        if arm == "blind-vote":
+            assert len(r["calls"]) == 5 and r["votes"] == [None] * 5
