@@ -313,6 +313,8 @@ class Runner:
                         raise failure
             except (EngineError, RunError) as e:
                 stopped = str(e)
+            except Exception as e:  # noqa: BLE001 - a defect in an arm: stop cleanly, keep the saved rows
+                stopped = f"internal error in arm {self.spec.name}: {type(e).__name__}: {e}"
             finally:
                 for t in tasks:
                     t.cancel()

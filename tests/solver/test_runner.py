@@ -191,6 +191,9 @@ def test_manifest_records_what_produced_the_run(tmp_path, no_fsync):
     assert man["registry_lock_digest"] and set(man["templates"]) == {"open_book.j2", "_answer_line.j2"}
     assert len(man["formula_texts"]) == 55 and man["git"]["commit"] and man["started_at"] and man["finished_at"]
     assert man["packages"]["httpx"]
+    catalogue = {t["slug"]: t for t in json.loads((REPO / "formulas/texts/index.json").read_text())["texts"]}
+    assert all(catalogue[s]["sha256"] == t["sha256"] and catalogue[s]["version"] == t["version"]
+               for s, t in man["formula_texts"].items())  # the texts the registry's catalogue lists
     rows = read_rows(tmp_path / "r")
     slug_text = {s: t["sha256"] for s, t in man["formula_texts"].items()}
     assert all(r["text_sha256"] == slug_text[r["text_slug"]] for r in rows)
