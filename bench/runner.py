@@ -27,7 +27,7 @@ PROGRAM = "```python\nimport math\n\ndef solve():\n    return round(math.sqrt(2)
 def timed(concurrency: int, url: str, seeds: list[int], out: Path) -> tuple[float, int]:
     opts = EngineOptions(model="bench", base_url=url, concurrency=concurrency, retries=0)
     cfg = RunConfig(arm="program-solve", data=ONE_SHOT, out=out, seeds=seeds, engine="openai", engine_options=opts,
-                    progress=False, executor_workers=2)
+                    progress=False, executor_workers=4)
     t = time.perf_counter()
     s = run(cfg)
     return time.perf_counter() - t, s.rows

@@ -12,6 +12,7 @@ import json
 import os
 import random
 import ssl
+from functools import lru_cache
 from importlib import metadata
 from typing import Any
 
@@ -19,6 +20,12 @@ from solver.arms.base import ChatReply
 from solver.engines import ENGINES, ChatRequest, EngineError, EngineOptions
 
 RETRY_STATUS = {408, 409, 425, 429}
+
+
+@lru_cache(maxsize=1)
+def _tls_context() -> ssl.SSLContext:
+    """One certificate store for every client of the process (loading it costs about 0.1 s)."""
+    return ssl.create_default_context()
 
 
 class _Retry(Exception):
@@ -43,7 +50,7 @@ class OpenAIEngine:
         # which costs more than the request itself at 32 in flight; one connection per client avoids that.
         slots = max(1, options.concurrency)
         timeout = httpx.Timeout(options.timeout_s, connect=min(30.0, options.timeout_s))
-        tls = ssl.create_default_context()  # one certificate store for all clients (loading it costs ~0.1 s)
+        tls = _tls_context()
         self._clients = [httpx.AsyncClient(timeout=timeout, headers={"Authorization": f"Bearer {key}"}, verify=tls,
                                            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1))
                          for _ in range(slots)]
