@@ -11,7 +11,7 @@ import sys
 from audit import cli as audit_cli
 from audit import impact_cli, report_cli
 from registry import commands, texts_cli
-from solver import batch_cli, exec_cli, replay_cli, solve_cli, tools_cli
+from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
@@ -21,6 +21,7 @@ COMMAND_MODULES = (
     solve_cli,
     replay_cli,
     exec_cli,
+    run_cli,
     tools_cli,
     batch_cli,
     audit_cli,

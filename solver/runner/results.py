@@ -1,0 +1,91 @@
+"""results.jsonl: one JSON line per case and seed, appended atomically, read back with torn-line repair.
+
+Each row is one `os.write` of a complete line to a descriptor opened with O_APPEND, then fsync
+(rows that finish together share one fsync):
+a crash leaves either the whole line or, at worst, a tail without its newline, which `load`
+cuts off (the row is then simply run again).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+
+class ResultsError(ValueError):
+    pass
+
+
+def encode(row: dict[str, Any]) -> bytes:
+    return (json.dumps(row, ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n").encode("utf-8")
+
+
+def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]:
+    """The complete rows of a results file, and how many bytes of a torn last line were dropped."""
+    if not path.exists():
+        return [], 0
+    data = path.read_bytes()
+    torn = 0
+    if data and not data.endswith(b"\n"):
+        cut = data.rfind(b"\n") + 1
+        torn = len(data) - cut
+        if repair:
+            with open(path, "r+b") as f:
+                f.truncate(cut)
+                f.flush()
+                os.fsync(f.fileno())
+        data = data[:cut]
+    rows = []
+    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            raise ResultsError(f"{path}:{n}: not a JSON line; the file was changed by hand or by another tool") from None
+    return rows, torn
+
+
+class ResultsFile:
+    """Append-only writer (one write + fsync per row)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Write one row and make it durable."""
+        self.write(row)
+        self.sync()
+
+    def sync(self) -> None:
+        """fsync: rows written before this call survive a crash (group commit for rows finishing together)."""
+        os.fsync(self.fd)
+
+    def write(self, row: dict[str, Any]) -> None:
+        """One os.write of the complete line; call `sync` before counting it as saved."""
+        data = encode(row)
+        written = os.write(self.fd, data)
+        if written != len(data):  # a short write: cut it off so the file ends on a line boundary
+            os.ftruncate(self.fd, os.fstat(self.fd).st_size - written)
+            raise OSError(f"{self.path}: short write ({written} of {len(data)} bytes)")
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
+    """Replace the whole file atomically (temp file in the same folder, fsync, rename)."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        for row in rows:
+            f.write(encode(row))
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
