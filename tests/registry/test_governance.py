@@ -243,6 +243,7 @@ def test_release_with_dependants(capsys, root: Path) -> None:
 
 
 def test_changelog_function_and_command(capsys, root: Path) -> None:
+    before = len(changelog(load(root)))
     formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "why not",
             "--by", "A. Person", "--role", "pharmacist")
     entries = changelog(load(root), since=TODAY)
@@ -251,9 +252,9 @@ def test_changelog_function_and_command(capsys, root: Path) -> None:
     assert (e.version, e.status, e.released_by, e.role, e.reason) == ("1.1.0", "active", "A. Person", "pharmacist",
                                                                       "why not")
     assert e.changes == ["constant reference_glucose: 100 -> 90 mg/dL"]
-    assert len(changelog(load(root))) == 57 + 1
+    assert len(changelog(load(root))) == before + 1
     code, out, _ = formula(capsys, root, "changelog", "--since", TODAY.isoformat(), "--format", "json")
-    assert code == 0 and json.loads(out)[0]["slug"] == SODIUM
+    assert code == 0 and SODIUM in [x["slug"] for x in json.loads(out)]
     code, _, err = formula(capsys, root, "changelog", "--since", "no-such-ref")
     assert code == 1 and "neither a date" in err
 
