@@ -9,11 +9,13 @@ import argparse
 import sys
 
 from audit import cli as audit_cli
+from formula_site import site_cli
 from registry import commands, texts_cli
 from solver import exec_cli, solve_cli
 
 # Every module that contributes sub-commands, lowest layer first.
-COMMAND_MODULES = (commands, texts_cli, solve_cli, exec_cli, audit_cli)
+COMMAND_MODULES = (commands, texts_cli, solve_cli, exec_cli, audit_cli,
+                   site_cli)
 
 
 def build_parser() -> argparse.ArgumentParser:

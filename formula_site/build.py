@@ -1,0 +1,196 @@
+"""Generate the report's pages from the layers below, then run mkdocs (strict) on them.
+
+Steps: load and check the registry; run the audits the pages show; read the stored runs through the
+report tables of the audit layer; write Markdown, SVG and FHIR JSON into the source folder; run
+mkdocs into a fresh folder and swap it into place, so an interrupted build never leaves half a site.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Sequence
+
+from registry.loader import PROJECT_ROOT, Registry, get_registry
+from solver.data import REFERENCE_CASES, file_hash, read_cases
+
+from formula_site import adapters, fhir
+from formula_site.paper_page import paper_page
+from formula_site.registry_pages import (AuditInputs, calculator_page, calculators_index, changelog_page,
+                                         completeness_audit, fidelity_audit, lineage, literature_audit, ordered,
+                                         overview)
+from formula_site.results_pages import calculator_accuracy, read_rows, results_page
+
+MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
+STATIC = PROJECT_ROOT / "site"
+EMBEDDED_RESULTS = PROJECT_ROOT / "results" / "embedded"
+DEFAULT_OUT = PROJECT_ROOT / "build" / "site"
+
+
+class SiteError(Exception):
+    """A build that cannot go ahead; the message says what to fix."""
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    pages: int
+    runs: int
+    fhir: int
+    seconds: float
+
+
+def default_runs() -> list[Path]:
+    """Every run folder (one holding results.jsonl) under results/embedded/, sorted."""
+    if not EMBEDDED_RESULTS.is_dir():
+        return []
+    return sorted(p.parent for p in EMBEDDED_RESULTS.rglob("results.jsonl"))
+
+
+def check_runs(dirs: Sequence[Path]) -> list[Path]:
+    out = []
+    for d in dirs:
+        d = Path(d)
+        for name in ("manifest.json", "results.jsonl"):
+            if not (d / name).is_file():
+                raise SiteError(f"{d}: not a stored run (no {name}); a run folder holds manifest.json and "
+                                "results.jsonl")
+        out.append(d.resolve())
+    return out
+
+
+def _audits(reg: Registry) -> AuditInputs:
+    from audit.completeness import audit as completeness
+    from audit.deviations import fidelity
+
+    cases = read_cases(REFERENCE_CASES)
+    return AuditInputs(
+        completeness={a.slug: a for a in completeness(reg, cases)},
+        fidelity={r.slug: r for r in fidelity(reg, cases)},
+        fidelity_cases=len(cases),
+        fidelity_data=REFERENCE_CASES.name,
+        fidelity_hash=file_hash(REFERENCE_CASES),
+    )
+
+
+def _compare(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Pairs to compare: every other arm against the first (gold-solve when present)."""
+    arms = [r["arm"] for r in runs]
+    if not arms:
+        return []
+    base = "gold-solve" if "gold-solve" in arms else arms[0]
+    return [(a, base) for a in dict.fromkeys(arms) if a != base]
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("formula-registry")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date) -> tuple[list[Any], int, int]:
+    """Write every page into src; returns (nav entries of the calculator pages, runs, FHIR files)."""
+    if src.exists():
+        shutil.rmtree(src)
+    for sub in ("pages", "assets"):
+        shutil.copytree(STATIC / sub, src if sub == "pages" else src / sub, dirs_exist_ok=True)
+
+    def write(rel: str, text: str) -> None:
+        p = src / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+
+    audits = _audits(reg)
+    report = adapters.build_report(list(run_dirs), compare=(), registry=reg) if run_dirs else {"runs": [], "gaps": []}
+    if run_dirs and len(report.get("runs", [])) > 1:
+        report = adapters.build_report(list(run_dirs), compare=_compare(report["runs"]), registry=reg)
+    runs = report.get("runs", [])
+    rows_by_dir = {str(r["dir"]): read_rows(Path(r["dir"])) for r in runs}
+    acc = calculator_accuracy(reg, runs, rows_by_dir)
+    changes = adapters.changelog(reg)
+
+    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=runs, changes=changes))
+    write("audits/literature.md", literature_audit(reg))
+    write("audits/completeness.md", completeness_audit(reg, audits))
+    write("audits/fidelity.md", fidelity_audit(reg, audits))
+    write("calculators/index.md", calculators_index(reg))
+    nav = []
+    for c in ordered(reg):
+        write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
+        nav.append({c.name: f"calculators/{c.slug}.md"})
+    write("lineage.md", lineage(reg))
+    figures: dict[str, str] = {}
+    write("results/index.md", results_page(reg, report, [Path(r["dir"]) for r in runs], figures))
+    for name, svg in figures.items():
+        write(f"results/{name}", svg)
+    write("changelog.md", changelog_page(changes))
+    write("paper.md", paper_page(STATIC / "data" / "paper.yaml"))
+    n_fhir = len(fhir.export(reg, src / "fhir"))
+    return nav, len(runs), n_fhir
+
+
+def _nav(calc_nav: list[Any]) -> list[Any]:
+    import yaml
+
+    from mkdocs.utils.yaml import get_yaml_loader
+
+    with open(MKDOCS_YML, encoding="utf-8") as fh:
+        cfg = yaml.load(fh, Loader=get_yaml_loader())
+    nav = cfg["nav"]
+    for entry in nav:
+        if isinstance(entry, dict) and "Calculators" in entry:
+            entry["Calculators"] = list(entry["Calculators"]) + calc_nav
+    return nav
+
+
+def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
+    from mkdocs.commands.build import build as mkdocs_build
+    from mkdocs.config import load_config
+    from mkdocs.exceptions import MkDocsException
+
+    logging.getLogger("mkdocs").setLevel(logging.WARNING)
+    try:
+        cfg = load_config(config_file=str(MKDOCS_YML), docs_dir=str(src), site_dir=str(site_dir), strict=True,
+                          nav=_nav(calc_nav))
+        mkdocs_build(cfg)
+    except MkDocsException as e:
+        raise SiteError(f"mkdocs: {e}") from None
+    except SystemExit as e:  # mkdocs' Abort is a ClickException, a SystemExit on some paths
+        raise SiteError(f"mkdocs aborted ({e})") from None
+
+
+def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on: dt.date | None = None,
+          registry: Registry | None = None) -> BuildResult:
+    t0 = time.perf_counter()
+    reg = registry or get_registry()
+    if reg.problems:
+        raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
+                        f"first (first: {reg.problems[0]})")
+    run_dirs = check_runs(default_runs() if results is None else results)
+    out = Path(out or DEFAULT_OUT).resolve()
+    if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):
+        raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    src = out.parent / f"{out.name}-src"
+    calc_nav, n_runs, n_fhir = generate(reg, src, run_dirs, on=on or dt.date.today())
+    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
+    try:
+        run_mkdocs(src, tmp / "site", calc_nav)
+        old = None
+        if out.exists():
+            old = out.parent / f".{out.name}.old-{os.getpid()}"
+            os.replace(out, old)
+        os.replace(tmp / "site", out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    pages = sum(1 for _ in out.rglob("*.html"))
+    return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)
