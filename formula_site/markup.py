@@ -58,7 +58,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, sortable: bo
     out = [f"<table{attrs}>"]
     if caption:
         out.append(f"<caption>{esc(caption)}</caption>")
-    out.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead><tbody>")
+    if any(headers):
+        out.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead>")
+    out.append("<tbody>")
     for row in rows:
         cells = []
         for v in row:

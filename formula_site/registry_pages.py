@@ -150,6 +150,7 @@ def literature_audit(reg: Registry) -> str:
             Raw(sources or esc(la.source), sort=la.source or ""),
         ])
     return "\n".join([
+        "---\nhide:\n  - toc\n---",
         "# Literature audit",
         "",
         f"The {len(rows)} benchmark calculators with a version, use or coefficient concern against current "
@@ -178,6 +179,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         ])
     counts = Counter(c.completeness.status.value for c in reg.calculators.values() if c.completeness)
     return "\n".join([
+        "---\nhide:\n  - toc\n---",
         "# Completeness audit",
         "",
         "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Paper's audit*: "
@@ -214,6 +216,7 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
     differ = sum(f.differ for f in audits.fidelity.values())
     share = f"{100 * differ / audits.fidelity_cases:.1f}%" if audits.fidelity_cases else "–"
     return "\n".join([
+        "---\nhide:\n  - toc\n---",
         "# Benchmark-fidelity audit",
         "",
         "Every recorded place where the benchmark's reference implementation departs from the formula as "
@@ -450,6 +453,7 @@ def calculators_index(reg: Registry) -> str:
                      c.completeness.status.value if c.completeness else "not audited",
                      c.active.version, len(c.deviations)])
     return "\n".join([
+        "---\nhide:\n  - toc\n---",
         "# Calculators",
         "",
         f"All {len(rows)} calculators of the registry. Each page shows the supplied text, inputs, constants, "
@@ -535,6 +539,7 @@ def changelog_page(entries: list[Any]) -> str:
         rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
                      Raw(changes), Raw(signs)])
     return "\n".join([
+        "---\nhide:\n  - toc\n---",
         "# Changelog",
         "",
         f"Every version released across the registry ({len(rows)}), newest first: who released it, why, what "
