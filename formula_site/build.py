@@ -116,11 +116,12 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
     acc = calculator_accuracy(reg, runs, rows_by_dir)
     changes = adapters.changelog(reg)
 
-    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=runs, changes=changes))
+    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=runs, changes=changes,
+                               audits=audits))
     write("audits/literature.md", literature_audit(reg))
     write("audits/completeness.md", completeness_audit(reg, audits))
     write("audits/fidelity.md", fidelity_audit(reg, audits))
-    write("calculators/index.md", calculators_index(reg))
+    write("calculators/index.md", calculators_index(reg, on))
     nav = []
     for c in ordered(reg):
         write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))

@@ -61,8 +61,14 @@ def review_status(v: Version, on: dt.date) -> str:
 # --------------------------------------------------------------------------- overview
 
 
+def _card(number: Any, label: str, href: str, detail: str = "") -> str:
+    return (f'<a class="fr-card" href="{esc(href)}"><span class="fr-card-number">{esc(number)}</span>'
+            f'<span class="fr-card-label">{esc(label)}</span>'
+            + (f'<span class="fr-card-detail">{esc(detail)}</span>' if detail else "") + "</a>")
+
+
 def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dict[str, Any]],
-             changes: list[Any]) -> str:
+             changes: list[Any], audits: AuditInputs | None = None) -> str:
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
     released = sum(len(ver.released(c)) for c in calcs)
@@ -72,12 +78,31 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
     reviews = Counter(review_status(c.active, on) for c in calcs)
     never = sum(1 for c in calcs if c.active.last_review is None)
     bench = sum(1 for c in calcs if c.medcalc_id is not None)
+    audits = audits or AuditInputs()
+    replaced = [c.name for c in calcs if c.medcalc_id is not None and c.audit_group == "replaced"]
+    differ = sum(f.differ for f in audits.fidelity.values())
+    n_dev = sum(len(c.deviations) for c in calcs)
+    cards = [
+        _card(bench - groups.get("none", 0), f"of {bench} benchmark calculators carry a literature concern",
+              "audits/literature.html", f"{groups.get('replaced', 0)} replaced by a guideline: " + ", ".join(replaced)),
+        _card(complete.get("wrong", 0) + complete.get("incomplete", 0),
+              f"of {bench} supplied texts were wrong or incomplete", "audits/completeness.html",
+              f"{complete.get('wrong', 0)} wrong, {complete.get('incomplete', 0)} incomplete (the paper's audit)"),
+        _card(n_dev, "recorded departures of the benchmark from the publications", "audits/fidelity.html",
+              f"{differ} of {audits.fidelity_cases} reference cases score differently" if audits.fidelity_cases else ""),
+        _card(reviews.get("overdue", 0) + reviews.get("due", 0), "active versions due or overdue for review",
+              "calculators/index.html", f"{reviews.get('overdue', 0)} overdue; {never} never reviewed"),
+        _card(len(runs), "stored runs scored by audit group", "results/index.html",
+              ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
+    ]
     out = [
         "# Formula provenance audit",
         "",
         "The published audit of the clinical calculators in this registry: which formula and version each "
         "calculator uses, which guideline supports or replaced it, whether its supplied text is complete, "
         "where the benchmark departs from the publication, and how the stored runs score by audit group.",
+        "",
+        '<div class="fr-cards">' + "".join(cards) + "</div>",
         "",
         '<div class="fr-facts">',
         table(["", ""], [
@@ -444,14 +469,15 @@ def _diff_line(line: str) -> str:
     return f'<span class="{cls}">{esc(line)}</span>' if cls else esc(line)
 
 
-def calculators_index(reg: Registry) -> str:
+def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
     rows = []
     for c in ordered(reg):
         rows.append([num(c.medcalc_id), link(f"{c.slug}.html", c.name), c.category.value, c.intended_use.value,
                      Raw(group_badge(c.audit_group), sort=c.audit_group) if c.medcalc_id is not None else "successor",
                      CONCERN_LABELS[c.literature_audit.concern.value],
                      c.completeness.status.value if c.completeness else "not audited",
-                     c.active.version, len(c.deviations)])
+                     c.active.version, review_status(c.active, on or dt.date.today()),
+                     c.active.last_review.isoformat() if c.active.last_review else "never", len(c.deviations)])
     return "\n".join([
         "---\nhide:\n  - toc\n---",
         "# Calculators",
@@ -460,7 +486,7 @@ def calculators_index(reg: Registry) -> str:
         "provenance, audits, lineage, version history and accuracy per arm.",
         "",
         table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Completeness",
-               "Version", "Deviations"], rows),
+               "Version", "Review", "Last review", "Deviations"], rows),
     ])
 
 
