@@ -175,7 +175,7 @@ def literature_audit(reg: Registry) -> str:
             Raw(sources or esc(la.source), sort=la.source or ""),
         ])
     return "\n".join([
-        "---\nhide:\n  - toc\n---",
+        "---\nhide:\n  - navigation\n  - toc\n---",
         "# Literature audit",
         "",
         f"The {len(rows)} benchmark calculators with a version, use or coefficient concern against current "
@@ -204,7 +204,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         ])
     counts = Counter(c.completeness.status.value for c in reg.calculators.values() if c.completeness)
     return "\n".join([
-        "---\nhide:\n  - toc\n---",
+        "---\nhide:\n  - navigation\n  - toc\n---",
         "# Completeness audit",
         "",
         "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Paper's audit*: "
@@ -230,10 +230,10 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
             rows.append([
                 link(f"../calculators/{c.slug}.html", c.name),
                 Raw(f"<code>{esc(d.id)}</code>", sort=d.id),
+                Raw(esc(changed), sort=str(f.differ if f is not None else -1)),
+                Raw(verified_badge(d.verified), sort=str(d.verified)),
                 d.benchmark, d.published, d.citation,
                 ", ".join(d.inputs) or "–",
-                Raw(verified_badge(d.verified), sort=str(d.verified)),
-                Raw(esc(changed), sort=str(f.differ if f is not None else -1)),
             ])
     wide = reg.units.deviations if reg.units else []
     wide_rows = [[Raw(f"<code>{esc(d.id)}</code>", sort=d.id), d.benchmark, d.published, d.citation,
@@ -241,7 +241,7 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
     differ = sum(f.differ for f in audits.fidelity.values())
     share = f"{100 * differ / audits.fidelity_cases:.1f}%" if audits.fidelity_cases else "–"
     return "\n".join([
-        "---\nhide:\n  - toc\n---",
+        "---\nhide:\n  - navigation\n  - toc\n---",
         "# Benchmark-fidelity audit",
         "",
         "Every recorded place where the benchmark's reference implementation departs from the formula as "
@@ -254,8 +254,8 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
         f"{len({c.slug for c in reg.calculators.values() if c.deviations})} calculators; {differ} of "
         f"{audits.fidelity_cases} cases ({share}) score differently under the published formulas.",
         "",
-        table(["Calculator", "Deviation", "The benchmark does", "The publication says", "Where stated",
-               "Inputs", "Checked", "Cases changed"], rows),
+        table(["Calculator", "Deviation", "Cases changed", "Checked", "The benchmark does", "The publication says",
+               "Where stated", "Inputs"], rows),
         "",
         "## Benchmark-wide deviations",
         "",
@@ -479,7 +479,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
                      c.active.version, review_status(c.active, on or dt.date.today()),
                      c.active.last_review.isoformat() if c.active.last_review else "never", len(c.deviations)])
     return "\n".join([
-        "---\nhide:\n  - toc\n---",
+        "---\nhide:\n  - navigation\n  - toc\n---",
         "# Calculators",
         "",
         f"All {len(rows)} calculators of the registry. Each page shows the supplied text, inputs, constants, "
@@ -499,9 +499,7 @@ def lineage_svg(reg: Registry) -> str:
     for c in ordered(reg):
         for r in c.replacements:
             g = reg.guidelines.get(r.guideline) if r.guideline else None
-            label = f"{'replaced by' if r.kind == 'replaced_by' else 'alternative'} · {r.jurisdiction} · {r.since}"
-            if g:
-                label += f" · {g.body} {g.year}"
+            label = f"{'replaced by' if r.kind == 'replaced_by' else 'alternative'} · {r.jurisdiction} · since {r.since}"
             edges.append((c, r, label))
     h_row, width = 64, 980
     height = max(1, len(edges)) * h_row + 20
@@ -515,7 +513,7 @@ def lineage_svg(reg: Registry) -> str:
         parts.append(f'<line x1="310" y1="{y + 20}" x2="662" y2="{y + 20}" class="fr-edge" '
                      f'stroke-dasharray="{"6 4" if r.kind == "alternative" else "0"}"/>')
         parts.append(f'<polygon points="662,{y + 14} 670,{y + 20} 662,{y + 26}" class="fr-arrow"/>')
-        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(label[:70])}</text>')
+        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(label[:48])}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
@@ -565,7 +563,7 @@ def changelog_page(entries: list[Any]) -> str:
         rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
                      Raw(changes), Raw(signs)])
     return "\n".join([
-        "---\nhide:\n  - toc\n---",
+        "---\nhide:\n  - navigation\n  - toc\n---",
         "# Changelog",
         "",
         f"Every version released across the registry ({len(rows)}), newest first: who released it, why, what "
