@@ -61,8 +61,37 @@ def check_runs(dirs: Sequence[Path]) -> list[Path]:
             if not (d / name).is_file():
                 raise SiteError(f"{d}: not a stored run (no {name}); a run folder holds manifest.json and "
                                 "results.jsonl")
+        _check_run_files(d)
         out.append(d.resolve())
     return out
+
+
+REQUIRED_ROW_FIELDS = ("calculator_id", "arm", "outcome", "correct")
+
+
+def _check_run_files(d: Path) -> None:
+    """Refuse a run the pages cannot read, naming the file, line and field."""
+    import json
+
+    try:
+        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as e:
+        raise SiteError(f"{d / 'manifest.json'}: not valid JSON ({e})") from None
+    if not isinstance(manifest, dict):
+        raise SiteError(f"{d / 'manifest.json'}: expected a JSON object")
+    with open(d / "results.jsonl", encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                raise SiteError(f"{d / 'results.jsonl'}:{n}: not valid JSON ({e})") from None
+            missing = [f for f in REQUIRED_ROW_FIELDS if not isinstance(row, dict) or f not in row]
+            if missing:
+                raise SiteError(f"{d / 'results.jsonl'}:{n}: missing field(s) {', '.join(missing)}")
+            if not isinstance(row["calculator_id"], int):
+                raise SiteError(f"{d / 'results.jsonl'}:{n}: calculator_id must be an integer")
 
 
 def _audits(reg: Registry) -> AuditInputs:
@@ -88,6 +117,20 @@ def _compare(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
     return [(a, base) for a in dict.fromkeys(arms) if a != base]
 
 
+def _arm(run_dir: Path) -> str:
+    """A run's arm, from its manifest (or its first row, or its folder name)."""
+    import json
+
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("arm"):
+        return str(manifest["arm"])
+    with open(run_dir / "results.jsonl", encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                return str(json.loads(line).get("arm") or run_dir.name)
+    return run_dir.name
+
+
 def _package_version() -> str:
     try:
         return metadata.version("formula-registry")
@@ -108,9 +151,8 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
         p.write_text(text, encoding="utf-8")
 
     audits = _audits(reg)
-    report = adapters.build_report(list(run_dirs), compare=(), registry=reg) if run_dirs else {"runs": [], "gaps": []}
-    if run_dirs and len(report.get("runs", [])) > 1:
-        report = adapters.build_report(list(run_dirs), compare=_compare(report["runs"]), registry=reg)
+    report = (adapters.build_report(list(run_dirs), compare=_compare([{"arm": _arm(d)} for d in run_dirs]),
+                                    registry=reg) if run_dirs else {"runs": [], "gaps": []})
     runs = report.get("runs", [])
     rows_by_dir = {str(r["dir"]): read_rows(Path(r["dir"])) for r in runs}
     acc = calculator_accuracy(reg, runs, rows_by_dir)

@@ -181,3 +181,21 @@ def test_bad_arguments_are_clear_errors(capsys, args, message):
     assert main(args) == 1
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("manifest, rows, message", [
+    ("{not json", "", "manifest.json: not valid JSON"),
+    ("{}", '{"calculator_id": 2, "arm": "x", "outcome": "value"}\n', "results.jsonl:1: missing field(s) correct"),
+    ("{}", '{"calculator_id": 2}\n{oops\n', "results.jsonl:1: missing field(s) arm, outcome, correct"),
+])
+def test_a_bad_run_is_refused_with_its_file_and_line(tmp_path, capsys, manifest, rows, message):
+    from cli.main import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(manifest)
+    (run / "results.jsonl").write_text(rows)
+    assert main(["site", "build", "--results", str(run), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and message in err, err
+    assert not (tmp_path / "out").exists()
