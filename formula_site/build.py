@@ -170,7 +170,10 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
         nav.append({c.name: f"calculators/{c.slug}.md"})
     write("lineage.md", lineage(reg))
     figures: dict[str, str] = {}
-    write("results/index.md", results_page(reg, report, [Path(r["dir"]) for r in runs], figures))
+    from registry.versions import lock_digest
+
+    write("results/index.md", results_page(reg, report, [Path(r["dir"]) for r in runs], figures,
+                                           lock_digest=lock_digest(reg.lock_path)))
     for name, svg in figures.items():
         write(f"results/{name}", svg)
     write("changelog.md", changelog_page(changes))

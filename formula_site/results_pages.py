@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from registry.loader import Registry
 
 from formula_site import plots
-from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, esc, link, pct, table
+from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, link, pct, table
 
 ABSTAIN_OUTCOMES = {"abstained", "abstain", "none", "no_output", "no_program", "unsupported"}
 
@@ -71,7 +71,21 @@ def _fmt_gap_value(v: Any) -> Raw | str:
 GAP_HEADERS = {"a": "Arm A", "b": "Arm B", "gap": "A − B (pp)", "ci": "95% interval", "n": "Paired rows"}
 
 
-def results_page(reg: Registry, report: dict[str, Any], run_dirs: Sequence[Path], figures: dict[str, str]) -> str:
+def _recorded_lock(manifest: dict[str, Any]) -> str | None:
+    """The registry lock digest a run recorded, wherever its manifest keeps it."""
+    stack: list[Any] = [manifest]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if "lock" in k and isinstance(v, str) and v.startswith("sha256:"):
+                    return v
+                stack.append(v)
+    return None
+
+
+def results_page(reg: Registry, report: dict[str, Any], run_dirs: Sequence[Path], figures: dict[str, str],
+                 lock_digest: str | None = None) -> str:
     """Markdown for results/index.md; fills `figures` with file name -> SVG text."""
     runs = report.get("runs", [])
     out = ["# Results", ""]
@@ -154,10 +168,21 @@ def results_page(reg: Registry, report: dict[str, Any], run_dirs: Sequence[Path]
         m = read_manifest(Path(r["dir"]))
         facts = [["Folder", Raw(f"<code>{esc(Path(r['dir']).name)}</code>")], ["Arm", r["arm"]], ["Model", r.get("model")],
                  ["Rows", r["n_rows"]], ["Accuracy (%)", pct(r.get("accuracy"))]]
-        for k in ("registry_lock_digest", "registry", "engine", "policy", "variant", "data_hash", "dataset_hash",
-                  "commit", "seeds", "created", "started", "finished"):
-            if k in m and not isinstance(m[k], (dict, list)) or (k == "seeds" and k in m):
-                facts.append([k.replace("_", " "), Raw(f"<code>{esc(m[k])}</code>")])
+        if lock_digest is not None:
+            recorded = _recorded_lock(m)
+            if recorded is None:
+                state = Raw(badge("not recorded", "warn"))
+            elif recorded == lock_digest:
+                state = Raw(badge("current", "ok") + " the run used this registry")
+            else:
+                state = Raw(badge("stale", "bad") + " the registry has changed since this run")
+            facts.append(["Registry", state])
+        for k, v in m.items():
+            if k in ("arm", "model"):
+                continue
+            text = v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, ensure_ascii=False)
+            text = str(text)
+            facts.append([k.replace("_", " "), Raw(f"<code>{esc(text if len(text) <= 300 else text[:299] + '…')}</code>")])
         out += [f'<h3 id="{anchor(r["dir"])}">{esc(lab)}</h3>', "", table(["", ""], facts, sortable=False), ""]
     return "\n".join(out) + "\n"
 

@@ -94,9 +94,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: cannot serve on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
         return 1
-    print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)")
+    print(f"built {res.pages} pages ({res.runs} runs) in {res.seconds:.1f} s")
+    print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
     with server:
-        server.serve_forever()
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
     return 0
 
 

@@ -23,7 +23,10 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     from formula_site.build import build
 
     root = tmp_path_factory.mktemp("runs")
-    gold = make_run(root, "gold-solve", lambda cid, k: True)
+    from registry.loader import get_registry
+    from registry.versions import lock_digest
+
+    gold = make_run(root, "gold-solve", lambda cid, k: True, lock=lock_digest(get_registry().lock_path))
     # correct on k = 0, 2; wrong on k = 1; abstains on k = 3: 50% accuracy, 75% coverage
     half = make_run(root, "half-arm", lambda cid, k: None if k == 3 else k % 2 == 0, model="test-model")
     out = tmp_path_factory.mktemp("site") / "site"

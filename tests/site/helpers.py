@@ -18,12 +18,12 @@ def benchmark_ids() -> list[int]:
 
 
 def make_run(root: Path, arm: str, correct: Callable[[int, int], bool | None], *, rows_per_calc: int = 4,
-             seeds: tuple[int, ...] = (42,), model: str = "none") -> Path:
+             seeds: tuple[int, ...] = (42,), model: str = "none", lock: str = "sha256:test") -> Path:
     """A run folder: `correct(calculator_id, k)` gives True/False, or None for an abstention."""
     d = root / arm
     d.mkdir(parents=True)
     (d / "manifest.json").write_text(json.dumps({"arm": arm, "model": model, "engine": "synthetic",
-                                                 "registry_lock_digest": "sha256:test", "seeds": list(seeds)}))
+                                                 "registry_lock_digest": lock, "seeds": list(seeds)}))
     rows, n = [], 0
     for seed in seeds:
         for cid in benchmark_ids():

@@ -87,6 +87,8 @@ def test_results_show_the_runs_as_stored(built_site):
     assert len(gap) == 1 and "-50.00" in gap[0]
     outcomes = rows(text, 2)
     assert outcomes[1][1:] == ["220", "165", "55"]  # rows, value, abstained (4 rows x 55 calculators)
+    # the gold run recorded the current lock digest, the other one a made-up digest
+    assert text.count("the run used this registry") == 1 and text.count("the registry has changed since this run") == 1
     article = re.search(r"<article.*?</article>", text, re.S).group(0)
     assert "90.53" not in article and "28.25" not in article  # none of the paper's numbers
 
