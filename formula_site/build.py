@@ -6,6 +6,7 @@ mkdocs into a fresh folder and swap it into place, so an interrupted build never
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import logging
 import os
@@ -215,6 +216,10 @@ def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
 def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on: dt.date | None = None,
           registry: Registry | None = None) -> BuildResult:
     t0 = time.perf_counter()
+    missing = [p for p in (MKDOCS_YML, STATIC / "pages", STATIC / "assets") if not p.exists()]
+    if missing:
+        raise SiteError(f"the site's sources are missing ({', '.join(map(str, missing))}); build from a checkout "
+                        "of the repository")
     reg = registry or get_registry()
     if reg.problems:
         raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
@@ -225,7 +230,34 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
         raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
-    calc_nav, n_runs, n_fhir = generate(reg, src, run_dirs, on=on or dt.date.today())
+    with _locked(out.parent / f".{out.name}.lock"):
+        calc_nav, n_runs, n_fhir = generate(reg, src, run_dirs, on=on or dt.date.today())
+        _swap_in(src, out, calc_nav)
+    pages = sum(1 for _ in out.rglob("*.html"))
+    return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    """One build of a folder at a time (two would interleave their generated pages)."""
+    with open(path, "a+") as fh:
+        try:
+            import fcntl
+        except ImportError:  # not POSIX: no lock
+            yield
+            return
+        try:
+            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise SiteError(f"another build of {path.parent} is running (lock {path}); wait for it") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def _swap_in(src: Path, out: Path, calc_nav: list[Any]) -> None:
+    """Build into a fresh folder next to `out`, then put it in place."""
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
         run_mkdocs(src, tmp / "site", calc_nav)
@@ -238,5 +270,3 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
             shutil.rmtree(old, ignore_errors=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    pages = sum(1 for _ in out.rglob("*.html"))
-    return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)

@@ -201,3 +201,20 @@ def test_a_bad_run_is_refused_with_its_file_and_line(tmp_path, capsys, manifest,
     err = capsys.readouterr().err
     assert err.startswith("error:") and message in err, err
     assert not (tmp_path / "out").exists()
+
+
+def test_strict_mode_fails_on_a_broken_link(built_site, tmp_path):
+    """mkdocs runs with --strict: one link to a page that does not exist stops the build (the same
+    sources without it built fine for the session's site)."""
+    import shutil
+
+    from formula_site.build import SiteError, run_mkdocs
+    from formula_site.registry_pages import ordered
+
+    src = tmp_path / "src"
+    shutil.copytree(built_site.out.parent / "site-src", src)
+    with open(src / "about.md", "a", encoding="utf-8") as fh:
+        fh.write("\nSee [the missing page](missing.md).\n")
+    nav = [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]
+    with pytest.raises(SiteError, match="Aborted with 1 warning"):
+        run_mkdocs(src, tmp_path / "out", nav)
