@@ -36,7 +36,8 @@ def changelog(reg: Registry, since: str | None = None) -> list[Any]:
         from registry.changelog import changelog as real  # type: ignore[import-not-found]
     except ImportError:
         return _changelog_fallback(reg, since)
-    return list(real(reg, since=since))
+    entries = list(real(reg, since=since))
+    return sorted(entries, key=lambda e: str(e.effective), reverse=True)
 
 
 def _changelog_fallback(reg: Registry, since: str | None) -> list[ChangelogEntry]:
@@ -57,7 +58,12 @@ def _changelog_fallback(reg: Registry, since: str | None) -> list[ChangelogEntry
 
 def build_report(run_dirs: Sequence[Path], compare: Sequence[tuple[str, str]] = (), draws: int = 10000,
                  seed: int = 0, registry: Registry | None = None) -> dict[str, Any]:
-    """Accuracy by audit group, paired gaps and outcome accounting of stored runs (audit.tables)."""
+    """Accuracy by audit group, paired gaps and outcome accounting of stored runs (audit.tables).
+
+    The pinned JSON shape: {"runs": [{"dir", "arm", "model", "n_rows", "accuracy", "by_group": {"replaced",
+    "other", "none"}, "outcomes"}], "gaps": [{"a", "b", "subset", "n", "gap_pp", "case_ci", "cluster_ci",
+    "perm_p", "mcnemar_p", "holm_p", "icc", "n_eff"}], "draws", "seed"}, percentages in points (0-100).
+    `compare` holds (A, B) arm pairs."""
     try:
         from audit.tables import build_report as real  # type: ignore[import-not-found]
     except ImportError:
@@ -127,6 +133,6 @@ def _report_fallback(run_dirs: Sequence[Path], compare: Sequence[tuple[str, str]
         idx = rng.integers(0, len(sums), size=(draws, len(sums)))
         boot = 100.0 * sums[idx].sum(axis=1) / ns[idx].sum(axis=1)
         lo, hi = np.percentile(boot, [2.5, 97.5])
-        gaps.append({"a": a, "b": b, "n": len(keys), "gap": gap, "ci": [float(lo), float(hi)],
-                     "method": "calculator-cluster bootstrap (site fallback)"})
+        gaps.append({"a": a, "b": b, "subset": "all", "n": len(keys), "gap_pp": float(gap),
+                     "cluster_ci": [float(lo), float(hi)]})
     return {"runs": runs, "gaps": gaps, "draws": draws, "seed": seed, "per_calculator": per_calc}

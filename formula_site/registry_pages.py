@@ -553,12 +553,25 @@ def lineage(reg: Registry) -> str:
 # --------------------------------------------------------------------------- changelog
 
 
+def _signoff(s: Any) -> str:
+    """A sign-off as 'who (role, date)', from a dict or an object with those fields."""
+    get = s.get if isinstance(s, dict) else (lambda k: getattr(s, k, None))
+    if get("who") is None:
+        return esc(s)
+    return f"{esc(get('who'))} ({esc(get('role'))}, {esc(get('date'))})"
+
+
+def _plain(x: Any) -> str:
+    if isinstance(x, dict):
+        return "; ".join(f"{k}: {v}" for k, v in x.items())
+    return str(x)
+
+
 def changelog_page(entries: list[Any]) -> str:
     rows = []
     for e in entries:
-        signs = "<br>".join(f"{esc(s['who'])} ({esc(s['role'])}, {esc(s['date'])})" if isinstance(s, dict)
-                            else esc(s) for s in (e.signoffs or [])) or "none"
-        changes = "<br>".join(esc(x) for x in (e.changes or [])) or "–"
+        signs = "<br>".join(_signoff(s) for s in (e.signoffs or [])) or "none"
+        changes = "<br>".join(esc(_plain(x)) for x in (e.changes or [])) or "–"
         who = e.released_by + (f" ({e.role})" if e.role else "") if e.released_by else "not recorded"
         rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
                      Raw(changes), Raw(signs)])

@@ -58,17 +58,42 @@ def coverage(rows: Sequence[dict[str, Any]]) -> float | None:
     return 100.0 * answered / len(rows)
 
 
-def _fmt_gap_value(v: Any) -> Raw | str:
+def _fmt_gap_value(key: str, v: Any) -> Raw | str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool) or isinstance(v, str) or isinstance(v, int):
+        return str(v)
     if isinstance(v, float):
-        return pct(v)
+        if key.endswith("_p"):
+            return Raw("&lt;0.0001" if v < 1e-4 else f"{v:.4f}", sort=f"{v:.8f}")
+        if key == "icc":
+            return Raw(f"{v:.3f}", sort=f"{v:.6f}")
+        if key == "n_eff":
+            return Raw(f"{v:.1f}", sort=f"{v:.6f}")
+        return Raw(f"{v:+.2f}" if key.startswith("gap") else f"{v:.2f}", sort=f"{v:.6f}")
     if isinstance(v, (list, tuple)) and len(v) == 2 and all(isinstance(x, (int, float)) for x in v):
         return Raw(f"[{v[0]:.2f}, {v[1]:.2f}]", sort=f"{v[0]:.6f}")
-    if isinstance(v, (dict, list)):
-        return json.dumps(v, ensure_ascii=False)
-    return v
+    return json.dumps(v, ensure_ascii=False)
 
 
-GAP_HEADERS = {"a": "Arm A", "b": "Arm B", "gap": "A − B (pp)", "ci": "95% interval", "n": "Paired rows"}
+GAP_HEADERS = {"a": "Run A", "b": "Run B", "subset": "Calculator set", "n": "Paired rows", "gap_pp": "A − B (pp)",
+               "gap": "A − B (pp)", "case_ci": "Case 95% CI", "cluster_ci": "Cluster 95% CI", "ci": "95% CI",
+               "perm_p": "Permutation p", "mcnemar_p": "McNemar p", "holm_p": "Holm p", "icc": "ICC",
+               "n_eff": "Effective n"}
+SUBSET_LABELS = {"all": "all 55", "not_replaced": "51 not replaced", "no_issue": "39 no issue",
+                 "library_covered": "library-covered"}
+
+
+def _outcome_counts(outcomes: Any) -> dict[str, Any]:
+    """{kind: count}, flattening one level of nesting ({"wrong": {"raised": 3}} -> "wrong: raised")."""
+    flat: dict[str, Any] = {}
+    for k, v in (outcomes or {}).items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                flat[f"{k}: {k2}"] = v2
+        else:
+            flat[k] = v
+    return flat
 
 
 def _recorded_lock(manifest: dict[str, Any]) -> str | None:
@@ -124,20 +149,27 @@ def results_page(reg: Registry, report: dict[str, Any], run_dirs: Sequence[Path]
         keys: list[str] = []
         for gp in gaps:
             keys += [k for k in gp if k not in keys]
-        out.append(f"Paired differences between runs on the same rows, with 95% intervals "
-                   f"({report.get('draws', '–')} bootstrap draws, seed {report.get('seed', '–')}).")
+        out.append(f"Paired differences between runs on the same cases and seeds, in percentage points, with "
+                   f"95% intervals ({report.get('draws', '–')} bootstrap draws, seed {report.get('seed', '–')}); "
+                   "the calculator-cluster interval is the primary one, as in the paper. Intervals are not "
+                   "adjusted for multiplicity; an interval crossing zero establishes neither a difference nor "
+                   "equivalence.")
         out.append("")
-        out.append(table([GAP_HEADERS.get(k, k) for k in keys], [[_fmt_gap_value(gp.get(k)) for k in keys] for gp in gaps]))
+        body = []
+        for gp in gaps:
+            gp = dict(gp, subset=SUBSET_LABELS.get(gp.get("subset"), gp.get("subset"))) if "subset" in gp else gp
+            body.append([_fmt_gap_value(k, gp.get(k)) for k in keys])
+        out.append(table([GAP_HEADERS.get(k, k) for k in keys], body))
     else:
         out.append("No paired comparison: build with at least two runs over the same rows.")
 
     out += ["", "## Outcome accounting", "", "What happened on every row of each run.", ""]
     kinds: list[str] = []
     for r in runs:
-        kinds += [k for k in (r.get("outcomes") or {}) if k not in kinds]
+        kinds += [k for k in _outcome_counts(r.get("outcomes")) if k not in kinds]
     out.append(table(["Run", "Rows"] + kinds, [[link("#" + anchor(r["dir"]), run_label(r)), r["n_rows"]]
-                                              + [(r.get("outcomes") or {}).get(k, 0) for k in kinds] for r in runs],
-                     sortable=False))
+                                              + [_outcome_counts(r.get("outcomes")).get(k, 0) for k in kinds]
+                                              for r in runs], sortable=False))
 
     points = []
     for r, lab in zip(runs, labels):
