@@ -32,6 +32,7 @@ MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
 STATIC = PROJECT_ROOT / "site"
 EMBEDDED_RESULTS = PROJECT_ROOT / "results" / "embedded"
 DEFAULT_OUT = PROJECT_ROOT / "build" / "site"
+MARKER = ".formula-site"  # written into every built site: only such a folder is ever replaced
 
 
 class SiteError(Exception):
@@ -228,6 +229,9 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out = Path(out or DEFAULT_OUT).resolve()
     if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):
         raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
+    if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
+        raise SiteError(f"--out {out}: the folder holds files that are not a site this command built; every build "
+                        "replaces its output folder, so choose an empty or new folder")
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
@@ -261,6 +265,8 @@ def _swap_in(src: Path, out: Path, calc_nav: list[Any]) -> None:
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
         run_mkdocs(src, tmp / "site", calc_nav)
+        (tmp / "site" / MARKER).write_text("Built by `formula site build`; the next build replaces this folder.\n",
+                                           encoding="utf-8")
         old = None
         if out.exists():
             old = out.parent / f".{out.name}.old-{os.getpid()}"

@@ -15,7 +15,7 @@ from registry.loader import Registry
 from formula_site import plots
 from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, link, pct, table
 
-ABSTAIN_OUTCOMES = {"abstained", "abstain", "none", "no_output", "no_program", "unsupported"}
+ABSTAIN_OUTCOMES = {"abstained", "abstain", "none", "no_output", "no_program", "no_answer", "unsupported"}
 
 
 def anchor(run_dir: str) -> str:

@@ -218,3 +218,14 @@ def test_strict_mode_fails_on_a_broken_link(built_site, tmp_path):
     nav = [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]
     with pytest.raises(SiteError, match="Aborted with 1 warning"):
         run_mkdocs(src, tmp_path / "out", nav)
+
+
+def test_a_folder_it_did_not_build_is_never_replaced(tmp_path, capsys):
+    from cli.main import main
+
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert main(["site", "build", "--out", str(out)]) == 1
+    assert "not a site this command built" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "keep me"
