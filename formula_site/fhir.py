@@ -70,7 +70,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
                      "data": base64.b64encode(text.encode("utf-8")).decode("ascii")}],
     }
     if c.medcalc_id is not None:
-        res["identifier"] = [{"system": "urn:medcalc-bench:calculator-id", "value": str(c.medcalc_id)}]
+        res["identifier"] = [{"system": "urn:formula-registry:medcalc-bench-calculator-id", "value": str(c.medcalc_id)}]
     if v.approved:
         res["approvalDate"] = v.approved.isoformat()
     if v.last_review:

@@ -229,3 +229,14 @@ def test_a_folder_it_did_not_build_is_never_replaced(tmp_path, capsys):
     assert main(["site", "build", "--out", str(out)]) == 1
     assert "not a site this command built" in capsys.readouterr().err
     assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_default_runs_are_every_run_under_results_embedded(tmp_path, monkeypatch):
+    from formula_site import build
+    from tests.site.helpers import make_run
+
+    monkeypatch.setattr(build, "EMBEDDED_RESULTS", tmp_path / "embedded")
+    assert build.default_runs() == []
+    a = make_run(tmp_path / "embedded", "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    b = make_run(tmp_path / "embedded", "gold-solve-published", lambda cid, k: True, rows_per_calc=1)
+    assert build.default_runs() == [a, b]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,7 @@ def test_one_valid_library_per_released_version(exported):
     for p in exported.glob("*.json"):
         res = Library.model_validate(json.loads(p.read_text(encoding="utf-8")))
         assert res.status in ("active", "retired") and res.version and res.url and res.date
+        assert re.fullmatch(r"[A-Z][A-Za-z0-9_]{0,254}", res.name), res.name  # FHIR's computable-name rule
 
 
 def test_content_is_the_committed_rendered_text(exported):
