@@ -372,15 +372,22 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if c.formula.publication.note:
         out += [f"<small>{esc(c.formula.publication.note)}</small>", ""]
     if c.provenance:
-        rows = []
+        out += ["**Guidelines and source documents.**", "", '<ul class="fr-provenance">']
         for p in c.provenance:
             g = reg.guidelines.get(p.guideline)
-            rows.append([p.relation.value, g.title if g else p.guideline, g.body if g else "–",
-                         p.jurisdiction, g.year if g else "–",
-                         Raw(cite(g.publication) if g and g.publication else verified_badge(bool(g and g.verified))),
-                         p.note])
-        out.append(table(["Relation", "Guideline", "Body", "Jurisdiction", "Year", "Citation", "Note"], rows,
-                         sortable=False))
+            if g is None:
+                out.append(f"<li>{badge(p.relation.value)} {esc(p.guideline)} ({esc(p.jurisdiction)})</li>")
+                continue
+            item = (f"<li>{badge(p.relation.value)} <strong>{esc(g.title)}</strong> ({esc(g.body)}, {g.year}; "
+                    f"{esc(p.jurisdiction)}; {esc(g.kind.value)})")
+            if g.publication is not None:
+                item += f"<br>{cite(g.publication)}"
+            else:
+                item += " " + verified_badge(g.verified)
+            if p.note:
+                item += f"<br><small>{esc(p.note)}</small>"
+            out.append(item + "</li>")
+        out.append("</ul>")
 
     la = c.literature_audit
     out += ["", "## Literature audit", "",
