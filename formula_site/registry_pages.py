@@ -438,16 +438,17 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     rows = []
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
         signs = "<br>".join(f"{esc(s.who)} ({esc(s.role)}, {s.date.isoformat()})" for s in x.signoffs) or "none"
-        rows.append([x.version, x.status.value, x.effective.isoformat(),
-                     x.approved.isoformat() if x.approved else None,
-                     x.last_review.isoformat() if x.last_review else "never",
-                     x.next_review.isoformat() if x.next_review else None,
-                     Raw(signs), x.changelog,
-                     Raw(f"<code>{esc(lock.get(x.version, '')[:19] or '–')}</code>"),
-                     link(f"../fhir/{fhir_name(c.slug, x.version)}", "Library")
-                     if x.status in (VersionStatus.active, VersionStatus.superseded) else "–"])
-    out.append(table(["Version", "Status", "Effective", "Approved", "Last review", "Next review", "Sign-offs",
-                      "What changed and why", "Content hash", "FHIR"], rows, sortable=False))
+        review = (f"approved {x.approved.isoformat() if x.approved else '–'}<br>"
+                  f"last review {x.last_review.isoformat() if x.last_review else 'never'}<br>"
+                  f"next review {x.next_review.isoformat() if x.next_review else '–'}")
+        h = lock.get(x.version, "")
+        content = f"<code>{esc(h[:19] or '–')}</code>"
+        if x.status in (VersionStatus.active, VersionStatus.superseded):
+            content += f'<br><a href="../fhir/{esc(fhir_name(c.slug, x.version))}">FHIR Library</a>'
+        rows.append([Raw(f"<strong>{esc(x.version)}</strong><br>{esc(x.status.value)}", sort=x.version),
+                     x.effective.isoformat(), Raw(review), Raw(signs), x.changelog, Raw(content)])
+    out.append(table(["Version", "Effective", "Review", "Sign-offs", "What changed and why", "Content hash"], rows,
+                     sortable=False))
     rel = sorted(ver.released(c), key=lambda x: x.key)
     for old, new in zip(rel, rel[1:]):
         a_text, b_text = version_text(reg, c, old), version_text(reg, c, new)
