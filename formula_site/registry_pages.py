@@ -48,6 +48,17 @@ def fhir_name(slug: str, version: str) -> str:
 # --------------------------------------------------------------------------- review status
 
 
+def citations(reg: Registry, c: Calculator) -> list[Any]:
+    """Every publication a calculator page cites: its own, its guidelines' and its successors'."""
+    out = [c.formula.publication]
+    for p in c.provenance:
+        g = reg.guidelines.get(p.guideline)
+        if g is not None and g.publication is not None:
+            out.append(g.publication)
+    out += [r.citation for r in c.replacements if r.citation is not None]
+    return out
+
+
 def review_status(v: Version, on: dt.date) -> str:
     if v.next_review is None:
         return "due"
@@ -82,6 +93,8 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
     replaced = [c.name for c in calcs if c.medcalc_id is not None and c.audit_group == "replaced"]
     differ = sum(f.differ for f in audits.fidelity.values())
     n_dev = sum(len(c.deviations) for c in calcs)
+    cites = list({(x.title, x.year): x for c in calcs for x in citations(reg, c)}.values())  # each publication once
+    n_cites, n_unverified = len(cites), sum(not x.verified for x in cites)
     cards = [
         _card(bench - groups.get("none", 0), f"of {bench} benchmark calculators carry a literature concern",
               "audits/literature.html", f"{groups.get('replaced', 0)} replaced by a guideline: " + ", ".join(replaced)),
@@ -92,6 +105,8 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
               f"{differ} of {audits.fidelity_cases} reference cases score differently" if audits.fidelity_cases else ""),
         _card(reviews.get("overdue", 0) + reviews.get("due", 0), "active versions due or overdue for review",
               "calculators/index.html", f"{reviews.get('overdue', 0)} overdue; {never} never reviewed"),
+        _card(n_unverified, f"of {n_cites} cited publications not yet checked by a person", "calculators/index.html",
+              f"and {sum(not d.verified for c in calcs for d in c.deviations)} of {n_dev} recorded deviations"),
         _card(len(runs), "stored runs scored by audit group", "results/index.html",
               ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
     ]
@@ -485,7 +500,8 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
                      CONCERN_LABELS[c.literature_audit.concern.value],
                      c.completeness.status.value if c.completeness else "not audited",
                      c.active.version, review_status(c.active, on or dt.date.today()),
-                     c.active.last_review.isoformat() if c.active.last_review else "never", len(c.deviations)])
+                     c.active.last_review.isoformat() if c.active.last_review else "never", len(c.deviations),
+                     sum(not x.verified for x in citations(reg, c))])
     return "\n".join([
         "---\nhide:\n  - navigation\n  - toc\n---",
         "# Calculators",
@@ -494,7 +510,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
         "provenance, audits, lineage, version history and accuracy per arm.",
         "",
         table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Completeness",
-               "Version", "Review", "Last review", "Deviations"], rows),
+               "Version", "Review", "Last review", "Deviations", "Unverified citations"], rows),
     ])
 
 
