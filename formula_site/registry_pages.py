@@ -180,13 +180,13 @@ def literature_audit(reg: Registry) -> str:
         body = "; ".join(sorted({g.body for g in guides})) or "–"
         juris = "; ".join(sorted({g.jurisdiction for g in guides} | {p.jurisdiction for p in c.provenance})) or "–"
         years = ", ".join(str(y) for y in sorted({g.year for g in guides})) or "–"
-        sources = "<br>".join(f"{esc(g.title)} ({esc(g.body)} {g.year}) {verified_badge(g.verified)}" for g in guides)
+        sources = "<br>".join(f"{esc(g.title)} ({g.year}) {verified_badge(g.verified)}" for g in guides)
         rows.append([
             link(f"../calculators/{c.slug}.html", c.name),
             f"{c.category.value}; {c.intended_use.value}",
             body, juris, years,
-            Raw(f"<strong>{esc(CONCERN_LABELS[la.concern.value])}</strong><br>{esc(la.summary)}",
-                sort=la.concern.value),
+            Raw(f'<div class="fr-wide"><strong>{esc(CONCERN_LABELS[la.concern.value])}</strong><br>'
+                f"{esc(la.summary)}</div>", sort=la.concern.value),
             Raw(sources or esc(la.source), sort=la.source or ""),
         ])
     return "\n".join([
