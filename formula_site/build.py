@@ -159,8 +159,16 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
         p.write_text(text, encoding="utf-8")
 
     audits = _audits(reg)
-    report = (adapters.build_report(list(run_dirs), compare=_compare([{"arm": _arm(d)} for d in run_dirs]),
-                                    registry=reg) if run_dirs else {"runs": [], "gaps": []})
+    report: dict[str, Any] = {"runs": [], "gaps": []}
+    if run_dirs:
+        pairs = _compare([{"arm": _arm(d)} for d in run_dirs])
+        try:
+            report = adapters.build_report(list(run_dirs), compare=pairs, registry=reg)
+        except Exception as e:  # noqa: BLE001 - the report layer refuses runs it cannot pair; show them unpaired
+            if not pairs:
+                raise
+            report = adapters.build_report(list(run_dirs), compare=(), registry=reg)
+            report["gap_error"] = f"{type(e).__name__}: {e}"
     runs = report.get("runs", [])
     rows_by_dir = {str(r["dir"]): read_rows(Path(r["dir"])) for r in runs}
     acc = calculator_accuracy(reg, runs, rows_by_dir)

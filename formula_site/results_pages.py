@@ -160,6 +160,8 @@ def results_page(reg: Registry, report: dict[str, Any], run_dirs: Sequence[Path]
             gp = dict(gp, subset=SUBSET_LABELS.get(gp.get("subset"), gp.get("subset"))) if "subset" in gp else gp
             body.append([_fmt_gap_value(k, gp.get(k)) for k in keys])
         out.append(table([GAP_HEADERS.get(k, k) for k in keys], body))
+    elif report.get("gap_error"):
+        out.append(f"No paired comparison: the report tables could not pair these runs ({esc(report['gap_error'])}).")
     else:
         out.append("No paired comparison: build with at least two runs over the same rows.")
 
