@@ -240,3 +240,23 @@ def test_default_runs_are_every_run_under_results_embedded(tmp_path, monkeypatch
     a = make_run(tmp_path / "embedded", "gold-solve", lambda cid, k: True, rows_per_calc=1)
     b = make_run(tmp_path / "embedded", "gold-solve-published", lambda cid, k: True, rows_per_calc=1)
     assert build.default_runs() == [a, b]
+
+
+def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path, monkeypatch):
+    from formula_site import adapters
+    from formula_site.build import build
+    from tests.site.helpers import make_run
+
+    real = adapters.build_report
+
+    def refuse_pairs(run_dirs, compare=(), **kw):
+        if compare:
+            raise ValueError("runs do not share cases and seeds: seed 42 vs 43")
+        return real(run_dirs, compare=compare, **kw)
+
+    monkeypatch.setattr(adapters, "build_report", refuse_pairs)
+    a = make_run(tmp_path / "runs", "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    b = make_run(tmp_path / "runs", "other-arm", lambda cid, k: False, rows_per_calc=1, seeds=(43,))
+    res = build([a, b], tmp_path / "site")
+    text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
+    assert "could not pair these runs" in text and "seed 42 vs 43" in text
