@@ -10,6 +10,7 @@ import sys
 
 from audit import cli as audit_cli
 from audit import impact_cli, report_cli
+from formula_site import site_cli
 from registry import commands, texts_cli
 from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
 
@@ -27,6 +28,7 @@ COMMAND_MODULES = (
     audit_cli,
     impact_cli,
     report_cli,
+    site_cli,
 )
 
 

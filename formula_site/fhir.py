@@ -1,0 +1,147 @@
+"""FHIR R4 `Library` resources, one per released calculator version.
+
+The resources follow the R4 Library structure (url, version, status, dates, relatedArtifact,
+content). Tests validate them with fhir.resources' R4B models: fhir.resources 8 defaults to R5
+and ships R4B and STU3 subpackages, no plain R4 one; R4B's Library has the same elements as R4's.
+Canonical URLs are URNs under a base the caller may change (the registry has no web host of its
+own, and identifiers are never invented).
+"""
+from __future__ import annotations
+
+import base64
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from registry.loader import Registry
+from registry.schema import Calculator, Citation, Version, VersionStatus
+
+from formula_site.registry_pages import fhir_name, ordered, predecessors, version_text
+
+DEFAULT_BASE = "urn:formula-registry:calculator:"
+STATUS = {VersionStatus.draft: "draft", VersionStatus.active: "active", VersionStatus.superseded: "retired",
+          VersionStatus.retired: "retired"}
+
+
+def canonical(slug: str, base: str = DEFAULT_BASE) -> str:
+    return f"{base}{slug}"
+
+
+def _citation_text(c: Citation) -> str:
+    s = f"{', '.join(c.authors)}. {c.title}. {c.journal or c.body} {c.year}"
+    if c.volume:
+        s += f";{c.volume}"
+    if c.pages:
+        s += f":{c.pages}"
+    s += "."
+    if c.doi:
+        s += f" doi:{c.doi}"
+    if c.pmid:
+        s += f" PMID {c.pmid}"
+    if not c.verified:
+        s += " [unverified]"
+    return s
+
+
+def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
+    """The Library resource of one calculator version, as plain JSON data."""
+    text = version_text(reg, c, v) or ""
+    res: dict[str, Any] = {
+        "resourceType": "Library",
+        "id": f"{c.slug}-{v.version}",
+        "url": canonical(c.slug, base),
+        "version": v.version,
+        "name": re.sub(r"[^A-Za-z0-9]", "", c.name.title())[:255] or "Calculator",
+        "title": c.name,
+        "status": STATUS[v.status],
+        "experimental": False,
+        "type": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/library-type",
+                             "code": "logic-library", "display": "Logic Library"}]},
+        "date": v.effective.isoformat(),
+        "description": f"{c.formula.name}. Intended use: {c.intended_use.value}. Output: {c.output.kind.value}"
+                       + (f" in {c.output.unit}" if c.output.unit else "") + f". Version note: {v.changelog}",
+        "effectivePeriod": {"start": v.effective.isoformat()},
+        "relatedArtifact": [],
+        "content": [{"contentType": "text/markdown", "language": "en",
+                     "title": f"Supplied formula text, version {v.version}",
+                     "data": base64.b64encode(text.encode("utf-8")).decode("ascii")}],
+    }
+    if c.medcalc_id is not None:
+        res["identifier"] = [{"system": "urn:formula-registry:medcalc-bench-calculator-id", "value": str(c.medcalc_id)}]
+    if v.approved:
+        res["approvalDate"] = v.approved.isoformat()
+    if v.last_review:
+        res["lastReviewDate"] = v.last_review.isoformat()
+    ra = res["relatedArtifact"]
+    ra.append({"type": "citation", "label": "original publication", "display": c.formula.publication.title,
+               "citation": _citation_text(c.formula.publication)})
+    for p in c.provenance:
+        g = reg.guidelines.get(p.guideline)
+        if g is None:
+            continue
+        item = {"type": "documentation", "label": p.relation.value,
+                "display": f"{g.title} ({g.body} {g.year}; {p.jurisdiction})"}
+        if g.publication is not None:
+            item["citation"] = _citation_text(g.publication)
+        ra.append(item)
+    for d in c.depends_on:
+        ra.append({"type": "depends-on", "display": reg.calculators[d].name if d in reg.calculators else d,
+                   "resource": canonical(d, base)})
+    earlier = [x for x in c.versions if x.key < v.key and x.status in (VersionStatus.active, VersionStatus.superseded)]
+    if earlier:
+        prev = max(earlier, key=lambda x: x.key)
+        ra.append({"type": "predecessor", "label": "previous version", "display": f"{c.name} {prev.version}",
+                   "resource": f"{canonical(c.slug, base)}|{prev.version}"})
+    for p in predecessors(reg, c.slug):
+        ra.append({"type": "predecessor", "display": p.name, "resource": canonical(p.slug, base)})
+    later = [x for x in c.versions if x.key > v.key and x.status in (VersionStatus.active, VersionStatus.superseded)]
+    if later:
+        nxt = min(later, key=lambda x: x.key)
+        ra.append({"type": "successor", "label": "next version", "display": f"{c.name} {nxt.version}",
+                   "resource": f"{canonical(c.slug, base)}|{nxt.version}"})
+    for r in c.replacements:
+        item = {"type": "successor", "label": r.kind.replace("_", " "),
+                "display": f"{r.name} ({r.jurisdiction}, since {r.since})"}
+        if r.successor:
+            item["resource"] = canonical(r.successor, base)
+        if r.citation is not None:
+            item["citation"] = _citation_text(r.citation)
+        ra.append(item)
+    return res
+
+
+def libraries(reg: Registry, *, base: str = DEFAULT_BASE) -> dict[str, dict[str, Any]]:
+    """File name -> Library, for every released (active or superseded) version of every calculator."""
+    out = {}
+    for c in ordered(reg):
+        for v in c.versions:
+            if v.status in (VersionStatus.active, VersionStatus.superseded):
+                out[fhir_name(c.slug, v.version)] = library(reg, c, v, base=base)
+    return out
+
+
+def write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def export(reg: Registry, out_dir: Path, *, base: str = DEFAULT_BASE) -> list[Path]:
+    written = []
+    for name, res in libraries(reg, base=base).items():
+        p = out_dir / name
+        write_atomic(p, json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+        written.append(p)
+    return written

@@ -1,0 +1,114 @@
+"""Small HTML helpers for generated pages: escaping, sortable tables, citations, badges.
+
+Pages are Markdown files with raw HTML tables inside, so every cell is escaped once, here, and
+the tables stay styled by mkdocs-material (its table styles apply to tables without a class).
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+GROUP_LABELS = {"replaced": "Replaced by guideline", "other": "Other concern", "none": "No issue identified"}
+GROUP_ORDER = ("replaced", "other", "none")
+CONCERN_LABELS = {
+    "none": "none",
+    "replaced_by_guideline": "replaced by guideline",
+    "jurisdiction_dependent": "jurisdiction dependent",
+    "use_specific_caveat": "use-specific caveat",
+    "contested_coefficient": "contested coefficient",
+    "newer_version_exists": "newer version exists",
+}
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Cell content that is already HTML."""
+
+    html: str
+    sort: str | None = None
+
+
+def esc(v: Any) -> str:
+    if v is None:
+        return "–"
+    return html.escape(str(v), quote=True)
+
+
+def link(href: str, text: str) -> Raw:
+    return Raw(f'<a href="{esc(href)}">{esc(text)}</a>', sort=text)
+
+
+def pct(x: float | None, digits: int = 2) -> Raw:
+    if x is None:
+        return Raw("–", sort="")
+    return Raw(f"{x:.{digits}f}", sort=f"{x:.6f}")
+
+
+def num(x: float | int | None) -> Raw:
+    if x is None:
+        return Raw("–", sort="")
+    return Raw(esc(x), sort=str(x))
+
+
+def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, sortable: bool = True,
+          caption: str | None = None) -> str:
+    """An HTML table; `data-sortable` tables get a filter box and clickable headers (site/js/tables.js)."""
+    attrs = ' data-sortable="true"' if sortable else ""
+    out = [f"<table{attrs}>"]
+    if caption:
+        out.append(f"<caption>{esc(caption)}</caption>")
+    if any(headers):
+        out.append("<thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr></thead>")
+    out.append("<tbody>")
+    for row in rows:
+        cells = []
+        for v in row:
+            if isinstance(v, Raw):
+                sort = f' data-sort="{esc(v.sort)}"' if v.sort is not None else ""
+                cells.append(f"<td{sort}>{v.html}</td>")
+            else:
+                cells.append(f"<td>{esc(v)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out) + "\n"
+
+
+def cite(c: Any) -> str:
+    """A citation as HTML. Identifiers appear as text, not links: the site makes no external requests
+    and links to no outside host."""
+    who = ", ".join(c.authors).rstrip(".")
+    venue = c.journal or c.body
+    s = f"{esc(who)}. <em>{esc(c.title)}</em>. {esc(venue)} {c.year}"
+    if c.volume:
+        s += f";{esc(c.volume)}"
+    if c.pages:
+        s += f":{esc(c.pages)}"
+    s += "."
+    if c.doi:
+        s += f" doi:<code>{esc(c.doi)}</code>"
+    if c.pmid:
+        s += f" PMID <code>{esc(c.pmid)}</code>"
+    if c.url:
+        s += f" <code>{esc(c.url)}</code>"
+    s += " " + verified_badge(c.verified)
+    return s
+
+
+def verified_badge(ok: bool) -> str:
+    return ('<span class="fr-badge fr-ok">verified</span>' if ok
+            else '<span class="fr-badge fr-warn">unverified</span>')
+
+
+def badge(text: str, kind: str = "info") -> str:
+    return f'<span class="fr-badge fr-{esc(kind)}">{esc(text)}</span>'
+
+
+def group_badge(group: str) -> str:
+    kind = {"replaced": "bad", "other": "warn", "none": "ok"}.get(group, "info")
+    return badge(GROUP_LABELS.get(group, group), kind)
+
+
+def completeness_badge(status: str) -> str:
+    kind = {"complete": "ok", "incomplete": "warn", "wrong": "bad"}.get(status, "info")
+    return badge(status, kind)

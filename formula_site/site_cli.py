@@ -1,0 +1,125 @@
+"""`formula site build|serve` and `formula export fhir`: the published report and its FHIR resources."""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import sys
+from pathlib import Path
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("site", help="build or preview the published audit report (a static site)",
+                       description="The audit report as a static mkdocs-material site, built offline from the "
+                       "registry, the audits and the stored runs. Needs the extra: pip install -e '.[site]'.")
+    ssub = p.add_subparsers(dest="site", metavar="ACTION")
+    ssub.required = True
+    b = ssub.add_parser("build", help="generate the pages and build the site (mkdocs --strict)",
+                        description="Generate the pages and build the site with mkdocs in strict mode. Runs "
+                        "default to every run folder under results/embedded/.")
+    _build_args(b)
+    b.set_defaults(handler=cmd_build)
+    s = ssub.add_parser("serve", help="build, then serve the site on 127.0.0.1 for a preview",
+                        description="Build the site, then serve the built folder on the loopback address.")
+    _build_args(s)
+    s.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    s.set_defaults(handler=cmd_serve)
+
+    e = sub.add_parser("export", help="export the registry in a standard format",
+                       description="Export the registry: `fhir` writes one FHIR R4 Library per calculator version.")
+    esub = e.add_subparsers(dest="export", metavar="FORMAT")
+    esub.required = True
+    f = esub.add_parser("fhir", help="one FHIR R4 Library resource (JSON) per released calculator version",
+                        description="Write Library-<slug>-<version>.json for every active and superseded version.")
+    f.add_argument("--out", type=Path, required=True, help="folder to write the resources into")
+    f.add_argument("--base", default=None, help="canonical URL base (default urn:formula-registry:calculator:)")
+    f.set_defaults(handler=cmd_export_fhir)
+
+
+def _build_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--results", type=Path, action="append", default=None, metavar="DIR",
+                   help="a stored run folder (manifest.json + results.jsonl); repeatable "
+                   "(default: every run under results/embedded/)")
+    p.add_argument("--out", type=Path, default=None, help="output folder (default build/site)")
+    p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
+                   "(default today)")
+
+
+def _date(text: str | None) -> dt.date | None:
+    if text is None:
+        return None
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError:
+        raise ValueError(f"--on must be a date YYYY-MM-DD, got {text!r}") from None
+
+
+def _build(args: argparse.Namespace):
+    try:
+        on = _date(args.on)
+        from formula_site.build import SiteError, build
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return None
+    except ImportError as e:
+        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+        return None
+    try:
+        return build(args.results, args.out, on=on)
+    except ImportError as e:
+        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+    except (SiteError, OSError) as e:
+        print(f"error: {e}", file=sys.stderr)
+    return None
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    res = _build(args)
+    if res is None:
+        return 1
+    print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
+    print(f"open {res.out / 'index.html'}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import http.server
+
+    res = _build(args)
+    if res is None:
+        return 1
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(res.out))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+    except OSError as e:
+        print(f"error: cannot serve on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        return 1
+    print(f"built {res.pages} pages ({res.runs} runs) in {res.seconds:.1f} s")
+    print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
+    with server:
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+def cmd_export_fhir(args: argparse.Namespace) -> int:
+    from registry.loader import get_registry
+
+    from formula_site import fhir
+
+    reg = get_registry()
+    if reg.problems:
+        print(f"error: the registry has {len(reg.problems)} problem(s); run `formula validate`", file=sys.stderr)
+        return 1
+    if args.out.exists() and not args.out.is_dir():
+        print(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
+        return 1
+    try:
+        written = fhir.export(reg, args.out, base=args.base or fhir.DEFAULT_BASE)
+    except OSError as e:
+        print(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
+        return 1
+    print(f"wrote {len(written)} FHIR R4 Library resources to {args.out}")
+    return 0

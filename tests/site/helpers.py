@@ -1,0 +1,39 @@
+"""Synthetic stored runs for the site tests, and a built site shared by them."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Callable
+
+from registry.loader import get_registry
+
+# Hosts that appear only as XML namespaces (never fetched).
+NAMESPACE_HOSTS = {"www.w3.org"}
+URL_RE = re.compile(r"(?:https?:)?//([A-Za-z0-9.-]+\.[A-Za-z]{2,}|\d+\.\d+\.\d+\.\d+|localhost)(?::\d+)?")
+
+
+def benchmark_ids() -> list[int]:
+    return sorted(c.medcalc_id for c in get_registry().calculators.values() if c.medcalc_id is not None)
+
+
+def make_run(root: Path, arm: str, correct: Callable[[int, int], bool | None], *, rows_per_calc: int = 4,
+             seeds: tuple[int, ...] = (42,), model: str = "none", lock: str = "sha256:test") -> Path:
+    """A run folder: `correct(calculator_id, k)` gives True/False, or None for an abstention."""
+    d = root / arm
+    d.mkdir(parents=True)
+    (d / "manifest.json").write_text(json.dumps({"arm": arm, "model": model, "engine": "synthetic",
+                                                 "registry_lock_digest": lock, "seeds": list(seeds)}))
+    rows, n = [], 0
+    for seed in seeds:
+        for cid in benchmark_ids():
+            for k in range(rows_per_calc):
+                ok = correct(cid, k)
+                rows.append({"row_number": cid * 100 + k, "calculator_id": cid, "seed": seed, "arm": arm,
+                             "model": model, "prompt_sha256": None, "text_version": "1.0.0", "text_sha256": None,
+                             "reply": None, "program": None, "outcome": "abstained" if ok is None else "value",
+                             "answer": None if ok is None else 1.0, "correct": bool(ok), "ground_truth": 1.0,
+                             "lower_limit": 0.95, "upper_limit": 1.05})
+                n += 1
+    (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return d

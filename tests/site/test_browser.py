@@ -1,0 +1,146 @@
+"""The built report in a real browser: Debian's Chromium, headless, over loopback HTTP.
+
+Loads the overview, an audit table, the results page and a calculator page; checks that the tables
+were set up by the site's script (sortable, filterable), that the plots loaded, that the console
+shows no error and that the page asked for nothing beyond the loopback server; saves a screenshot of
+each page into the test's temporary folder.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+PAGES = {
+    "overview": ("index.html", ["Literature audit groups", "Latest changes"]),
+    "literature-audit": ("audits/literature.html", ["16 of 16 rows"]),
+    "results": ("results/index.html", ["Accuracy by audit group", "Paired gaps"]),
+    "calculator": ("calculators/meld-na.html", ["Supplied text", "Version history"]),
+}
+PROBE = "/__console_probe.html"  # served by the test only: a page that logs a console error
+
+
+def chromium() -> str:
+    """The system Chromium, installed from Debian when missing and this test may do so."""
+    for name in ("chromium", "chromium-browser"):
+        if shutil.which(name):
+            return shutil.which(name)
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        for cmd in (["apt-get", "install", "-y", "-qq", "chromium"], ["apt-get", "update", "-qq"],
+                    ["apt-get", "install", "-y", "-qq", "chromium"]):
+            subprocess.run(cmd, capture_output=True, timeout=900, env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+            if shutil.which("chromium"):
+                return shutil.which("chromium")
+    pytest.skip("no Chromium, and it cannot be installed here (needs root and apt-get)")
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    served: list[tuple[str, int]]
+
+    def log_message(self, *args):  # keep test output quiet
+        pass
+
+    def send_response(self, code, message=None):
+        self.served.append((self.path, code))
+        super().send_response(code, message)
+
+    def do_GET(self):
+        if self.path == PROBE:
+            body = b"<!doctype html><title>probe</title><script>console.error('probe error');</script>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return
+        super().do_GET()
+
+
+@pytest.fixture(scope="module")
+def server(built_site):
+    served: list[tuple[str, int]] = []
+    handler = functools.partial(type("H", (Handler,), {"served": served}), directory=str(built_site.out))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}", served
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def load(browser: str, url: str, work: Path, name: str) -> tuple[str, str, list[tuple[str, str]]]:
+    """(DOM after scripts ran, browser log, [(initiator, url)] of every request the page made)."""
+    net = work / f"{name}.netlog.json"
+    shot = work / f"{name}.png"
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage",
+           f"--user-data-dir={work / ('profile-' + name)}", "--enable-logging=stderr", "--v=0",
+           f"--log-net-log={net}", "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+           "--virtual-time-budget=5000", "--window-size=1280,1400", f"--screenshot={shot}", "--dump-dom", url]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert shot.is_file() and shot.stat().st_size > 0, f"no screenshot of {name}"
+    text = net.read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError:  # a log cut short on exit: close its event list
+        data = json.loads(text.rstrip().rstrip(",") + "]}")
+    types = {v: k for k, v in data["constants"]["logEventTypes"].items()}
+    requests = [(e["params"].get("initiator", ""), e["params"]["url"]) for e in data["events"]
+                if types.get(e["type"]) == "URL_REQUEST_START_JOB" and "url" in e.get("params", {})]
+    return proc.stdout, proc.stderr, requests
+
+
+def console_errors(log: str) -> list[str]:
+    return [line for line in log.splitlines()
+            if "Uncaught" in line or ("CONSOLE" in line and re.search(r"error", line, re.I))]
+
+
+@pytest.fixture(scope="module")
+def browser() -> str:
+    return chromium()
+
+
+def test_console_scan_catches_an_error(browser, server, tmp_path):
+    """Positive control: the log scan below does see a console error when a page logs one."""
+    base, _ = server
+    _, log, requests = load(browser, base + PROBE, tmp_path, "probe")
+    assert console_errors(log), "the browser log did not show the probe page's console error"
+    assert any(u == base + PROBE for _, u in requests), "the net log did not record the page load"
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_page_renders_in_chromium(browser, server, tmp_path, name):
+    base, served = server
+    rel, texts = PAGES[name]
+    before = len(served)
+    dom, log, requests = load(browser, f"{base}/{rel}", tmp_path, name)
+    assert "<article" in dom
+    assert (tmp_path / f"{name}.png").stat().st_size > 20_000, "the screenshot looks blank"
+    for t in texts:
+        assert t in dom, f"{name}: {t!r} not rendered"
+    assert not console_errors(log), console_errors(log)
+    # every request the page itself made went to the loopback server and succeeded
+    page_made = [u for init, u in requests if init.startswith("http")]
+    assert page_made, "no page request in the net log"
+    outside = [u for u in page_made if urlparse(u).hostname != "127.0.0.1"]
+    assert not outside, outside
+    failed = [(p, c) for p, c in served[before:] if c >= 400]
+    assert not failed, failed
+    tables = re.findall(r"<table[^>]*>", dom)
+    if name in ("literature-audit", "results"):
+        assert any('data-ready="true"' in t for t in tables), "the table script did not run"
+        assert "fr-filter" in dom
+    if name == "results":
+        for svg in ("accuracy-by-group.svg", "coverage-accuracy.svg", "per-calculator.svg"):
+            assert any(p.endswith(svg) and c == 200 for p, c in served[before:]), f"{svg} not loaded"
+    assert tables, "no table rendered"

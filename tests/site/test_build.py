@@ -1,0 +1,262 @@
+"""The built report: every page there, the paper's counts, the stored runs as given, offline, links intact."""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+
+from registry.loader import get_registry
+from tests.site.helpers import NAMESPACE_HOSTS, URL_RE
+
+
+def page(built, rel: str) -> str:
+    return (built.out / rel).read_text(encoding="utf-8")
+
+
+def rows(text: str, table_no: int = 0) -> list[list[str]]:
+    """The body cells (as text) of the n-th table of a page."""
+    t = re.findall(r"<table.*?</table>", text, re.S)[table_no]
+    body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
+    out = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        out.append([html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+                    for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
+    return out
+
+
+def test_every_page_is_built(built_site):
+    reg = get_registry()
+    for rel in ("index.html", "audits/literature.html", "audits/completeness.html", "audits/fidelity.html",
+                "calculators/index.html", "lineage.html", "results/index.html", "changelog.html", "paper.html",
+                "about.html"):
+        assert (built_site.out / rel).is_file(), rel
+    for slug in reg.calculators:
+        assert (built_site.out / "calculators" / f"{slug}.html").is_file(), slug
+    for svg in ("accuracy-by-group.svg", "coverage-accuracy.svg", "per-calculator.svg"):
+        text = page(built_site, f"results/{svg}")
+        assert text.lstrip().startswith("<?xml") and "<svg" in text, svg
+
+
+def test_literature_audit_lists_the_papers_16_concerns(built_site):
+    # The paper's Table 11: 16 concerns (4 replaced by a guideline, 1 jurisdiction dependent, 4
+    # use-specific caveats, 4 contested coefficients, 3 with a newer version).
+    body = rows(page(built_site, "audits/literature.html"))
+    assert len(body) == 16
+    concerns = [r[5] for r in body]
+    for label, n in (("replaced by guideline", 4), ("jurisdiction dependent", 1), ("use-specific caveat", 4),
+                     ("contested coefficient", 4), ("newer version exists", 3)):
+        assert sum(c.startswith(label) for c in concerns) == n, label
+    names = {r[0] for r in body}
+    assert {"MELD Na (UNOS/OPTN)"} <= names
+
+
+def test_completeness_audit_matches_the_papers_counts(built_site):
+    # The paper's Tables 21 and 22: 10 wrong, 18 incomplete, 27 complete of the 55 texts.
+    body = rows(page(built_site, "audits/completeness.html"))
+    status = [r[2] for r in body if r[1] != "–"]
+    assert len(status) == 55
+    assert (status.count("wrong"), status.count("incomplete"), status.count("complete")) == (10, 18, 27)
+
+
+def test_fidelity_audit_lists_every_recorded_deviation(built_site):
+    reg = get_registry()
+    body = rows(page(built_site, "audits/fidelity.html"))
+    assert len(body) == sum(len(c.deviations) for c in reg.calculators.values())
+    assert {r[1] for r in body} == {d.id for c in reg.calculators.values() for d in c.deviations}
+
+
+def test_overview_counts_groups_and_names_the_lock_digest(built_site):
+    from registry.versions import lock_digest
+
+    text = page(built_site, "index.html")
+    assert lock_digest(get_registry().lock_path) in text
+    groups = dict((r[0], r[1]) for r in rows(text, 1))
+    assert groups == {"Replaced by guideline": "4", "Other concern": "12", "No issue identified": "39"}
+
+
+def test_results_show_the_runs_as_stored(built_site):
+    text = page(built_site, "results/index.html")
+    table13 = rows(text, 0)  # group, calcs, gold-solve, half-arm
+    assert [r[:2] for r in table13] == [["Replaced by guideline", "4"], ["Other concern", "12"],
+                                        ["No issue identified", "39"], ["All", "55"]]
+    assert all(r[2] == "100.00" and r[3] == "50.00" for r in table13)
+    gap = rows(text, 1)
+    assert gap == [["half-arm", "gold-solve", "all 55", "220", "-50.00", "[-50.00, -50.00]"]]
+    outcomes = rows(text, 2)
+    assert outcomes[1][1:] == ["220", "165", "55"]  # rows, value, abstained (4 rows x 55 calculators)
+    # the gold run recorded the current lock digest, the other one a made-up digest
+    assert text.count("the run used this registry") == 1 and text.count("the registry has changed since this run") == 1
+    article = re.search(r"<article.*?</article>", text, re.S).group(0)
+    assert "90.53" not in article and "28.25" not in article  # none of the paper's numbers
+
+
+def test_paper_tables_are_apart_and_cited(built_site):
+    text = page(built_site, "paper.html")
+    assert "Not computed here" in text
+    t1 = rows(text, 0)
+    assert ["Program-Solve", "given", "given", "executor", "84.18", "75.31", "98.64", "90.53"] in t1
+    t13 = rows(text, 2)
+    assert t13[0] == ["Replaced by guideline", "4", "28.25", "71.00", "22.75", "36.50", "90.00", "25.00"]
+
+
+def test_calculator_page_has_text_provenance_lineage_and_fhir(built_site):
+    text = page(built_site, "calculators/meld-na.html")
+    catalogue = (Path(get_registry().root) / "formulas" / "texts" / "meld-na.md").read_text(encoding="utf-8")
+    assert html.escape(catalogue.strip().splitlines()[0]) in text  # the supplied text as rendered
+    for heading in ("Inputs", "Constants", "Provenance", "Literature audit", "Completeness history",
+                    "Replacements and lineage", "Version history", "Accuracy per arm"):
+        assert f">{heading}<" in text, heading
+    assert 'href="meld-3-0.html"' in text  # the successor's page
+    assert 'href="../fhir/Library-meld-na-1.0.0.json"' in text
+    assert "unverified" in text or "verified" in text
+    acc = rows(text, len(re.findall(r"<table", text)) - 1)
+    assert [r[1] for r in acc] == ["gold-solve", "half-arm"] and [r[5] for r in acc] == ["100.00", "50.00"]
+
+
+def _refs(text: str) -> list[str]:
+    return re.findall(r'(?:src|href|srcset|action|poster|data)\s*=\s*"([^"]*)"', text)
+
+
+def test_no_external_host_is_referenced(built_site):
+    """Nothing in the built HTML and CSS loads from or links to another host; the theme's own JavaScript
+    names a few hosts only in licence comments and in features this site does not use."""
+    # Hosts in mkdocs-material's bundled JavaScript: licence and source comments (lunr and its language
+    # packs), the mermaid and ResizeObserver polyfill loaders (used only for mermaid diagrams, which the
+    # site has none of, and browsers without ResizeObserver), and the GitHub API (only with repo_url).
+    theme_js_hosts = {"github.com", "snowball.tartarus.org", "code.google.com", "www.mozilla.org",
+                      "en.wikipedia.org", "unpkg.com", "api.github.com", "developer.mozilla.org",
+                      "clipboardjs.com", "bit.ly", "wiki.ecmascript.org", "wiki.commonjs.org", "underscorejs.org",
+                      "tartarus.org", "people.mozilla.org", "narwhaljs.org", "msdn.microsoft.com", "lunrjs.com",
+                      "docs.python.org", "chasen.org", "fontawesome.com"}
+    bad = []
+    for f in built_site.out.rglob("*"):
+        if f.suffix not in (".html", ".css", ".js", ".svg"):
+            continue
+        text = f.read_text(encoding="utf-8", errors="replace")
+        rel = f.relative_to(built_site.out).as_posix()
+        if f.suffix in (".html", ".svg"):
+            refs = _refs(text) + re.findall(r"url\(\s*['\"]?([^'\")]+)", text)
+            refs += re.findall(r'<script[^>]+src="([^"]+)"', text)
+            bad += [f"{rel}: {r}" for r in refs if URL_RE.match(r.strip())]
+        elif f.suffix == ".css":
+            refs = re.findall(r"url\(\s*['\"]?([^'\")]+)", text) + re.findall(r"@import\s+['\"]([^'\"]+)", text)
+            bad += [f"{rel}: {r}" for r in refs if URL_RE.match(r.strip())]
+        else:
+            hosts = set(re.findall(r"https?://([A-Za-z0-9.-]+)", text)) - NAMESPACE_HOSTS
+            allowed = theme_js_hosts if rel.startswith("assets/javascripts/") else set()
+            bad += [f"{rel}: {h}" for h in sorted(hosts - allowed)]
+    assert not bad, bad
+
+
+def test_every_internal_link_resolves(built_site):
+    missing = []
+    for f in built_site.out.rglob("*.html"):
+        if f.name == "404.html":  # served for any path, so mkdocs writes its links from the site root
+            continue
+        for ref in _refs(f.read_text(encoding="utf-8")):
+            u = urlparse(ref)
+            if u.scheme or u.netloc or not u.path or ref.startswith("#"):
+                continue
+            target = (f.parent / unquote(u.path)).resolve()
+            if not target.exists():
+                missing.append(f"{f.relative_to(built_site.out)} -> {ref}")
+    assert not missing, missing[:20]
+
+
+def test_lineage_diagram_links_predecessors_to_successors(built_site):
+    text = page(built_site, "lineage.html")
+    svg = re.search(r"<svg[^>]*fr-lineage.*?</svg>", text, re.S).group(0)
+    assert 'href="calculators/meld-na.html"' in svg and 'href="calculators/meld-3-0.html"' in svg
+    assert 'href="calculators/cha2ds2-vasc.html"' in svg and 'href="calculators/cha2ds2-va.html"' in svg
+
+
+@pytest.mark.parametrize("args, message", [
+    (["site", "build", "--results", "/nonexistent/run"], "not a stored run"),
+    (["site", "build", "--on", "yesterday"], "--on must be a date"),
+])
+def test_bad_arguments_are_clear_errors(capsys, args, message):
+    from cli.main import main
+
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and message in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("manifest, rows, message", [
+    ("{not json", "", "manifest.json: not valid JSON"),
+    ("{}", '{"calculator_id": 2, "arm": "x", "outcome": "value"}\n', "results.jsonl:1: missing field(s) correct"),
+    ("{}", '{"calculator_id": 2}\n{oops\n', "results.jsonl:1: missing field(s) arm, outcome, correct"),
+])
+def test_a_bad_run_is_refused_with_its_file_and_line(tmp_path, capsys, manifest, rows, message):
+    from cli.main import main
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "manifest.json").write_text(manifest)
+    (run / "results.jsonl").write_text(rows)
+    assert main(["site", "build", "--results", str(run), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and message in err, err
+    assert not (tmp_path / "out").exists()
+
+
+def test_strict_mode_fails_on_a_broken_link(built_site, tmp_path):
+    """mkdocs runs with --strict: one link to a page that does not exist stops the build (the same
+    sources without it built fine for the session's site)."""
+    import shutil
+
+    from formula_site.build import SiteError, run_mkdocs
+    from formula_site.registry_pages import ordered
+
+    src = tmp_path / "src"
+    shutil.copytree(built_site.out.parent / "site-src", src)
+    with open(src / "about.md", "a", encoding="utf-8") as fh:
+        fh.write("\nSee [the missing page](missing.md).\n")
+    nav = [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]
+    with pytest.raises(SiteError, match="Aborted with 1 warning"):
+        run_mkdocs(src, tmp_path / "out", nav)
+
+
+def test_a_folder_it_did_not_build_is_never_replaced(tmp_path, capsys):
+    from cli.main import main
+
+    out = tmp_path / "precious"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert main(["site", "build", "--out", str(out)]) == 1
+    assert "not a site this command built" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "keep me"
+
+
+def test_default_runs_are_every_run_under_results_embedded(tmp_path, monkeypatch):
+    from formula_site import build
+    from tests.site.helpers import make_run
+
+    monkeypatch.setattr(build, "EMBEDDED_RESULTS", tmp_path / "embedded")
+    assert build.default_runs() == []
+    a = make_run(tmp_path / "embedded", "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    b = make_run(tmp_path / "embedded", "gold-solve-published", lambda cid, k: True, rows_per_calc=1)
+    assert build.default_runs() == [a, b]
+
+
+def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path, monkeypatch):
+    from formula_site import adapters
+    from formula_site.build import build
+    from tests.site.helpers import make_run
+
+    real = adapters.build_report
+
+    def refuse_pairs(run_dirs, compare=(), **kw):
+        if compare:
+            raise ValueError("runs do not share cases and seeds: seed 42 vs 43")
+        return real(run_dirs, compare=compare, **kw)
+
+    monkeypatch.setattr(adapters, "build_report", refuse_pairs)
+    a = make_run(tmp_path / "runs", "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    b = make_run(tmp_path / "runs", "other-arm", lambda cid, k: False, rows_per_calc=1, seeds=(43,))
+    res = build([a, b], tmp_path / "site")
+    text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
+    assert "could not pair these runs" in text and "seed 42 vs 43" in text

@@ -1,0 +1,55 @@
+"""A calculator with two released versions: the page shows the rendered-text diff, FHIR links the versions."""
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+from pathlib import Path
+
+import pytest
+
+from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.release import release, set_constant
+
+pytest.importorskip("fhir.resources", reason="the site extra is not installed")
+
+
+@pytest.fixture(scope="module")
+def two_versions(tmp_path_factory):
+    root = tmp_path_factory.mktemp("registry")
+    for sub in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / sub, root / sub)
+    set_constant(root, "sodium-correction-hyperglycemia", "correction_per_mg_dl_glucose=0.016")
+    release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison", date="2026-12-01")
+    reg = load(root)
+    clear_cache()
+    assert not reg.problems, reg.problems[:3]
+    return reg
+
+
+def test_page_shows_text_diff_and_both_versions(two_versions):
+    from formula_site.registry_pages import AuditInputs, calculator_page
+
+    c = two_versions.calculators["sodium-correction-hyperglycemia"]
+    text = calculator_page(two_versions, c, audits=AuditInputs(), on=dt.date(2026, 12, 1), accuracy=[])
+    assert "Text changes 1.0.0 → 1.1.0" in text
+    assert '<span class="fr-add">' in text and "0.016" in text
+    assert "Library-sodium-correction-hyperglycemia-1.0.0.json" in text
+    assert "Library-sodium-correction-hyperglycemia-1.1.0.json" in text
+
+
+def test_fhir_links_the_versions(two_versions):
+    from fhir.resources.R4B.library import Library
+
+    from formula_site import fhir
+
+    libs = fhir.libraries(two_versions)
+    old = libs["Library-sodium-correction-hyperglycemia-1.0.0.json"]
+    new = libs["Library-sodium-correction-hyperglycemia-1.1.0.json"]
+    for res in (old, new):
+        Library.model_validate(res)
+    assert old["status"] == "retired" and new["status"] == "active"
+    assert any(a["type"] == "successor" and a["resource"].endswith("|1.1.0") for a in old["relatedArtifact"])
+    assert any(a["type"] == "predecessor" and a["resource"].endswith("|1.0.0") for a in new["relatedArtifact"])
+    import base64
+    assert b"0.016" in base64.b64decode(new["content"][0]["data"])
+    assert b"0.016" not in base64.b64decode(old["content"][0]["data"])
