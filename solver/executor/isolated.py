@@ -11,28 +11,23 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 from solver.executor.outcome import Outcome
-from solver.executor.policy import WALL_SECONDS
-from solver.executor.pool import clean_env
+from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, WALL_SECONDS, get_policy
+from solver.executor.pool import clean_env, interpreter_command
 from solver.executor.server import classify
 
-_ROOT = str(Path(__file__).resolve().parents[2])
-RUNNER = (
-    "import sys; sys.path.insert(0, {root!r}); "
-    "from solver.executor.server import fresh_main; fresh_main()"
-).format(root=_ROOT)
+RUNNER = "from solver.executor.server import fresh_main; fresh_main()"
 
 
-def run_fresh(source: str) -> Outcome:
+def run_fresh(source: str, policy: str = DEFAULT_POLICY) -> Outcome:
     """Run one program in a new isolated interpreter (slow; the paper's method)."""
+    chosen = get_policy(policy).name
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-c", RUNNER],
+        interpreter_command(RUNNER) + [chosen],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -56,4 +51,5 @@ def run_fresh(source: str) -> Outcome:
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
     code = rc if rc is not None and rc >= 0 else None
-    return Outcome.from_wire(classify(out[:65536], sig, code, cpu, wall, killed))
+    wire = classify(out[:65536], sig, code, cpu, wall, killed)
+    return Outcome.from_wire({**wire, "policy": chosen, "hash_seed": HASH_SEED})

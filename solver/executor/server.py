@@ -1,9 +1,10 @@
 """The fork server: a warm, single-threaded process that forks one child per program.
 
-It is started once (by the client in pool.py) as `python -I` with an empty
-environment, imports the allowed modules and the checker, and then serves
-requests on stdin/stdout: 4-byte big-endian length + UTF-8 JSON, one request
-`{"source": ...}` answered by one outcome object.  Each program gets a fresh
+It is started once (by the client in pool.py) as `python -S -P` with an
+environment holding only PYTHONHASHSEED, LC_ALL and PATH, imports the allowed
+modules and the checker, and then serves requests on stdin/stdout: 4-byte
+big-endian length + UTF-8 JSON, one request `{"source": ..., "policy": ...}`
+answered by one outcome object.  Each program gets a fresh
 forked child (see sandbox.py), so nothing is shared between programs, while the
 interpreter start-up and imports are paid once.  Forking is safe here because
 this process never starts a thread.
@@ -19,9 +20,8 @@ import sys
 import time
 from typing import Any
 
-from solver.executor import sandbox
-from solver.executor.extract import prepare
-from solver.executor.policy import CPU_SECONDS, WALL_SECONDS
+from solver.executor import extract, sandbox
+from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, WALL_SECONDS
 from solver.executor.wire import read_frame, write_frame
 
 KINDS = frozenset(
@@ -102,11 +102,16 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
-    """Prepare, fork a child for the program, collect and classify its result."""
-    prepared = prepare(reply)
-    if prepared.program is None:
-        return early(prepared.kind or "no_program", prepared.detail)
+def run_one(reply: str, libc: Any = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
+    """Fork a child for the reply, collect and classify its result.  The child
+    finds the program in the reply and checks it, under its limits."""
+    decided = extract.precheck(reply)
+    if decided is not None:
+        return early(decided.kind or "no_program", decided.detail)
+    if policy not in POLICIES:
+        return early("rejected", f"unknown executor policy {policy!r}")
+    if extract.has_fence_marker(reply) and extract.load_markdown_once():
+        gc.freeze()  # the parser was just imported: children inherit it frozen too
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     start = time.monotonic()
@@ -119,7 +124,7 @@ def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
     if pid == 0:  # child
         try:
             os.close(read_fd)
-            sandbox.child_main(prepared.program, write_fd, libc, parent)
+            sandbox.child_main(reply, write_fd, libc, parent, policy)
         finally:
             os._exit(70)
     os.close(write_fd)
@@ -208,6 +213,14 @@ def _libc() -> Any:
         return None
 
 
+def hash_seed() -> int:
+    """This interpreter's fixed hash seed; refuses to serve with a random one."""
+    seed = os.environ.get("PYTHONHASHSEED")
+    if seed != str(HASH_SEED) or sys.flags.hash_randomization != (1 if HASH_SEED else 0):
+        raise SystemExit(f"executor: started without PYTHONHASHSEED={HASH_SEED}")
+    return HASH_SEED
+
+
 def warm_up() -> None:
     """Touch lazily-initialised machinery once, so children inherit it ready."""
     import datetime
@@ -224,31 +237,39 @@ def warm_up() -> None:
 def main() -> int:
     """Serve requests from stdin until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    seed = hash_seed()
     libc = _libc()
     warm_up()
-    write_frame(1, {"ready": True, "pid": os.getpid()})
+    write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed})
     while True:
         request = read_frame(0)
         if request is None:
             return 0
         source = request.get("source") if isinstance(request, dict) else None
+        policy = request.get("policy", DEFAULT_POLICY) if isinstance(request, dict) else DEFAULT_POLICY
         if not isinstance(source, str):
-            write_frame(1, early("no_program", "request carried no program text"))
-            continue
-        outcome = run_one(source, libc)
+            outcome = early("no_program", "request carried no program text")
+        else:
+            outcome = run_one(source, libc, policy)
         del source, request
+        outcome["policy"] = policy if policy in POLICIES else DEFAULT_POLICY
+        outcome["hash_seed"] = seed
         write_frame(1, outcome)
 
 
 def fresh_main() -> None:
-    """One-shot mode for a fresh `python -I` interpreter (the paper's way):
-    program on stdin, outcome JSON on stdout, this process becomes the child."""
+    """One-shot mode for a fresh interpreter per program (the paper's way):
+    reply on stdin, policy as argv[1], outcome JSON on stdout; this process
+    becomes the child."""
     reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    prepared = prepare(reply)
-    if prepared.program is None:
-        os.write(1, json.dumps({"kind": prepared.kind, "detail": prepared.detail}).encode())
+    policy = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_POLICY
+    decided = extract.precheck(reply)
+    if decided is not None:
+        os.write(1, json.dumps({"kind": decided.kind, "detail": decided.detail}).encode())
         os._exit(0)
-    sandbox.child_main(prepared.program, os.dup(1))
+    if extract.has_fence_marker(reply):
+        extract.load_markdown()  # before the limits: the child cannot open files
+    sandbox.child_main(reply, os.dup(1), policy_name=policy)
 
 
 if __name__ == "__main__":
