@@ -274,9 +274,13 @@ def test_unknown_ast_node_type_is_rejected() -> None:
 
 
 def test_parser_too_deep_is_rejected_not_crashed() -> None:
+    # 3.11's parser and compiler refuse these depths; 3.12+ compile some of them,
+    # and then the program simply runs (never a crash).
+    clean = {"rejected"} if sys.version_info < (3, 12) else {"rejected", "value"}
     for bomb in ("(" * 3000 + ")" * 3000, "-" * 7900 + "1", "+".join(["1"] * 3900), "lambda:" * 1100 + "1"):
         outcome = run_program("def solve():\n    return 1\nx = " + bomb + "\n")
-        assert outcome.kind == "rejected", outcome
+        assert outcome.kind in clean, outcome
+        assert outcome.kind == "rejected" or outcome.value == 1
 
 
 # --- allowed builtins and modules ----------------------------------------------------------

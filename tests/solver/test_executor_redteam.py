@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
@@ -24,6 +25,8 @@ from solver.executor.procs import descendant_pids
 
 CLEAN = {"rejected", "timeout", "memory", "line_limit", "raised", "bad_kind"}
 REJECTED = {"rejected"}
+# Nesting that 3.11's compiler refuses and 3.12+ compiles: then it runs cleanly.
+DEEP = REJECTED if sys.version_info < (3, 12) else {"rejected", "bad_kind"}
 WALL_MAX = 6.5
 
 # Touches the canary if a real `os` module was reached through an escape.
@@ -599,8 +602,8 @@ CASES: list[Case] = [
     case("unary_minus_100000", "def solve():\n    return " + "-" * 100000 + "1", REJECTED),
     case("parens_within_limit", "def solve():\n    return " + "(" * 3900 + "1" + ")" * 3900, REJECTED),
     case("unary_minus_within_limit", "def solve():\n    return " + "-" * 7900 + "1", REJECTED),
-    case("plus_chain_within_limit", "def solve():\n    return " + "+".join(["1"] * 3900), REJECTED),
-    case("nested_lambdas", "def solve():\n    return " + "lambda:" * 1100 + "1", REJECTED),
+    case("plus_chain_within_limit", "def solve():\n    return str(" + "+".join(["1"] * 3900) + ")", DEEP),
+    case("nested_lambdas", "def solve():\n    return " + "lambda:" * 1100 + "1", DEEP),
     case("nested_lists", "def solve():\n    return " + "[" * 3000 + "]" * 3000, REJECTED),
     case("attribute_chain", "def solve():\n    return x" + ".real" * 3000, REJECTED),
     case("null_bytes", "def solve():\n    return 1\x00\x00\n", REJECTED),
