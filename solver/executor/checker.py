@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import ast
 import warnings
-from typing import Iterable
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterable
 
 from solver.executor.policy import (
     ALL_ATTRIBUTES,

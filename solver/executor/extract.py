@@ -16,17 +16,22 @@ truncated replies read as CommonMark says.  The rules, in order:
    Python or untagged block has no program; one with no fenced block at all
    (the markers were inline) is the program.
 
-Steps 3 and 4 parse untrusted text, so they run inside the child process,
-under its resource limits (sandbox.child_main); markdown-it-py must then be
-imported already (`load_markdown`), because the child cannot open files.
+The work is split so that neither the fork server nor a child carries the
+markdown parser (its 3 MB would be copied into every fork): the caller runs
+`locate_blocks` (CommonMark block parsing, linear in the text, no code run),
+and the child applies `extract` (rule 3 parses the reply as Python, which is
+why it runs under the child's limits) to the reply and the located block.
 """
 from __future__ import annotations
 
 import ast
 import warnings
-from typing import Any, NamedTuple
 
 from solver.executor.policy import MAX_REPLY_CHARS, MAX_SOURCE_CHARS
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 _PYTHON_INFO = frozenset({"python", "python3", "py", "py3"})
 _FENCE_MARKERS = ("```", "~~~")
@@ -34,14 +39,20 @@ _BOM = "\ufeff"
 _markdown: Any = None
 
 
-class Prepared(NamedTuple):
+class Prepared:
     """Either a program to run (with its parse tree when extraction already
     parsed it), or the outcome kind/detail that ends it early."""
 
-    program: str | None
-    kind: str | None = None
-    detail: str = ""
-    tree: ast.Module | None = None
+    __slots__ = ("program", "kind", "detail", "tree")
+
+    def __init__(
+        self, program: str | None, kind: str | None = None, detail: str = "", tree: ast.Module | None = None
+    ) -> None:
+        self.program, self.kind, self.detail, self.tree = program, kind, detail, tree
+
+
+def strip_bom(reply: str) -> str:
+    return reply[1:] if reply.startswith(_BOM) else reply
 
 
 def has_fence_marker(reply: str) -> bool:
@@ -60,12 +71,40 @@ def load_markdown() -> Any:
     return _markdown
 
 
-def load_markdown_once() -> bool:
-    """Load the parser if it is not loaded yet; True when this call loaded it."""
-    if _markdown is not None:
-        return False
-    load_markdown()
-    return True
+def _defines_solve(code: str) -> bool:
+    """A top-level `def solve(` line (cheap, textual: the checker decides for real)."""
+    for line in code.splitlines():
+        if line.startswith("def solve") and line[len("def solve") :].lstrip().startswith("("):
+            return True
+    return False
+
+
+def locate_blocks(reply: str) -> dict[str, Any] | None:
+    """Caller side: the fenced blocks of a reply, as {"fences": how many, "block":
+    the chosen Python or untagged block or None}; None when the reply has no
+    fence marker at all.  Plain data, so it crosses to the child as JSON."""
+    if not isinstance(reply, str):
+        return None
+    reply = strip_bom(reply)
+    if not has_fence_marker(reply) or "\x00" in reply or len(reply) > MAX_REPLY_CHARS:
+        return None
+    try:
+        tokens = load_markdown().parse(reply)
+    except Exception:  # noqa: BLE001 - a parser failure: the reply is taken as the program
+        return None
+    fences = [t for t in tokens if t.type == "fence"]
+    candidates: list[tuple[bool, str]] = []
+    for token in fences:
+        words = token.info.strip().split()
+        info = words[0].lower() if words else ""
+        if info in _PYTHON_INFO or info == "":
+            candidates.append((info != "", token.content))
+    chosen = next((code for _, code in candidates if _defines_solve(code)), None)
+    if chosen is None:
+        chosen = next((code for tagged, code in candidates if tagged), None)
+    if chosen is None:
+        chosen = next((code for _, code in candidates), None)
+    return {"fences": len(fences), "block": None if chosen is None else strip_bom(chosen)}
 
 
 def _parse_python(text: str) -> ast.Module | None:
@@ -85,47 +124,28 @@ def _defines_solve(code: str) -> bool:
     return False
 
 
-def _fenced_blocks(reply: str) -> tuple[int, list[tuple[bool, str]]]:
-    """(number of fenced blocks, [(tagged Python?, content)] of the candidates)."""
-    fences = [t for t in load_markdown().parse(reply) if t.type == "fence"]
-    candidates: list[tuple[bool, str]] = []
-    for token in fences:
-        words = token.info.strip().split()
-        info = words[0].lower() if words else ""
-        if info in _PYTHON_INFO or info == "":
-            candidates.append((info != "", token.content))
-    return len(fences), candidates
-
-
-def extract(reply: str) -> tuple[str | None, ast.Module | None]:
-    """(program text or None, its parse tree when rule 3 already parsed it)."""
-    if reply.startswith(_BOM):
-        reply = reply[1:]
+def extract(reply: str, located: dict[str, Any] | None) -> tuple[str | None, ast.Module | None]:
+    """Child side: (program text or None, its parse tree when rule 3 already
+    parsed it), from the reply and what `locate_blocks` found in it."""
+    reply = strip_bom(reply)
     if not reply.strip():
         return None, None
-    if not has_fence_marker(reply) or "\x00" in reply:
+    if not has_fence_marker(reply) or "\x00" in reply or not isinstance(located, dict):
         return reply, None  # null bytes: the checker rejects the whole reply
     tree = _parse_python(reply)
     if tree is not None:
         return reply, tree
-    count, candidates = _fenced_blocks(reply)
-    if count == 0:
+    block = located.get("block")
+    if not located.get("fences"):
         return reply, None
-    chosen = next((code for _, code in candidates if _defines_solve(code)), None)
-    if chosen is None:
-        chosen = next((code for tagged, code in candidates if tagged), None)
-    if chosen is None:
-        chosen = next((code for _, code in candidates), None)
-    if chosen is None or not chosen.strip():
+    if not isinstance(block, str) or not block.strip():
         return None, None
-    if chosen.startswith(_BOM):
-        chosen = chosen[1:]
-    return chosen, None
+    return block, None
 
 
 def extract_program(reply: str) -> str | None:
     """The program in a reply (see the module docstring), or None."""
-    return extract(reply)[0]
+    return extract(reply, locate_blocks(reply))[0]
 
 
 def precheck(reply: Any) -> Prepared | None:
@@ -135,17 +155,18 @@ def precheck(reply: Any) -> Prepared | None:
         return Prepared(None, "no_program", f"expected program text, got {type(reply).__name__}")
     if len(reply) > MAX_REPLY_CHARS:
         return Prepared(None, "rejected", f"reply is {len(reply)} characters, over {MAX_REPLY_CHARS}")
-    if not reply.lstrip(_BOM).strip():
+    if not strip_bom(reply).strip():
         return Prepared(None, "no_program", "no program in the reply")
     return None
 
 
-def prepare(reply: Any) -> Prepared:
-    """Extract and size-check a reply; nothing here runs code."""
+def prepare(reply: Any, located: dict[str, Any] | None) -> Prepared:
+    """Extract and size-check a reply; nothing here runs code.  `located` is
+    what locate_blocks found in the caller (the child cannot load the parser)."""
     early = precheck(reply)
     if early is not None:
         return early
-    program, tree = extract(reply)
+    program, tree = extract(reply, located)
     if program is None:
         return Prepared(None, "no_program", "no program in the reply")
     if len(program) > MAX_SOURCE_CHARS:

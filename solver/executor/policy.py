@@ -8,7 +8,10 @@ to any clinical calculator.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Final, Mapping, NamedTuple
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Final, Mapping
 
 # --- limits (the paper's Table 17) -------------------------------------------
 MAX_SOURCE_CHARS: Final = 8_000          # characters of program text, not bytes
@@ -133,16 +136,29 @@ FORMAT_METHOD_ATTRIBUTES: Final = frozenset({"format", "format_map"})
 
 
 # --- policies -----------------------------------------------------------------
-class Policy(NamedTuple):
+class Policy:
     """What syntax and builtins a program may use.  A policy never changes the
     isolation (allow-lists of modules and attributes, audit hook, limits,
     fresh process, process-group kill): only what the checker accepts."""
 
-    name: str
-    underscore_names: bool      # `_`, `_x`, `for _ in ...`, and reading `__name__`
-    generator_expressions: bool  # `sum(w * w for w in ws)`
-    string_formatting: bool     # f-strings, `"%.2f" % x`, strftime, format()
-    builtins: frozenset[str]
+    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins")
+
+    def __init__(
+        self,
+        name: str,
+        underscore_names: bool,  # `_`, `_x`, `for _ in ...`, and reading `__name__`
+        generator_expressions: bool,  # `sum(w * w for w in ws)`
+        string_formatting: bool,  # f-strings, `"%.2f" % x`, strftime, format()
+        builtins: frozenset[str],
+    ) -> None:
+        self.name = name
+        self.underscore_names = underscore_names
+        self.generator_expressions = generator_expressions
+        self.string_formatting = string_formatting
+        self.builtins = builtins
+
+    def __repr__(self) -> str:
+        return f"Policy({self.name!r})"
 
 
 # `paper`: what Table 17 of the paper lists (dynamic evaluation, file,

@@ -8,7 +8,6 @@ a time; `Executor(workers=n)` drives n servers from n threads.
 from __future__ import annotations
 
 import atexit
-import importlib.util
 import os
 import select
 import subprocess
@@ -17,6 +16,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
+from solver.executor.extract import locate_blocks
 from solver.executor.outcome import Outcome
 from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, WALL_SECONDS, get_policy
 from solver.executor.wire import read_frame, write_frame
@@ -26,27 +26,15 @@ _REPLY_GRACE_S = 15.0   # beyond the child's wall limit, before a server is pres
 _START_TIMEOUT_S = 30.0
 
 
-def _import_paths() -> list[str]:
-    """sys.path of a server: this project, and where markdown-it-py lives.  The
-    server runs without `site` (-S), so nothing else is importable."""
-    paths = [_ROOT]
-    for name in ("markdown_it", "mdurl"):
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            where = str(Path(spec.origin).resolve().parents[1])
-            if where not in paths:
-                paths.append(where)
-    return paths
-
-
 def interpreter_command(entry: str) -> list[str]:
     """argv that starts a fresh interpreter running `entry` (a statement).
 
     Isolated like `python -I`, but the hash seed is honoured: -S (no site, so
-    no .pth file runs), -P (no script directory or cwd on sys.path), and an
+    no .pth file runs and only the standard library and this project can be
+    imported), -P (no script directory or cwd on sys.path), and an
     environment from clean_env() with nothing in it but the seed, so -E has
     nothing to ignore."""
-    boot = f"import sys; sys.path[:0] = {_import_paths()!r}; {entry}"
+    boot = f"import sys; sys.path.insert(0, {_ROOT!r}); {entry}"
     return [sys.executable, "-S", "-P", "-c", boot]
 
 
@@ -122,7 +110,7 @@ class ForkServer:
             return early
         self.wait_ready()
         try:
-            write_frame(self._in, {"source": source, "policy": policy})
+            write_frame(self._in, request(source, policy))
         except (OSError, ValueError) as exc:
             self.kill()
             return _outcome("crashed", f"executor server unavailable: {type(exc).__name__}", policy)
@@ -160,6 +148,13 @@ class ForkServer:
                     stream.close()
             except OSError:
                 pass
+
+
+def request(source: str, policy: str) -> dict[str, Any]:
+    """The frame a server (or a fresh interpreter) gets for one reply: the reply,
+    the policy, and the fenced blocks the caller located in it (CommonMark
+    parsing stays out of the server; see extract.py)."""
+    return {"source": source, "policy": policy, "located": locate_blocks(source)}
 
 
 def _outcome(kind: str, detail: str, policy: str) -> Outcome:

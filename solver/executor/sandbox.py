@@ -22,7 +22,10 @@ import sys
 import time
 import warnings
 from types import CodeType, ModuleType
-from typing import Any, Callable, NoReturn
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, NoReturn
 
 # C code imports some modules lazily, and a child cannot open files: the
 # parser needs unicodedata to NFKC-normalise non-ASCII identifiers,
@@ -61,6 +64,7 @@ _LINE_MSG = json.dumps(
     {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}
 ).encode()
 _PR_SET_PDEATHSIG = 1
+_SIGKILL = int(signal.SIGKILL)
 
 
 datetime.datetime.strptime("2000-01-01", "%Y-%m-%d")  # primes _strptime's format cache
@@ -175,6 +179,25 @@ def start_clocks() -> None:
 # --- process isolation and limits -------------------------------------------------
 
 
+_DEVNULL_FD: int | None = None  # /dev/null opened once by a fork server, above fd 3
+
+
+def prepare_parent() -> None:
+    """In a fork server, before any child: open /dev/null once (above the
+    result fd, so children only dup it), and ignore warnings (a warning shown
+    in a child would look up source lines, that is, open a file)."""
+    global _DEVNULL_FD
+    warnings.simplefilter("ignore")
+    if _DEVNULL_FD is None:
+        import fcntl
+
+        fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            _DEVNULL_FD = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, RESULT_FD + 1)
+        finally:
+            os.close(fd)
+
+
 def isolate(result_fd: int) -> None:
     """New session, only the result pipe left open (as fd 3), empty environment."""
     try:
@@ -183,14 +206,16 @@ def isolate(result_fd: int) -> None:
         pass  # already a group leader: the parent made us one
     if result_fd != RESULT_FD:
         os.dup2(result_fd, RESULT_FD)
-    devnull = os.open(os.devnull, os.O_RDWR)
+    devnull = _DEVNULL_FD if _DEVNULL_FD is not None else os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         if devnull != fd:
             os.dup2(devnull, fd)
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
-    os.environ.clear()
+    if os.environ:
+        os.environ.clear()
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
-        signal.signal(sig, signal.SIG_DFL)
+        if signal.getsignal(sig) is not signal.SIG_DFL:
+            signal.signal(sig, signal.SIG_DFL)
 
 
 def _fd_ceiling() -> int:
@@ -203,7 +228,7 @@ def die_with_parent(libc: Any, parent_pid: int) -> None:
     if libc is None:
         return
     try:
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
     except Exception:
         return
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
@@ -367,21 +392,28 @@ def _tracer_lost() -> dict[str, Any]:
 
 
 def child_main(
-    reply: str, result_fd: int, libc: Any = None, parent_pid: int = 0, policy_name: str = "clinical"
+    reply: str,
+    result_fd: int,
+    libc: Any = None,
+    parent_pid: int = 0,
+    policy_name: str = "clinical",
+    located: dict[str, Any] | None = None,
 ) -> NoReturn:
     """Entry point of the process that runs one program. Never returns.
 
-    Everything that reads the untrusted reply (finding the program in it,
-    parsing, checking) happens after the limits are in place."""
+    Everything that parses the untrusted reply as Python (choosing between the
+    whole reply and the block `located` in it, parsing, checking) happens
+    after the limits are in place."""
     fd = RESULT_FD
     try:
         isolate(result_fd)
         die_with_parent(libc, parent_pid)
         apply_limits()
-        warnings.simplefilter("ignore")  # nothing may print, and nothing may open a file
+        if not warnings.filters or warnings.filters[0][0] != "ignore":
+            warnings.simplefilter("ignore")  # usually done once by the server (prepare_parent)
         policy = get_policy(policy_name)
         try:
-            prepared = prepare(reply)
+            prepared = prepare(reply, located)
             del reply
             if prepared.program is None:
                 _exit_with(fd, json.dumps({"kind": prepared.kind, "detail": trim(prepared.detail)}).encode())

@@ -18,7 +18,11 @@ import select
 import signal
 import sys
 import time
-from typing import Any
+import warnings
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 from solver.executor import extract, sandbox
 from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, WALL_SECONDS
@@ -102,7 +106,9 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def run_one(reply: str, libc: Any = None, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
+def run_one(
+    reply: str, libc: Any = None, policy: str = DEFAULT_POLICY, located: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """Fork a child for the reply, collect and classify its result.  The child
     finds the program in the reply and checks it, under its limits."""
     decided = extract.precheck(reply)
@@ -110,8 +116,6 @@ def run_one(reply: str, libc: Any = None, policy: str = DEFAULT_POLICY) -> dict[
         return early(decided.kind or "no_program", decided.detail)
     if policy not in POLICIES:
         return early("rejected", f"unknown executor policy {policy!r}")
-    if extract.has_fence_marker(reply) and extract.load_markdown_once():
-        gc.freeze()  # the parser was just imported: children inherit it frozen too
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     start = time.monotonic()
@@ -124,7 +128,7 @@ def run_one(reply: str, libc: Any = None, policy: str = DEFAULT_POLICY) -> dict[
     if pid == 0:  # child
         try:
             os.close(read_fd)
-            sandbox.child_main(reply, write_fd, libc, parent, policy)
+            sandbox.child_main(reply, write_fd, libc, parent, policy, located)
         finally:
             os._exit(70)
     os.close(write_fd)
@@ -140,18 +144,21 @@ def run_one(reply: str, libc: Any = None, policy: str = DEFAULT_POLICY) -> dict[
 
 
 def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
-    """Read the child's result until EOF and reap it; kill it at the deadline.
+    """Read the child's result and reap it; kill it at the deadline.
 
-    On Linux a pidfd makes the child's exit pollable next to its pipe, so the
-    server sleeps in poll() instead of spinning on waitpid(WNOHANG).
+    On Linux a pidfd makes the child's exit pollable, and the server waits on
+    that alone: the child's few hundred bytes of result sit in the pipe
+    until it has exited (far below any pipe's capacity), and nobody has to be
+    woken for each write.  Elsewhere the server reads the pipe to EOF and
+    then polls waitpid(WNOHANG).
     """
+    pidfd = _pidfd(pid)
+    if pidfd is not None:
+        return _collect_pidfd(pid, fd, pidfd, deadline)
     data = bytearray()
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
-    pidfd = _pidfd(pid)
-    if pidfd is not None:
-        poller.register(pidfd, select.POLLIN)
-    open_fds = {fd} | ({pidfd} if pidfd is not None else set())
+    open_fds = {fd}
     killed = False
     try:
         while open_fds:
@@ -188,6 +195,41 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
     return bytes(data), True, status, rusage
 
 
+def _drain(fd: int) -> bytes:
+    """Whatever is in the pipe now, without blocking (the writer is gone)."""
+    os.set_blocking(fd, False)
+    data = bytearray()
+    try:
+        while len(data) < _MAX_RESULT_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:
+        pass
+    return bytes(data[:_MAX_RESULT_BYTES])
+
+
+def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        exited = False
+        while not exited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            exited = bool(poller.poll(remaining * 1000))
+    finally:
+        os.close(pidfd)
+    if exited:
+        _, status, rusage = os.wait4(pid, 0)
+        return _drain(fd), False, status, rusage
+    _kill_group(pid)
+    _, status, rusage = os.wait4(pid, 0)
+    return _drain(fd), True, status, rusage
+
+
 def _pidfd(pid: int) -> int | None:
     opener = getattr(os, "pidfd_open", None)
     if opener is None:
@@ -208,8 +250,12 @@ def _libc() -> Any:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True)
-    except (OSError, ImportError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        # Resolve and call prctl once here (PR_SET_PDEATHSIG 0 is this
+        # process's own default), so children find the ctypes call path built.
+        libc.prctl(1, 0, 0, 0, 0)
+        return libc
+    except (OSError, ImportError, AttributeError):
         return None
 
 
@@ -230,6 +276,8 @@ def warm_up() -> None:
     from solver.executor.checker import check, compile_checked
 
     compile_checked(check("import math\ndef solve():\n    \u00e9 = 1\n    return [math.sqrt(x) for x in range(3)]\n"))
+    json.loads(json.dumps({"kind": "value", "value": {"float": 1.5}, "detail": ""}, allow_nan=False))
+    sandbox.prepare_parent()
     gc.collect()
     gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
@@ -237,7 +285,10 @@ def warm_up() -> None:
 def main() -> int:
     """Serve requests from stdin until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):  # children need the defaults
+        signal.signal(sig, signal.SIG_DFL)
     seed = hash_seed()
+    os.environ.clear()  # nothing here needs it, and children then have nothing to clear
     libc = _libc()
     warm_up()
     write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed})
@@ -247,10 +298,11 @@ def main() -> int:
             return 0
         source = request.get("source") if isinstance(request, dict) else None
         policy = request.get("policy", DEFAULT_POLICY) if isinstance(request, dict) else DEFAULT_POLICY
+        located = request.get("located") if isinstance(request, dict) else None
         if not isinstance(source, str):
             outcome = early("no_program", "request carried no program text")
         else:
-            outcome = run_one(source, libc, policy)
+            outcome = run_one(source, libc, policy, located if isinstance(located, dict) else None)
         del source, request
         outcome["policy"] = policy if policy in POLICIES else DEFAULT_POLICY
         outcome["hash_seed"] = seed
@@ -259,17 +311,22 @@ def main() -> int:
 
 def fresh_main() -> None:
     """One-shot mode for a fresh interpreter per program (the paper's way):
-    reply on stdin, policy as argv[1], outcome JSON on stdout; this process
-    becomes the child."""
-    reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    policy = sys.argv[1] if len(sys.argv) > 1 else DEFAULT_POLICY
+    the request frame (as sent to a fork server) on stdin, outcome JSON on
+    stdout; this process becomes the child."""
+    request = read_frame(0)
+    request = request if isinstance(request, dict) else {}
+    reply = request.get("source")
+    policy = request.get("policy", DEFAULT_POLICY)
+    located = request.get("located")
     decided = extract.precheck(reply)
     if decided is not None:
         os.write(1, json.dumps({"kind": decided.kind, "detail": decided.detail}).encode())
         os._exit(0)
-    if extract.has_fence_marker(reply):
-        extract.load_markdown()  # before the limits: the child cannot open files
-    sandbox.child_main(reply, os.dup(1), policy_name=policy)
+    if policy not in POLICIES:
+        os.write(1, json.dumps({"kind": "rejected", "detail": f"unknown executor policy {policy!r}"}).encode())
+        os._exit(0)
+    warnings.simplefilter("ignore")
+    sandbox.child_main(reply, os.dup(1), policy_name=policy, located=located if isinstance(located, dict) else None)
 
 
 if __name__ == "__main__":
