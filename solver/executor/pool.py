@@ -14,7 +14,8 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from collections import deque
+from typing import Any, Callable, Iterable
 
 from solver.executor.extract import locate_blocks
 from solver.executor.outcome import Outcome
@@ -22,6 +23,7 @@ from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, W
 from solver.executor.wire import read_frame, write_frame
 
 _ROOT = str(Path(__file__).resolve().parents[2])
+_DEPTH = 2              # requests queued at each server by Executor.map
 _REPLY_GRACE_S = 15.0   # beyond the child's wall limit, before a server is presumed hung
 _START_TIMEOUT_S = 30.0
 
@@ -108,12 +110,23 @@ class ForkServer:
         early = _early(source, policy)
         if early is not None:
             return early
+        failed = self.send(source, policy)
+        return failed if failed is not None else self.receive(policy)
+
+    def send(self, source: str, policy: str) -> Outcome | None:
+        """Queue one request (the server reads it when it is free); an outcome
+        only if the server is gone (then it has been killed)."""
         self.wait_ready()
         try:
             write_frame(self._in, request(source, policy))
         except (OSError, ValueError) as exc:
             self.kill()
             return _outcome("crashed", f"executor server unavailable: {type(exc).__name__}", policy)
+        return None
+
+    def receive(self, policy: str) -> Outcome:
+        """The outcome of the oldest request sent; `crashed` (and the server
+        killed) if it died or hung."""
         reply = self._read(WALL_SECONDS + _REPLY_GRACE_S)
         if not isinstance(reply, dict):
             self.kill()
@@ -175,6 +188,55 @@ class _Slot:
 
     def __init__(self) -> None:
         self.server: ForkServer | None = None
+
+    def drain(self, take: Callable[[], int | None], items: list[Any], results: list[Any], policy: str) -> None:
+        """Run items taken from `take` until it is exhausted, keeping up to
+        _DEPTH requests queued at the server, so it starts the next program
+        as soon as it has answered one (the answers come back in order).  If
+        the server dies, the program it was running is `crashed` and the ones
+        queued behind it, which never started, go to a fresh server."""
+        pending: deque[int] = deque()
+        while True:
+            while len(pending) < _DEPTH:
+                index = take()
+                if index is None:
+                    break
+                early = _early(items[index], policy)
+                if early is not None:
+                    results[index] = early
+                    continue
+                pending.append(index)
+                if self.server is None or not self.server.alive:
+                    self._resend(pending, items, results, policy)
+                    continue
+                failed = self.server.send(items[index], policy)
+                if failed is not None:  # it died: the oldest queued was running
+                    results[pending.popleft()] = failed
+                    self.server = None
+                    self._resend(pending, items, results, policy)
+            if not pending:
+                return
+            if self.server is None:
+                self._resend(pending, items, results, policy)
+                continue
+            results[pending.popleft()] = self.server.receive(policy)
+            if not self.server.alive:
+                self.server = None
+                self._resend(pending, items, results, policy)
+
+    def _resend(self, pending: deque[int], items: list[Any], results: list[Any], policy: str) -> None:
+        """Start a server and send it every queued request; a send failing makes
+        the oldest queued one `crashed` and starts over with the rest."""
+        while pending:
+            self.server = ForkServer()
+            for queued in pending:
+                failed = self.server.send(items[queued], policy)
+                if failed is not None:
+                    results[pending.popleft()] = failed
+                    self.server = None
+                    break
+            else:
+                return
 
     def run(self, source: str, policy: str) -> Outcome:
         if self.server is None or not self.server.alive:
@@ -248,18 +310,22 @@ class Executor:
         self.start()
         results: list[Outcome | None] = [None] * len(items)
         cursor = iter(range(len(items)))
-        take = threading.Lock()
+        lock = threading.Lock()
+
+        def take() -> int | None:
+            with lock:
+                return next(cursor, None)
+
+        errors: list[str] = []
 
         def drain(slot: _Slot) -> None:
-            while True:
-                with take:
-                    index = next(cursor, None)
-                if index is None:
-                    return
-                try:
-                    results[index] = slot.run(items[index], chosen)
-                except Exception as exc:  # noqa: BLE001 - e.g. a server failing to restart
-                    results[index] = _outcome("crashed", f"executor error: {exc}"[:300], chosen)
+            try:
+                slot.drain(take, items, results, chosen)
+            except Exception as exc:  # noqa: BLE001 - e.g. a server failing to restart
+                if slot.server is not None:
+                    slot.server.kill()
+                    slot.server = None
+                errors.append(f"executor error: {exc}"[:300])
 
         with self._lock:
             used = self._slots[: max(1, min(len(self._slots), len(items)))]
@@ -271,7 +337,8 @@ class Executor:
                     t.start()
                 for t in threads:
                     t.join()
-        return [r if r is not None else _outcome("crashed", "no result", chosen) for r in results]
+        missing = errors[0] if errors else "no result"
+        return [r if r is not None else _outcome("crashed", missing, chosen) for r in results]
 
     def shutdown(self) -> None:
         """Stop every server and reap it."""

@@ -23,6 +23,8 @@ import time
 import warnings
 from types import CodeType, ModuleType
 
+import _signal
+
 TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, NoReturn
@@ -64,6 +66,9 @@ _LINE_MSG = json.dumps(
     {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}
 ).encode()
 _PR_SET_PDEATHSIG = 1
+# Signals a child must have at their default action (SIGXCPU ends it at the CPU limit).
+_DEFAULT_SIGNALS = tuple(int(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU))
+_SIG_DFL = int(signal.SIG_DFL)
 _SIGKILL = int(signal.SIGKILL)
 
 
@@ -213,9 +218,10 @@ def isolate(result_fd: int) -> None:
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
     if os.environ:
         os.environ.clear()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
-        if signal.getsignal(sig) is not signal.SIG_DFL:
-            signal.signal(sig, signal.SIG_DFL)
+    # The C functions, not signal.py's enum wrappers: those touch (copy) pages.
+    for sig in _DEFAULT_SIGNALS:
+        if _signal.getsignal(sig) != _SIG_DFL:
+            _signal.signal(sig, _SIG_DFL)
 
 
 def _fd_ceiling() -> int:

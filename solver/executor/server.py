@@ -284,8 +284,9 @@ def warm_up() -> None:
 
 def main() -> int:
     """Serve requests from stdin until it closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    for sig in (signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):  # children need the defaults
+    # Default actions, which children need (and then need not reset).  The
+    # server runs in a session of its own, so no terminal's ^C reaches it.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
         signal.signal(sig, signal.SIG_DFL)
     seed = hash_seed()
     os.environ.clear()  # nothing here needs it, and children then have nothing to clear
