@@ -194,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if startup_ok else 1
 
     programs = corpus(args.n)
-    fresh, t_fresh = _timed(lambda: [run_fresh(p) for p in programs])
+    fresh, t_fresh = _timed(lambda: [run_fresh(p, python_flags=["-I"]) for p in programs])
     run_program(programs[0])  # start the default fork server outside the timing
     serial, t_serial = _timed(lambda: [run_program(p) for p in programs])
     shutdown()
