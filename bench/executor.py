@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sys
 import time
 from pathlib import Path
@@ -135,10 +136,18 @@ def _key(o: Outcome) -> tuple[str, object]:
     return (o.kind, o.value)
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of every reaped descendant: less
+    sensitive than wall time to other work on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def startup_workload(n: int, workers: int) -> dict[str, object]:
     """(d) and (e): n programs with the executor's start-up inside the timing,
     against a fresh `python -I` per program; both in this run."""
     programs = corpus(n, seed=1)
+    cpu0 = _cpu()
     start = time.perf_counter()
     executor = Executor(workers=workers)
     try:
@@ -146,11 +155,14 @@ def startup_workload(n: int, workers: int) -> dict[str, object]:
         mapped = executor.map(programs)
         t_exec = time.perf_counter() - start
     finally:
-        executor.shutdown()
+        executor.shutdown()  # reaps the servers, so their CPU time (and their children's) is counted
+    cpu1 = _cpu()
     fresh, t_fresh = _timed(lambda: [run_fresh(p, python_flags=["-I"]) for p in programs])
+    cpu2 = _cpu()
     agree = sum(_key(a) == _key(b) for a, b in zip(mapped, fresh))
     rate_exec, rate_fresh = n / t_exec, n / t_fresh
     return {
+        "cpu_ms_per_program": {"d_executor_with_startup": (cpu1 - cpu0) / n * 1e3, "e_fresh_python_I": (cpu2 - cpu1) / n * 1e3},
         "programs": n,
         "workers": workers,
         "seconds": {"d_executor_with_startup": t_exec, "e_fresh_python_I": t_fresh},
@@ -170,8 +182,12 @@ def _print_startup(report: dict[str, object]) -> None:
           f"{rate['d_executor_with_startup']:>12.1f}")
     print(f"{'(e) fresh `python -I` per program, serial':<42}{seconds['e_fresh_python_I']:>9.2f}"
           f"{rate['e_fresh_python_I']:>12.1f}")
+    cpu = report["cpu_ms_per_program"]
+    assert isinstance(cpu, dict)
     print(f"ratio (d)/(e): {report['ratio_d_over_e']:.1f}x   outcomes identical: "
           f"{report['outcomes_agree']}/{n}; valid values: {report['valid_values']}/{n}")
+    print(f"CPU per program (all processes): (d) {cpu['d_executor_with_startup']:.2f} ms, "
+          f"(e) {cpu['e_fresh_python_I']:.2f} ms, ratio {cpu['e_fresh_python_I'] / cpu['d_executor_with_startup']:.1f}x")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 from collections import deque
 from typing import Any, Callable, Iterable
 
-from solver.executor.extract import locate_blocks
+from solver.executor.extract import load_markdown, locate_blocks
 from solver.executor.outcome import Outcome
 from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, WALL_SECONDS, get_policy
 from solver.executor.wire import read_frame, write_frame
@@ -282,6 +282,8 @@ class Executor:
                     slot = _Slot()
                     slot.server = ForkServer(wait=False)  # all boot at once
                     new.append(slot)
+                if new:
+                    load_markdown()  # meanwhile: the reply parser, needed for the first fenced reply
                 for slot in new:
                     assert slot.server is not None
                     slot.server.wait_ready()
