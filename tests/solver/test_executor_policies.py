@@ -406,3 +406,56 @@ def test_calendar_weekday_is_a_plain_int_on_every_python() -> None:
     expected = dt.date(2025, 1, 1).weekday()
     assert calendar.weekday(2025, 1, 1) == expected
     _assert_value(run_program("import calendar\ndef solve():\n    return calendar.weekday(2025, 1, 1)\n"), expected)
+
+
+# --- formula exec: policy, exit codes, what reaches the terminal ---------------------------------
+
+def _cli(argv: list[str]) -> int:
+    import argparse
+
+    from solver import exec_cli
+
+    parser = argparse.ArgumentParser(prog="formula")
+    exec_cli.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    return args.handler(args)
+
+
+def test_cli_policy_option_and_exit_codes(tmp_path, capsys) -> None:  # noqa: ANN001
+    path = tmp_path / "p.py"
+    path.write_text("def solve():\n    return sum(x for x in [1, 2, 3])\n")
+    assert _cli(["exec", str(path)]) == 0
+    assert "policy clinical" in capsys.readouterr().out
+    assert _cli(["exec", str(path), "--policy", "paper"]) == 3
+    out = capsys.readouterr().out
+    assert out.startswith("rejected") and "generator expressions" in out
+    assert _cli(["exec", str(tmp_path / "missing.py")]) == 1
+    (tmp_path / "bad.py").write_bytes(b"\xff\xfe def solve")
+    assert _cli(["exec", str(tmp_path / "bad.py")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("error:") == 2 and "Traceback" not in err
+    with pytest.raises(SystemExit) as usage:
+        _cli(["exec", str(path), "--policy", "lenient"])
+    assert usage.value.code == 2
+
+
+def test_cli_escapes_control_characters_in_a_message(tmp_path, capsys) -> None:  # noqa: ANN001
+    path = tmp_path / "p.py"
+    path.write_text("def solve():\n    raise ValueError('\\r\\x1b[2K\\x1b[1Avalue: 666\\u202e')\n")
+    assert _cli(["exec", str(path)]) == 3
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\r" not in out and "\u202e" not in out
+    assert "\\x1b[2K" in out and "\\u202e" in out
+    assert not any(line.startswith("value:") for line in out.splitlines())
+
+
+def test_cli_survives_a_lone_surrogate_in_a_message(tmp_path, capsys) -> None:  # noqa: ANN001
+    path = tmp_path / "p.py"
+    path.write_text("def solve():\n    raise ValueError(chr(0xDC80) + 'x')\n")
+    assert _cli(["exec", str(path)]) == 3
+    assert "\\udc80x" in capsys.readouterr().out
+    assert _cli(["exec", str(path), "--format", "json"]) == 3
+    import json
+
+    payload = json.loads(capsys.readouterr().out)
+    assert payload["detail"] == "ValueError: \udc80x" and payload["policy"] == "clinical" and payload["hash_seed"] == HASH_SEED
