@@ -13,8 +13,8 @@ import select
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from collections import deque
+from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from solver.executor.extract import load_markdown, locate_blocks
