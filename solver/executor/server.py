@@ -298,7 +298,7 @@ def main() -> int:
         if request is None:
             return 0
         source = request.get("source") if isinstance(request, dict) else None
-        policy = request.get("policy", DEFAULT_POLICY) if isinstance(request, dict) else DEFAULT_POLICY
+        policy = _policy_name(request)
         located = request.get("located") if isinstance(request, dict) else None
         if not isinstance(source, str):
             outcome = early("no_program", "request carried no program text")
@@ -310,6 +310,12 @@ def main() -> int:
         write_frame(1, outcome)
 
 
+def _policy_name(request: Any) -> str:
+    """The request's policy name ("" for a malformed one, which is then refused)."""
+    policy = request.get("policy", DEFAULT_POLICY) if isinstance(request, dict) else DEFAULT_POLICY
+    return policy if isinstance(policy, str) else ""
+
+
 def fresh_main() -> None:
     """One-shot mode for a fresh interpreter per program (the paper's way):
     the request frame (as sent to a fork server) on stdin, outcome JSON on
@@ -317,7 +323,7 @@ def fresh_main() -> None:
     request = read_frame(0)
     request = request if isinstance(request, dict) else {}
     reply = request.get("source")
-    policy = request.get("policy", DEFAULT_POLICY)
+    policy = _policy_name(request)
     located = request.get("located")
     decided = extract.precheck(reply)
     if decided is not None:
