@@ -415,7 +415,7 @@ def child_main(
         isolate(result_fd)
         die_with_parent(libc, parent_pid)
         apply_limits()
-        if not warnings.filters or warnings.filters[0][0] != "ignore":
+        if not warnings.filters or warnings.filters[0][:4] != ("ignore", None, Warning, None):
             warnings.simplefilter("ignore")  # usually done once by the server (prepare_parent)
         policy = get_policy(policy_name)
         try:
