@@ -147,9 +147,10 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
     """Read the child's result and reap it; kill it at the deadline.
 
     On Linux a pidfd makes the child's exit pollable, and the server waits on
-    that alone: the child's few hundred bytes of result sit in the pipe
-    until it has exited (far below any pipe's capacity), and nobody has to be
-    woken for each write.  Elsewhere the server reads the pipe to EOF and
+    that alone: the child's result sits in the pipe until it has exited, and
+    nobody has to be woken for each write.  A result is at most about 3.7 KB
+    (a detail of 300 characters, each at most 12 bytes once JSON-escaped),
+    within even a one-page pipe, so the child never blocks on it.  Elsewhere the server reads the pipe to EOF and
     then polls waitpid(WNOHANG).
     """
     pidfd = _pidfd(pid)
