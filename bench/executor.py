@@ -1,15 +1,23 @@
-"""Throughput of the restricted executor, three ways, on the same benign programs.
+"""Throughput of the restricted executor, on the same benign programs, against a fresh interpreter.
 
     python3 bench/executor.py [--n 500] [--workers N] [--format table|json]
+    python3 bench/executor.py --startup-only      # only the start-up workload below (about 10 s)
 
+Steady state, on --n programs:
 (a) fresh:  a new `python -I` interpreter per program, one after another (the
             paper's method; same checker, limits and sandbox, see
             solver/executor/isolated.py)
 (b) serial: `run_program` one by one (a warm fork server forks a child each)
 (c) map:    `Executor(workers).map` over all programs (N fork servers)
 
+Start-up workload, on --startup-n (120) programs, both measured in this run:
+(d) `Executor(workers)` created, started and mapped over the programs: the
+    executor's start-up is inside the timing (shutdown is not)
+(e) a fresh `python -I` interpreter per program, serial, as (a)
+The printed ratio is (d)'s programs/s over (e)'s.
+
 Every program still runs in its own fresh process under every limit in all
-three.  The script also checks that the three agree on every outcome.
+of them.  The script also checks that they agree on every outcome.
 """
 from __future__ import annotations
 
@@ -17,6 +25,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import sys
 import time
 from pathlib import Path
@@ -123,25 +132,92 @@ def _timed(fn: Callable[[], list[Outcome]]) -> tuple[list[Outcome], float]:
     return outcomes, time.perf_counter() - start
 
 
+def _key(o: Outcome) -> tuple[str, object]:
+    return (o.kind, o.value)
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and of every reaped descendant: less
+    sensitive than wall time to other work on a shared machine."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def startup_workload(n: int, workers: int) -> dict[str, object]:
+    """(d) and (e): n programs with the executor's start-up inside the timing,
+    against a fresh `python -I` per program; both in this run."""
+    programs = corpus(n, seed=1)
+    cpu0 = _cpu()
+    start = time.perf_counter()
+    executor = Executor(workers=workers)
+    try:
+        executor.start()
+        mapped = executor.map(programs)
+        t_exec = time.perf_counter() - start
+    finally:
+        executor.shutdown()  # reaps the servers, so their CPU time (and their children's) is counted
+    cpu1 = _cpu()
+    fresh, t_fresh = _timed(lambda: [run_fresh(p, python_flags=["-I"]) for p in programs])
+    cpu2 = _cpu()
+    agree = sum(_key(a) == _key(b) for a, b in zip(mapped, fresh))
+    rate_exec, rate_fresh = n / t_exec, n / t_fresh
+    return {
+        "cpu_ms_per_program": {"d_executor_with_startup": (cpu1 - cpu0) / n * 1e3, "e_fresh_python_I": (cpu2 - cpu1) / n * 1e3},
+        "programs": n,
+        "workers": workers,
+        "seconds": {"d_executor_with_startup": t_exec, "e_fresh_python_I": t_fresh},
+        "programs_per_s": {"d_executor_with_startup": rate_exec, "e_fresh_python_I": rate_fresh},
+        "ratio_d_over_e": rate_exec / rate_fresh,
+        "outcomes_agree": agree,
+        "valid_values": sum(o.kind == "value" for o in mapped),
+    }
+
+
+def _print_startup(report: dict[str, object]) -> None:
+    n, w = report["programs"], report["workers"]
+    seconds, rate = report["seconds"], report["programs_per_s"]
+    assert isinstance(seconds, dict) and isinstance(rate, dict)
+    print(f"start-up workload: {n} programs, executor start-up included")
+    print(f"{'(d) Executor(workers=' + str(w) + '): start + map':<42}{seconds['d_executor_with_startup']:>9.2f}"
+          f"{rate['d_executor_with_startup']:>12.1f}")
+    print(f"{'(e) fresh `python -I` per program, serial':<42}{seconds['e_fresh_python_I']:>9.2f}"
+          f"{rate['e_fresh_python_I']:>12.1f}")
+    cpu = report["cpu_ms_per_program"]
+    assert isinstance(cpu, dict)
+    print(f"ratio (d)/(e): {report['ratio_d_over_e']:.1f}x   outcomes identical: "
+          f"{report['outcomes_agree']}/{n}; valid values: {report['valid_values']}/{n}")
+    print(f"CPU per program (all processes): (d) {cpu['d_executor_with_startup']:.2f} ms, "
+          f"(e) {cpu['e_fresh_python_I']:.2f} ms, ratio {cpu['e_fresh_python_I'] / cpu['d_executor_with_startup']:.1f}x")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=500, help="number of programs (default 500)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="fork servers for (c)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="fork servers for (c) and (d)")
+    parser.add_argument("--startup-n", type=int, default=120, help="programs in the start-up workload (default 120)")
+    parser.add_argument("--startup-only", action="store_true", help="run only the start-up workload (d)/(e)")
     parser.add_argument("--format", choices=("table", "json"), default="table")
     args = parser.parse_args(argv)
 
+    startup = startup_workload(args.startup_n, args.workers)
+    startup_ok = startup["outcomes_agree"] == startup["valid_values"] == args.startup_n
+    if args.startup_only:
+        if args.format == "json":
+            print(json.dumps({"python": sys.version.split()[0], "cpus": os.cpu_count(), "startup": startup}, indent=2))
+        else:
+            print(f"executor benchmark, Python {sys.version.split()[0]}, {os.cpu_count()} CPUs")
+            _print_startup(startup)
+        return 0 if startup_ok else 1
+
     programs = corpus(args.n)
-    fresh, t_fresh = _timed(lambda: [run_fresh(p) for p in programs])
+    fresh, t_fresh = _timed(lambda: [run_fresh(p, python_flags=["-I"]) for p in programs])
     run_program(programs[0])  # start the default fork server outside the timing
     serial, t_serial = _timed(lambda: [run_program(p) for p in programs])
     shutdown()
     with Executor(workers=args.workers) as executor:
         mapped, t_map = _timed(lambda: executor.map(programs))
 
-    def key(o: Outcome) -> tuple[str, object]:
-        return (o.kind, o.value)
-
-    agree = sum(key(a) == key(b) == key(c) for a, b, c in zip(fresh, serial, mapped))
+    agree = sum(_key(a) == _key(b) == _key(c) for a, b, c in zip(fresh, serial, mapped))
     values = sum(o.kind == "value" for o in mapped)
     rate = {"a_fresh_interpreter": args.n / t_fresh, "b_run_program": args.n / t_serial, "c_executor_map": args.n / t_map}
     report = {
@@ -155,6 +231,7 @@ def main(argv: list[str] | None = None) -> int:
         "ratio_b_over_a": rate["b_run_program"] / rate["a_fresh_interpreter"],
         "outcomes_agree": agree,
         "valid_values": values,
+        "startup": startup,
     }
     if args.format == "json":
         print(json.dumps(report, indent=2))
@@ -170,7 +247,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{label:<42}{seconds:>9.2f}{per_s:>12.1f}")
         print(f"ratio (c)/(a): {report['ratio_c_over_a']:.1f}x   ratio (b)/(a): {report['ratio_b_over_a']:.1f}x")
         print(f"outcomes identical across (a), (b), (c): {agree}/{args.n}; valid values: {values}/{args.n}")
-    return 0 if agree == args.n and values == args.n else 1
+        _print_startup(startup)
+    return 0 if agree == args.n and values == args.n and startup_ok else 1
 
 
 if __name__ == "__main__":

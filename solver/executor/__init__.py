@@ -8,12 +8,14 @@ client: the server's address space is the baseline of every child's 256 MB.
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+TYPE_CHECKING = False  # not `typing`: the fork server imports this package, and its heap is every child's
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 __all__ = ["run_program", "Executor", "Outcome", "shutdown", "server_pids"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from solver.executor.outcome import Outcome
+    from solver.executor.outcome import Outcome  # noqa: F401
     from solver.executor.pool import Executor, run_program, server_pids, shutdown
 
 

@@ -5,19 +5,26 @@ listed here rejects the program, so a Python release that adds syntax fails
 closed.  It walks the tree iteratively (no recursion limit to hit) and the
 caller compiles the very tree that was checked, so what runs is what was read.
 Identifiers in the AST are already NFKC-normalised by the parser, so look-alike
-spellings of underscored names are caught by the same rules.
+spellings of underscored names are caught by the same rules.  What syntax is
+accepted depends on the policy (`paper` or `clinical`, see policy.py).
 """
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+import warnings
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterable
 
 from solver.executor.policy import (
     ALL_ATTRIBUTES,
     ALLOWED_MODULES,
+    CLINICAL,
     FORBIDDEN_NAMES,
-    FORMATTING_ATTRIBUTES,
+    FORMAT_METHOD_ATTRIBUTES,
     MODULE_ATTRIBUTES,
+    Policy,
 )
 
 
@@ -49,6 +56,7 @@ _ALLOWED_NODES: frozenset[type] = frozenset(
         ast.NotIn,
     }
 )
+_FORMATTING_NODES: frozenset[type] = frozenset({ast.JoinedStr, ast.FormattedValue})
 
 # Node types with a specific reason (they would be rejected anyway as unknown).
 _NAMED_REJECTIONS: dict[str, str] = {
@@ -69,30 +77,39 @@ _NAMED_REJECTIONS: dict[str, str] = {
 }
 
 
-def check(source: str) -> ast.Module:
-    """Parse and check `source`; return the checked tree or raise Rejected."""
+def parse(source: str) -> ast.Module:
+    """Parse program text; a SyntaxWarning (say `"\\d"`) is not an error."""
     try:
-        tree = ast.parse(source, filename="<program>", mode="exec")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(source, filename="<program>", mode="exec")
     except SyntaxError as exc:
         raise Rejected(f"does not parse: {exc.msg} (line {exc.lineno})") from None
     except ValueError as exc:  # e.g. null bytes
         raise Rejected(f"does not parse: {exc}") from None
     except (RecursionError, MemoryError):
         raise Rejected("does not parse: too deeply nested to analyse") from None
+
+
+def check(source: str, policy: Policy = CLINICAL, tree: ast.Module | None = None) -> ast.Module:
+    """Parse (unless `tree` is already the parse of `source`) and check under
+    `policy`; return the checked tree or raise Rejected."""
+    if tree is None:
+        tree = parse(source)
     try:
-        check_tree(tree)
+        check_tree(tree, policy)
     except (RecursionError, MemoryError):
         raise Rejected("too deeply nested to analyse") from None
     return tree
 
 
-def check_tree(tree: ast.Module) -> None:
+def check_tree(tree: ast.Module, policy: Policy = CLINICAL) -> None:
     """Apply every rule to a parsed module; raise Rejected on the first violation."""
     module_aliases = _module_aliases(tree)
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        _check_node(node, module_aliases)
+        _check_node(node, module_aliases, policy)
         stack.extend(reversed(list(ast.iter_child_nodes(node))))  # source order
     _check_solve(tree)
 
@@ -100,7 +117,9 @@ def check_tree(tree: ast.Module) -> None:
 def compile_checked(tree: ast.Module) -> object:
     """Compile a checked tree; a compiler failure rejects the program."""
     try:
-        return compile(tree, "<program>", "exec", dont_inherit=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compile(tree, "<program>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         raise Rejected(f"does not compile: {exc.msg} (line {exc.lineno})") from None
     except (RecursionError, MemoryError, ValueError, TypeError) as exc:
@@ -154,20 +173,27 @@ def _module_aliases(tree: ast.Module) -> dict[str, str]:
     }
 
 
-def _identifier(name: str | None, what: str) -> None:
+def _identifier(name: str | None, what: str, policy: Policy, load: bool = False) -> None:
     if name is None:
         return
     if name.startswith("_"):
-        raise Rejected(f"{what} {name!r} starts with an underscore")
+        # `clinical` accepts `_` and `_x` (ordinary variables; the restricted
+        # builtins hold no such name) and reading `__name__`; dunder names
+        # (__builtins__, __import__, ...) stay out in every policy.
+        ok = policy.underscore_names and (not name.startswith("__") or (load and name == "__name__"))
+        if not ok:
+            raise Rejected(f"{what} {name!r} starts with an underscore")
     reason = FORBIDDEN_NAMES.get(name)
+    if reason is None and name == "format" and not policy.string_formatting:
+        reason = "string formatting"
     if reason is not None:
         raise Rejected(f"{reason}: the name {name!r} is not allowed")
 
 
-def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str]) -> None:
+def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str], policy: Policy) -> None:
     if name.startswith("_"):
         raise Rejected(f"attribute {name!r} starts with an underscore")
-    if name in FORMATTING_ATTRIBUTES:
+    if name in FORMAT_METHOD_ATTRIBUTES or (name == "strftime" and not policy.string_formatting):
         raise Rejected(f"string formatting: attribute {name!r} is not allowed")
     if isinstance(receiver, ast.Name) and receiver.id in aliases:
         module = aliases[receiver.id]
@@ -178,7 +204,7 @@ def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str]) -> 
         raise Rejected(f"attribute {name!r} is not allowed")
 
 
-def _import_names(names: Iterable[ast.alias], module: str | None) -> None:
+def _import_names(names: Iterable[ast.alias], module: str | None, policy: Policy) -> None:
     for alias in names:
         if alias.name == "*":
             raise Rejected(f"`from {module} import *` is not allowed")
@@ -187,49 +213,55 @@ def _import_names(names: Iterable[ast.alias], module: str | None) -> None:
                 raise Rejected(f"import of {alias.name!r} is not allowed")
         elif alias.name not in MODULE_ATTRIBUTES[module]:
             raise Rejected(f"attribute {module}.{alias.name} is not allowed")
-        _identifier(alias.asname, "name")
+        _identifier(alias.asname, "name", policy)
 
 
-def _check_node(node: ast.AST, aliases: dict[str, str]) -> None:
+def _check_node(node: ast.AST, aliases: dict[str, str], policy: Policy) -> None:
     kind = type(node)
     if kind not in _ALLOWED_NODES:
-        name = kind.__name__
-        raise Rejected(_NAMED_REJECTIONS.get(name, f"unsupported syntax: {name}"))
+        accepted = (kind is ast.GeneratorExp and policy.generator_expressions) or (
+            kind in _FORMATTING_NODES and policy.string_formatting
+        )
+        if not accepted:
+            name = kind.__name__
+            raise Rejected(_NAMED_REJECTIONS.get(name, f"unsupported syntax: {name}"))
     if kind is ast.Name:
-        _identifier(node.id, "name")
+        _identifier(node.id, "name", policy, load=isinstance(node.ctx, ast.Load))
     elif kind is ast.Attribute:
         if not isinstance(node.ctx, ast.Load):
             raise Rejected(f"assigning or deleting attribute {node.attr!r} is not allowed")
-        _attribute(node.attr, node.value, aliases)
+        _attribute(node.attr, node.value, aliases, policy)
     elif kind is ast.FunctionDef:
         if node.decorator_list:
             raise Rejected("decorators are not allowed")
-        _identifier(node.name, "function name")
+        _identifier(node.name, "function name", policy)
     elif kind is ast.arg:
-        _identifier(node.arg, "parameter")
+        _identifier(node.arg, "parameter", policy)
     elif kind is ast.keyword:
-        _identifier(node.arg, "keyword argument")
+        _identifier(node.arg, "keyword argument", policy)
     elif kind is ast.Import:
-        _import_names(node.names, None)
+        _import_names(node.names, None, policy)
     elif kind is ast.ImportFrom:
         if node.level:
             raise Rejected("relative imports are not allowed")
         if node.module not in ALLOWED_MODULES:
             raise Rejected(f"import from {node.module!r} is not allowed")
-        _import_names(node.names, node.module)
+        _import_names(node.names, node.module, policy)
     elif kind is ast.BinOp:
-        if isinstance(node.op, ast.Mod) and isinstance(node.left, (ast.JoinedStr, ast.Constant)):
+        if not policy.string_formatting and isinstance(node.op, ast.Mod) and isinstance(
+            node.left, (ast.JoinedStr, ast.Constant)
+        ):
             if isinstance(node.left, ast.JoinedStr) or isinstance(node.left.value, (str, bytes)):
                 raise Rejected("string formatting (%) is not allowed")
     elif kind is ast.ExceptHandler:
-        _identifier(node.name, "name")
+        _identifier(node.name, "name", policy)
     elif kind is ast.comprehension:
         if node.is_async:
             raise Rejected("async syntax is not allowed")
     elif kind is ast.MatchClass:
         for attr in node.kwd_attrs:
-            _attribute(attr, None, aliases)
+            _attribute(attr, None, aliases, policy)
     elif kind is ast.MatchMapping:
-        _identifier(node.rest, "name")
+        _identifier(node.rest, "name", policy)
     elif kind in (ast.MatchAs, ast.MatchStar):
-        _identifier(node.name, "name")
+        _identifier(node.name, "name", policy)

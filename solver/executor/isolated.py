@@ -11,28 +11,32 @@ import os
 import resource
 import signal
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 from solver.executor.outcome import Outcome
-from solver.executor.policy import WALL_SECONDS
-from solver.executor.pool import clean_env
+from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, WALL_SECONDS, get_policy
+from solver.executor.pool import clean_env, interpreter_command, request
+from solver.executor.wire import encode_frame
 from solver.executor.server import classify
 
-_ROOT = str(Path(__file__).resolve().parents[2])
-RUNNER = (
-    "import sys; sys.path.insert(0, {root!r}); "
-    "from solver.executor.server import fresh_main; fresh_main()"
-).format(root=_ROOT)
+RUNNER = "from solver.executor.server import fresh_main; fresh_main()"
 
 
-def run_fresh(source: str) -> Outcome:
-    """Run one program in a new isolated interpreter (slow; the paper's method)."""
+def run_fresh(source: str, policy: str = DEFAULT_POLICY, python_flags: list[str] | None = None) -> Outcome:
+    """Run one program in a new interpreter (slow; the paper's method).
+
+    By default the interpreter starts like a fork server (-S -P, fixed hash
+    seed).  `python_flags=["-I"]` starts a plain `python -I` instead, with its
+    `site` import and a random hash seed (recorded as unknown): the baseline
+    the benchmark compares with."""
+    chosen = get_policy(policy).name
+    argv = interpreter_command(RUNNER)
+    if python_flags is not None:
+        argv = [argv[0], *python_flags, *argv[-2:]]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-I", "-c", RUNNER],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -42,7 +46,7 @@ def run_fresh(source: str) -> Outcome:
     )
     killed = False
     try:
-        out, _ = proc.communicate(source.encode("utf-8", errors="replace"), timeout=WALL_SECONDS)
+        out, _ = proc.communicate(encode_frame(request(source, chosen)), timeout=WALL_SECONDS)
     except subprocess.TimeoutExpired:
         killed = True
         try:
@@ -56,4 +60,6 @@ def run_fresh(source: str) -> Outcome:
     rc = proc.returncode
     sig = -rc if rc is not None and rc < 0 else None
     code = rc if rc is not None and rc >= 0 else None
-    return Outcome.from_wire(classify(out[:65536], sig, code, cpu, wall, killed))
+    wire = classify(out[:65536], sig, code, cpu, wall, killed)
+    seeded = python_flags is None or not {"-I", "-E"} & set(python_flags)
+    return Outcome.from_wire({**wire, "policy": chosen, "hash_seed": HASH_SEED if seeded else None})

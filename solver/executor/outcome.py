@@ -41,6 +41,8 @@ class Outcome(BaseModel):
     detail: str = ""
     cpu_s: float = Field(default=0.0, ge=0.0)
     wall_s: float = Field(default=0.0, ge=0.0)
+    policy: Literal["paper", "clinical"] = "clinical"  # what syntax the checker accepted
+    hash_seed: Optional[int] = None  # PYTHONHASHSEED of the process that ran it
 
     @property
     def ok(self) -> bool:
@@ -67,6 +69,8 @@ class Outcome(BaseModel):
             "detail": self.detail,
             "cpu_s": self.cpu_s,
             "wall_s": self.wall_s,
+            "policy": self.policy,
+            "hash_seed": self.hash_seed,
         }
 
     @classmethod
@@ -90,4 +94,6 @@ class Outcome(BaseModel):
             detail=str(wire.get("detail") or ""),
             cpu_s=float(wire.get("cpu_s") or 0.0),
             wall_s=float(wire.get("wall_s") or 0.0),
+            policy=wire.get("policy") or "clinical",
+            hash_seed=wire.get("hash_seed"),
         )

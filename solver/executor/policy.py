@@ -8,7 +8,10 @@ to any clinical calculator.
 from __future__ import annotations
 
 from types import MappingProxyType
-from typing import Final, Mapping
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Final, Mapping
 
 # --- limits (the paper's Table 17) -------------------------------------------
 MAX_SOURCE_CHARS: Final = 8_000          # characters of program text, not bytes
@@ -20,6 +23,10 @@ MAX_INT_STR_DIGITS: Final = 4_300        # CPython's default int<->str digit cap
 MAX_ABS_INT: Final = 2**63 - 1           # larger returned ints are `bad_kind` (int64 range)
 DETAIL_CHARS: Final = 300                # rejection reasons / exception text are trimmed to this
 MAX_REPLY_CHARS: Final = 1_000_000       # a model reply larger than this is not even scanned
+# Every fork server and fresh interpreter runs with this hash seed, so set and
+# dict-of-str iteration order (and so an answer) never depends on which worker
+# ran a program.  Recorded in every outcome.
+HASH_SEED: Final = 0
 
 # --- modules -----------------------------------------------------------------
 # Per module, the only attributes a program can reach.  Each one is a plain
@@ -33,11 +40,15 @@ _MATH: Final = frozenset(
     nextafter perm pi pow prod radians remainder sin sinh sqrt tan tanh tau trunc ulp""".split()
 )
 _DATETIME: Final = frozenset({"date", "datetime", "timedelta", "time", "MINYEAR", "MAXYEAR"})
-_CALENDAR: Final = frozenset({"monthrange", "isleap", "leapdays", "weekday"})
-# Durations and sleeping only: no reading of the calendar clock (time.time,
-# localtime) so a program's answer cannot depend on the day it runs, and no
-# strftime (string formatting).
-_TIME: Final = frozenset({"sleep", "monotonic", "perf_counter", "process_time"})
+_CALENDAR: Final = frozenset(
+    {"monthrange", "isleap", "leapdays", "weekday", "timegm", "monthcalendar"}
+)
+# Durations, sleeping and converting a given number of seconds: no reading of
+# the calendar clock (time.time, localtime, gmtime() without an argument) so a
+# program's answer cannot depend on the day it runs, and no strftime.  The
+# sandbox wraps monotonic/perf_counter/process_time to count from the
+# program's start, and gmtime to require its argument.
+_TIME: Final = frozenset({"sleep", "monotonic", "perf_counter", "process_time", "gmtime"})
 
 MODULE_ATTRIBUTES: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
     {"math": _MATH, "datetime": _DATETIME, "calendar": _CALENDAR, "time": _TIME}
@@ -47,14 +58,17 @@ ALLOWED_MODULES: Final = frozenset(MODULE_ATTRIBUTES)
 # --- attributes of ordinary objects --------------------------------------------
 # Attribute names a program may use on any value that is not a module: the
 # numeric, date, container and string methods clinical arithmetic needs.
-# Excluded on purpose: format/format_map/strftime (string formatting), today/
-# now/utcnow/fromtimestamp (clock readings), with_traceback/add_note and every
-# frame/generator/traceback attribute (tb_frame, gi_frame, f_back, ...).
+# Excluded on purpose: format/format_map (a format string from data walks
+# attributes at run time), today/now/utcnow/fromtimestamp (clock readings),
+# with_traceback/add_note and every frame/generator/traceback/code attribute
+# (tb_frame, gi_frame, gi_code, f_back, ...).  strftime is listed, but the
+# `paper` policy rejects it as string formatting.
 OBJECT_ATTRIBUTES: Final = frozenset(
     """
     year month day hour minute second microsecond week
     weekday isoweekday isocalendar toordinal fromordinal replace date time combine
-    days seconds microseconds total_seconds isoformat fromisoformat strptime
+    days seconds microseconds total_seconds isoformat fromisoformat strptime strftime
+    timetuple tm_year tm_mon tm_mday tm_hour tm_min tm_sec tm_wday tm_yday tm_isdst
     min max resolution
     real imag conjugate is_integer bit_length numerator denominator as_integer_ratio
     append extend insert pop remove index count sort reverse copy clear
@@ -72,15 +86,34 @@ ALL_ATTRIBUTES: Final = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())
 
 # --- builtins -----------------------------------------------------------------
 # Names bound in the program's restricted __builtins__ (besides __import__,
-# which only the import statement can reach: every underscored name is
-# rejected by the checker).
-ALLOWED_BUILTINS: Final = frozenset(
+# which only the import statement can reach: every dunder name but __name__
+# is rejected by the checker).  The paper's list has six exception types.
+PAPER_BUILTINS: Final = frozenset(
     """
     abs min max round sum len range int float bool str list tuple dict set frozenset
     sorted reversed enumerate zip map filter any all divmod pow isinstance print
     Exception ValueError TypeError ZeroDivisionError KeyError IndexError
     """.split()
 )
+# `clinical` adds what ordinary programs use.  None of these reaches an
+# attribute by name except hasattr, which answers only True or False (and a
+# frame/code attribute read still trips the audit hook).
+CLINICAL_BUILTINS: Final = PAPER_BUILTINS | frozenset(
+    """
+    iter next repr hasattr format chr ord
+    ArithmeticError OverflowError AttributeError RuntimeError RecursionError MemoryError
+    LookupError StopIteration NotImplementedError AssertionError NameError
+    """.split()
+)
+ALLOWED_BUILTINS: Final = CLINICAL_BUILTINS  # the union, for documentation and tests
+
+# Modules the interpreter's own C code imports while a program runs
+# (datetime.strptime -> _strptime on 3.13, big-int division -> _pylong on
+# 3.12+, a warning -> warnings).  That import goes through the program's
+# __import__; for these names it returns None (the C caller then takes the
+# module, pre-imported by the server, from sys.modules).  The checker rejects
+# `import _strptime` and friends in the program text, as any other import.
+INTERNAL_IMPORTS: Final = frozenset({"_strptime", "_pylong", "warnings"})
 
 # Names that are rejected wherever they appear, with the reason given to the
 # model.  They are not in the builtins anyway; naming them fails early and
@@ -95,10 +128,57 @@ FORBIDDEN_NAMES: Final[Mapping[str, str]] = MappingProxyType(
         ),
         **dict.fromkeys(("breakpoint", "input", "help"), "interactive use"),
         "memoryview": "raw memory access",
-        "format": "string formatting",
     }
 )
-FORMATTING_ATTRIBUTES: Final = frozenset({"format", "format_map", "strftime"})
+# Rejected in every policy: a format string that comes from data reaches
+# attributes at run time ("{0.__class__}").
+FORMAT_METHOD_ATTRIBUTES: Final = frozenset({"format", "format_map"})
+
+
+# --- policies -----------------------------------------------------------------
+class Policy:
+    """What syntax and builtins a program may use.  A policy never changes the
+    isolation (allow-lists of modules and attributes, audit hook, limits,
+    fresh process, process-group kill): only what the checker accepts."""
+
+    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins")
+
+    def __init__(
+        self,
+        name: str,
+        underscore_names: bool,  # `_`, `_x`, `for _ in ...`, and reading `__name__`
+        generator_expressions: bool,  # `sum(w * w for w in ws)`
+        string_formatting: bool,  # f-strings, `"%.2f" % x`, strftime, format()
+        builtins: frozenset[str],
+    ) -> None:
+        self.name = name
+        self.underscore_names = underscore_names
+        self.generator_expressions = generator_expressions
+        self.string_formatting = string_formatting
+        self.builtins = builtins
+
+    def __repr__(self) -> str:
+        return f"Policy({self.name!r})"
+
+
+# `paper`: what Table 17 of the paper lists (dynamic evaluation, file,
+# attribute and global access, string formatting, async and generator syntax,
+# any name or attribute starting with an underscore; six exception types).
+PAPER: Final = Policy("paper", False, False, False, PAPER_BUILTINS)
+# `clinical`: also accepts the idioms honest programs use.  Async syntax,
+# `yield`, dunder names (but reading __name__), underscored attributes and
+# str.format/format_map stay rejected.
+CLINICAL: Final = Policy("clinical", True, True, True, CLINICAL_BUILTINS)
+POLICIES: Final[Mapping[str, Policy]] = MappingProxyType({"paper": PAPER, "clinical": CLINICAL})
+DEFAULT_POLICY: Final = "clinical"
+
+
+def get_policy(name: str) -> Policy:
+    """The policy called `name`; ValueError names the choices otherwise."""
+    try:
+        return POLICIES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown executor policy {name!r}; choose one of: {', '.join(POLICIES)}") from None
 
 # Audit events the sandbox tolerates while the program runs (the program's own
 # `exec`, our own tracer switch, and time.sleep).  Any other event means a

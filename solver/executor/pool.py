@@ -1,9 +1,9 @@
 """Client side: fork-server processes, `Executor` for batches, `run_program` for one.
 
 The calling process (possibly multi-threaded, e.g. under pytest) never forks
-directly: it starts each fork server with subprocess (fork+exec, then `python
--I`), and talks to it over two pipes.  Each server runs one program at a time;
-`Executor(workers=n)` drives n servers from n threads.
+directly: it starts each fork server with subprocess (fork+exec of a new
+interpreter), and talks to it over two pipes.  Each server runs one program at
+a time; `Executor(workers=n)` drives n servers from n threads.
 """
 from __future__ import annotations
 
@@ -13,25 +13,36 @@ import select
 import subprocess
 import sys
 import threading
+from collections import deque
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
+from solver.executor.extract import load_markdown, locate_blocks
 from solver.executor.outcome import Outcome
-from solver.executor.policy import MAX_REPLY_CHARS, WALL_SECONDS
+from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, WALL_SECONDS, get_policy
 from solver.executor.wire import read_frame, write_frame
 
 _ROOT = str(Path(__file__).resolve().parents[2])
-_BOOT = (
-    "import sys; sys.path.insert(0, {root!r}); "
-    "from solver.executor.server import main; sys.exit(main())"
-).format(root=_ROOT)
+_DEPTH = 2              # requests queued at each server by Executor.map
 _REPLY_GRACE_S = 15.0   # beyond the child's wall limit, before a server is presumed hung
 _START_TIMEOUT_S = 30.0
 
 
+def interpreter_command(entry: str) -> list[str]:
+    """argv that starts a fresh interpreter running `entry` (a statement).
+
+    Isolated like `python -I`, but the hash seed is honoured: -S (no site, so
+    no .pth file runs and only the standard library and this project can be
+    imported), -P (no script directory or cwd on sys.path), and an
+    environment from clean_env() with nothing in it but the seed, so -E has
+    nothing to ignore."""
+    boot = f"import sys; sys.path.insert(0, {_ROOT!r}); {entry}"
+    return [sys.executable, "-S", "-P", "-c", boot]
+
+
 def clean_env() -> dict[str, str]:
     """The scrubbed environment servers and fresh interpreters start with."""
-    return {"LC_ALL": "C", "PATH": os.defpath}
+    return {"PYTHONHASHSEED": str(HASH_SEED), "LC_ALL": "C", "PATH": os.defpath}
 
 
 class ServerError(RuntimeError):
@@ -39,13 +50,18 @@ class ServerError(RuntimeError):
 
 
 class ForkServer:
-    """One warm fork-server process and the pipes to it."""
+    """One warm fork-server process and the pipes to it.
 
-    def __init__(self) -> None:
+    The constructor starts the process; `wait_ready()` waits for its hello, so
+    several servers can boot at the same time."""
+
+    def __init__(self, wait: bool = True) -> None:
         if os.name != "posix":
             raise ServerError("the executor needs a POSIX system (fork, resource limits)")
+        self.hash_seed: int | None = None
+        self._ready = False
         self._proc = subprocess.Popen(
-            [sys.executable, "-I", "-c", _BOOT],
+            interpreter_command("from solver.executor.server import main; sys.exit(main())"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=None,
@@ -57,10 +73,19 @@ class ForkServer:
         assert self._proc.stdin is not None and self._proc.stdout is not None
         self._in = self._proc.stdin.fileno()
         self._out = self._proc.stdout.fileno()
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Read the server's hello; ServerError if it did not come."""
+        if self._ready:
+            return
         hello = self._read(_START_TIMEOUT_S)
-        if not isinstance(hello, dict) or not hello.get("ready"):
+        if not isinstance(hello, dict) or not hello.get("ready") or hello.get("hash_seed") != HASH_SEED:
             self.kill()
             raise ServerError("executor fork server failed to start (see stderr)")
+        self.hash_seed = hello["hash_seed"]
+        self._ready = True
 
     @property
     def pid(self) -> int:
@@ -79,22 +104,33 @@ class ForkServer:
         except (OSError, ValueError):
             return None
 
-    def run(self, source: str) -> Outcome:
+    def run(self, source: str, policy: str = DEFAULT_POLICY) -> Outcome:
         """Send one program, wait for its outcome; a dead or hung server is replaced
         by the caller and this program is reported as `crashed`."""
-        if not isinstance(source, str):
-            return Outcome(kind="no_program", detail=f"expected program text, got {type(source).__name__}")
-        if len(source) > MAX_REPLY_CHARS:  # never ship an oversized reply to the server
-            return Outcome(kind="rejected", detail=f"reply is {len(source)} characters, over {MAX_REPLY_CHARS}")
+        early = _early(source, policy)
+        if early is not None:
+            return early
+        failed = self.send(source, policy)
+        return failed if failed is not None else self.receive(policy)
+
+    def send(self, source: str, policy: str) -> Outcome | None:
+        """Queue one request (the server reads it when it is free); an outcome
+        only if the server is gone (then it has been killed)."""
+        self.wait_ready()
         try:
-            write_frame(self._in, {"source": source})
+            write_frame(self._in, request(source, policy))
         except (OSError, ValueError) as exc:
             self.kill()
-            return Outcome(kind="crashed", detail=f"executor server unavailable: {type(exc).__name__}")
+            return _outcome("crashed", f"executor server unavailable: {type(exc).__name__}", policy)
+        return None
+
+    def receive(self, policy: str) -> Outcome:
+        """The outcome of the oldest request sent; `crashed` (and the server
+        killed) if it died or hung."""
         reply = self._read(WALL_SECONDS + _REPLY_GRACE_S)
         if not isinstance(reply, dict):
             self.kill()
-            return Outcome(kind="crashed", detail="executor server died or hung; restarted")
+            return _outcome("crashed", "executor server died or hung; restarted", policy)
         return Outcome.from_wire(reply)
 
     def close(self) -> None:
@@ -127,16 +163,85 @@ class ForkServer:
                 pass
 
 
+def request(source: str, policy: str) -> dict[str, Any]:
+    """The frame a server (or a fresh interpreter) gets for one reply: the reply,
+    the policy, and the fenced blocks the caller located in it (CommonMark
+    parsing stays out of the server; see extract.py)."""
+    return {"source": source, "policy": policy, "located": locate_blocks(source)}
+
+
+def _outcome(kind: str, detail: str, policy: str) -> Outcome:
+    return Outcome(kind=kind, detail=detail, policy=policy, hash_seed=HASH_SEED)  # type: ignore[arg-type]
+
+
+def _early(source: Any, policy: str) -> Outcome | None:
+    """Outcomes decided in the caller: wrong type, or too long to ship."""
+    if not isinstance(source, str):
+        return _outcome("no_program", f"expected program text, got {type(source).__name__}", policy)
+    if len(source) > MAX_REPLY_CHARS:  # never ship an oversized reply to the server
+        return _outcome("rejected", f"reply is {len(source)} characters, over {MAX_REPLY_CHARS}", policy)
+    return None
+
+
 class _Slot:
     """A server that is restarted on demand if it died."""
 
     def __init__(self) -> None:
         self.server: ForkServer | None = None
 
-    def run(self, source: str) -> Outcome:
+    def drain(self, take: Callable[[], int | None], items: list[Any], results: list[Any], policy: str) -> None:
+        """Run items taken from `take` until it is exhausted, keeping up to
+        _DEPTH requests queued at the server, so it starts the next program
+        as soon as it has answered one (the answers come back in order).  If
+        the server dies, the program it was running is `crashed` and the ones
+        queued behind it, which never started, go to a fresh server."""
+        pending: deque[int] = deque()
+        while True:
+            while len(pending) < _DEPTH:
+                index = take()
+                if index is None:
+                    break
+                early = _early(items[index], policy)
+                if early is not None:
+                    results[index] = early
+                    continue
+                pending.append(index)
+                if self.server is None or not self.server.alive:
+                    self._resend(pending, items, results, policy)
+                    continue
+                failed = self.server.send(items[index], policy)
+                if failed is not None:  # it died: the oldest queued was running
+                    results[pending.popleft()] = failed
+                    self.server = None
+                    self._resend(pending, items, results, policy)
+            if not pending:
+                return
+            if self.server is None:
+                self._resend(pending, items, results, policy)
+                continue
+            results[pending.popleft()] = self.server.receive(policy)
+            if not self.server.alive:
+                self.server = None
+                self._resend(pending, items, results, policy)
+
+    def _resend(self, pending: deque[int], items: list[Any], results: list[Any], policy: str) -> None:
+        """Start a server and send it every queued request; a send failing makes
+        the oldest queued one `crashed` and starts over with the rest."""
+        while pending:
+            self.server = ForkServer()
+            for queued in pending:
+                failed = self.server.send(items[queued], policy)
+                if failed is not None:
+                    results[pending.popleft()] = failed
+                    self.server = None
+                    break
+            else:
+                return
+
+    def run(self, source: str, policy: str) -> Outcome:
         if self.server is None or not self.server.alive:
             self.server = ForkServer()
-        outcome = self.server.run(source)
+        outcome = self.server.run(source, policy)
         if not self.server.alive:
             self.server = None
         return outcome
@@ -150,11 +255,14 @@ class _Slot:
 class Executor:
     """Runs programs, each in a fresh forked child, on `workers` fork servers.
 
-    Use as a context manager; `map` returns outcomes in input order.
+    Use as a context manager; `map` returns outcomes in input order.  `policy`
+    (`clinical` by default, or `paper`) chooses what syntax programs may use;
+    the isolation is the same under both.
     """
 
-    def __init__(self, workers: int | None = os.cpu_count()) -> None:
+    def __init__(self, workers: int | None = os.cpu_count(), policy: str = DEFAULT_POLICY) -> None:
         self.workers = max(1, int(workers or 1))
+        self.policy = get_policy(policy).name
         self._slots: list[_Slot] = []
         self._lock = threading.Lock()
 
@@ -168,39 +276,58 @@ class Executor:
     def start(self) -> None:
         """Start the servers now (otherwise the first call does)."""
         with self._lock:
-            while len(self._slots) < self.workers:
-                slot = _Slot()
-                slot.server = ForkServer()
-                self._slots.append(slot)
+            new: list[_Slot] = []
+            try:
+                while len(self._slots) + len(new) < self.workers:
+                    slot = _Slot()
+                    slot.server = ForkServer(wait=False)  # all boot at once
+                    new.append(slot)
+                if new:
+                    load_markdown()  # meanwhile: the reply parser, needed for the first fenced reply
+                for slot in new:
+                    assert slot.server is not None
+                    slot.server.wait_ready()
+            except BaseException:
+                for slot in new:
+                    if slot.server is not None:
+                        slot.server.kill()
+                raise
+            self._slots.extend(new)
 
     def server_pids(self) -> list[int]:
         """Process ids of the live fork servers (long-lived children of this process)."""
         return [s.server.pid for s in self._slots if s.server is not None and s.server.alive]
 
-    def run(self, source: str) -> Outcome:
+    def run(self, source: str, policy: str | None = None) -> Outcome:
         """Run one program on the first server (serialised)."""
+        chosen = self.policy if policy is None else get_policy(policy).name
         self.start()
         with self._lock:
-            return self._slots[0].run(source)
+            return self._slots[0].run(source, chosen)
 
-    def map(self, sources: Iterable[str]) -> list[Outcome]:
+    def map(self, sources: Iterable[str], policy: str | None = None) -> list[Outcome]:
         """Run every program; results in input order."""
+        chosen = self.policy if policy is None else get_policy(policy).name
         items = list(sources)
         self.start()
         results: list[Outcome | None] = [None] * len(items)
         cursor = iter(range(len(items)))
-        take = threading.Lock()
+        lock = threading.Lock()
+
+        def take() -> int | None:
+            with lock:
+                return next(cursor, None)
+
+        errors: list[str] = []
 
         def drain(slot: _Slot) -> None:
-            while True:
-                with take:
-                    index = next(cursor, None)
-                if index is None:
-                    return
-                try:
-                    results[index] = slot.run(items[index])
-                except Exception as exc:  # noqa: BLE001 - e.g. a server failing to restart
-                    results[index] = Outcome(kind="crashed", detail=f"executor error: {exc}"[:300])
+            try:
+                slot.drain(take, items, results, chosen)
+            except Exception as exc:  # noqa: BLE001 - e.g. a server failing to restart
+                if slot.server is not None:
+                    slot.server.kill()
+                    slot.server = None
+                errors.append(f"executor error: {exc}"[:300])
 
         with self._lock:
             used = self._slots[: max(1, min(len(self._slots), len(items)))]
@@ -212,7 +339,8 @@ class Executor:
                     t.start()
                 for t in threads:
                     t.join()
-        return [r if r is not None else Outcome(kind="crashed", detail="no result") for r in results]
+        missing = errors[0] if errors else "no result"
+        return [r if r is not None else _outcome("crashed", missing, chosen) for r in results]
 
     def shutdown(self) -> None:
         """Stop every server and reap it."""
@@ -238,9 +366,11 @@ def _default_executor() -> Executor:
         return _default
 
 
-def run_program(source: str) -> Outcome:
-    """Run one program (or a model reply holding one) in a fresh child process."""
-    return _default_executor().run(source)
+def run_program(source: str, policy: str = DEFAULT_POLICY) -> Outcome:
+    """Run one program (or a model reply holding one) in a fresh child process,
+    under `policy` (`clinical` by default, or `paper`)."""
+    chosen = get_policy(policy).name
+    return _default_executor().run(source, chosen)
 
 
 def server_pids() -> list[int]:

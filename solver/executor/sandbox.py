@@ -20,26 +20,43 @@ import resource
 import signal
 import sys
 import time
+import warnings
 from types import CodeType, ModuleType
-from typing import Any, Callable, NoReturn
 
-# C code imports some modules lazily through the *running program's*
-# __import__, which refuses them: the parser needs unicodedata to NFKC-normalise
-# non-ASCII identifiers, and datetime.strptime imports _strptime on first use
-# and caches it.  Both happen here, before any program runs (see below).
+import _signal
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any, Callable, NoReturn
+
+# C code imports some modules lazily, and a child cannot open files: the
+# parser needs unicodedata to NFKC-normalise non-ASCII identifiers,
+# datetime.strptime needs _strptime (cached on 3.11/3.12, imported on every
+# call on 3.13), a compile-time SyntaxWarning needs warnings, and 3.12+ needs
+# _pylong for big-int division.  All are imported here, before any program
+# runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
+import _strptime  # noqa: F401,E402
 import unicodedata  # noqa: F401,E402
 
+try:  # Python 3.12+
+    import _pylong  # noqa: F401
+except ImportError:  # pragma: no cover - 3.11
+    pass
+
 from solver.executor.checker import Rejected, check, compile_checked
+from solver.executor.extract import prepare
 from solver.executor.policy import (
-    ALLOWED_BUILTINS,
     AUDIT_EVENTS_ALLOWED,
     CPU_SECONDS,
     DETAIL_CHARS,
+    INTERNAL_IMPORTS,
     MAX_ABS_INT,
     MAX_INT_STR_DIGITS,
     MAX_LINES,
     MEMORY_BYTES,
     MODULE_ATTRIBUTES,
+    Policy,
+    get_policy,
 )
 
 RESULT_FD = 3          # the result pipe is moved here; fds 0-2 become /dev/null
@@ -49,9 +66,13 @@ _LINE_MSG = json.dumps(
     {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}
 ).encode()
 _PR_SET_PDEATHSIG = 1
+# Signals a child must have at their default action (SIGXCPU ends it at the CPU limit).
+_DEFAULT_SIGNALS = tuple(int(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU))
+_SIG_DFL = int(signal.SIG_DFL)
+_SIGKILL = int(signal.SIGKILL)
 
 
-datetime.datetime.strptime("2000-01-01", "%Y-%m-%d")  # primes datetime's cached _strptime
+datetime.datetime.strptime("2000-01-01", "%Y-%m-%d")  # primes _strptime's format cache
 
 
 def trim(text: str, limit: int = DETAIL_CHARS) -> str:
@@ -63,11 +84,12 @@ def trim(text: str, limit: int = DETAIL_CHARS) -> str:
 
 
 class ModuleView:
-    """Stands in for an allowed module: only its allow-listed attributes exist."""
+    """Stands in for an allowed module: only its allow-listed attributes exist
+    (some replaced by the wrappers below)."""
 
-    def __init__(self, module: ModuleType, names: frozenset[str]) -> None:
+    def __init__(self, module: ModuleType, names: frozenset[str], override: dict[str, Any]) -> None:
         for name in sorted(names):
-            object.__setattr__(self, name, getattr(module, name))
+            object.__setattr__(self, name, override.get(name) or getattr(module, name))
         object.__setattr__(self, "_label", module.__name__)
 
     def __getattr__(self, name: str) -> Any:  # only reached for missing names
@@ -80,37 +102,105 @@ class ModuleView:
         return f"<module {self._label!r} (restricted)>"
 
 
-_REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
-MODULE_VIEWS: dict[str, ModuleView] = {
-    name: ModuleView(_REAL_MODULES[name], attrs) for name, attrs in MODULE_ATTRIBUTES.items()
-}
-
-# `print` and `__import__` are defined in a namespace of their own, so that
-# even their __globals__ (unreachable anyway: underscored) lead nowhere.
+# `print`, `__import__` and the module wrappers are defined in a namespace of
+# their own, so that even their __globals__ (unreachable anyway: underscored)
+# lead nowhere.  Builtins they need come in as arguments.
 _FACTORY_SOURCE = '''
 def print(*args, **kwargs):
     return None
 
-def make_import(views, error):
+def make_import(views, internal, error):
     def __import__(name, globals=None, locals=None, fromlist=(), level=0):
-        if level != 0 or name not in views:
-            raise error("import of %r is not allowed" % (name,))
-        return views[name]
+        if level == 0 and name in views:
+            return views[name]
+        if level == 0 and name in internal:
+            return None  # C code's own import; it reads sys.modules itself
+        raise error("import of %r is not allowed" % (name,))
     return __import__
+
+def make_wrappers(real, origin, int, type_error):
+    # Clocks count from the program's start (origin is set just before it
+    # runs): the host's uptime is not the program's business.
+    def monotonic():
+        return real["monotonic"]() - origin[0]
+    def perf_counter():
+        return real["perf_counter"]() - origin[1]
+    def process_time():
+        return real["process_time"]() - origin[2]
+    # gmtime() with no argument (or None) reads today's date.
+    def gmtime(secs):
+        if secs is None:
+            raise type_error("gmtime() needs a number of seconds")
+        return real["gmtime"](secs)
+    # Python 3.12 returns an IntEnum from these; the contract says int.
+    def weekday(year, month, day):
+        return int(real["weekday"](year, month, day))
+    def monthrange(year, month):
+        first, days = real["monthrange"](year, month)
+        return (int(first), days)
+    return {"time": {"monotonic": monotonic, "perf_counter": perf_counter,
+                     "process_time": process_time, "gmtime": gmtime},
+            "calendar": {"weekday": weekday, "monthrange": monthrange}}
 '''
 _factory_ns: dict[str, Any] = {"__builtins__": {}}
 exec(compile(_FACTORY_SOURCE, "<executor-builtins>", "exec"), _factory_ns)  # our own constant code
 
+# [monotonic, perf_counter, process_time] at the program's start (see execute)
+_CLOCK_ORIGIN: list[float] = [0.0, 0.0, 0.0]
+_WRAPPERS: dict[str, dict[str, Any]] = _factory_ns["make_wrappers"](
+    {
+        "monotonic": time.monotonic,
+        "perf_counter": time.perf_counter,
+        "process_time": time.process_time,
+        "gmtime": time.gmtime,
+        "weekday": calendar.weekday,
+        "monthrange": calendar.monthrange,
+    },
+    _CLOCK_ORIGIN,
+    int,
+    TypeError,
+)
+_REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
+MODULE_VIEWS: dict[str, ModuleView] = {
+    name: ModuleView(_REAL_MODULES[name], attrs, _WRAPPERS.get(name, {}))
+    for name, attrs in MODULE_ATTRIBUTES.items()
+}
 
-def make_globals() -> dict[str, Any]:
-    """A fresh globals dict whose __builtins__ holds only the allow-list."""
-    allowed = {name: getattr(builtins, name) for name in ALLOWED_BUILTINS if name != "print"}
+
+def make_globals(policy: Policy | None = None) -> dict[str, Any]:
+    """A fresh globals dict whose __builtins__ holds only the policy's allow-list."""
+    names = get_policy("clinical").builtins if policy is None else policy.builtins
+    allowed = {name: getattr(builtins, name) for name in names if name != "print"}
     allowed["print"] = _factory_ns["print"]
-    allowed["__import__"] = _factory_ns["make_import"](dict(MODULE_VIEWS), ImportError)
+    allowed["__import__"] = _factory_ns["make_import"](dict(MODULE_VIEWS), INTERNAL_IMPORTS, ImportError)
     return {"__builtins__": allowed, "__name__": "__program__"}
 
 
+def start_clocks() -> None:
+    """Make the program's clocks read zero now."""
+    _CLOCK_ORIGIN[:] = [time.monotonic(), time.perf_counter(), time.process_time()]
+
+
 # --- process isolation and limits -------------------------------------------------
+
+
+_DEVNULL_FD: int | None = None  # /dev/null opened once by a fork server, above fd 3
+
+
+def prepare_parent() -> None:
+    """In a fork server, before any child: open /dev/null once (above the
+    result fd, so children only dup it), and ignore warnings (a warning shown
+    in a child would look up source lines, that is, open a file)."""
+    global _DEVNULL_FD
+    warnings.simplefilter("ignore")
+    if _DEVNULL_FD is None:
+        import fcntl
+
+        fd = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            _DEVNULL_FD = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, RESULT_FD + 1)
+        finally:
+            os.close(fd)
 
 
 def isolate(result_fd: int) -> None:
@@ -121,14 +211,17 @@ def isolate(result_fd: int) -> None:
         pass  # already a group leader: the parent made us one
     if result_fd != RESULT_FD:
         os.dup2(result_fd, RESULT_FD)
-    devnull = os.open(os.devnull, os.O_RDWR)
+    devnull = _DEVNULL_FD if _DEVNULL_FD is not None else os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1, 2):
         if devnull != fd:
             os.dup2(devnull, fd)
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
-    os.environ.clear()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
-        signal.signal(sig, signal.SIG_DFL)
+    if os.environ:
+        os.environ.clear()
+    # The C functions, not signal.py's enum wrappers: those touch (copy) pages.
+    for sig in _DEFAULT_SIGNALS:
+        if _signal.getsignal(sig) != _SIG_DFL:
+            _signal.signal(sig, _SIG_DFL)
 
 
 def _fd_ceiling() -> int:
@@ -141,7 +234,7 @@ def die_with_parent(libc: Any, parent_pid: int) -> None:
     if libc is None:
         return
     try:
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        libc.prctl(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
     except Exception:
         return
     if os.getppid() != parent_pid:  # the parent died before prctl took effect
@@ -274,11 +367,12 @@ def encode_value(value: Any) -> dict[str, Any]:
     return {"kind": "bad_kind", "detail": trim(f"returned {kind.__name__}")}
 
 
-def execute(code: CodeType, fd: int) -> dict[str, Any]:
+def execute(code: CodeType, fd: int, policy: Policy | None = None) -> dict[str, Any]:
     """Run checked module code, call solve(), classify what comes back."""
-    namespace = make_globals()
+    namespace = make_globals(policy)
     tracer = make_tracer(namespace, fd)
     install_audit_guard(code, fd)
+    start_clocks()
     sys.settrace(tracer)
     try:
         exec(code, namespace)  # noqa: S102 - the point of the executor
@@ -303,23 +397,41 @@ def _tracer_lost() -> dict[str, Any]:
     return {"kind": "line_limit", "detail": "line counting was interrupted; result discarded"}
 
 
-def child_main(source: str, result_fd: int, libc: Any = None, parent_pid: int = 0) -> NoReturn:
-    """Entry point of the process that runs one program. Never returns."""
+def child_main(
+    reply: str,
+    result_fd: int,
+    libc: Any = None,
+    parent_pid: int = 0,
+    policy_name: str = "clinical",
+    located: dict[str, Any] | None = None,
+) -> NoReturn:
+    """Entry point of the process that runs one program. Never returns.
+
+    Everything that parses the untrusted reply as Python (choosing between the
+    whole reply and the block `located` in it, parsing, checking) happens
+    after the limits are in place."""
     fd = RESULT_FD
     try:
         isolate(result_fd)
         die_with_parent(libc, parent_pid)
         apply_limits()
+        if not warnings.filters or warnings.filters[0][:4] != ("ignore", None, Warning, None):
+            warnings.simplefilter("ignore")  # usually done once by the server (prepare_parent)
+        policy = get_policy(policy_name)
         try:
-            code = compile_checked(check(source))
+            prepared = prepare(reply, located)
+            del reply
+            if prepared.program is None:
+                _exit_with(fd, json.dumps({"kind": prepared.kind, "detail": trim(prepared.detail)}).encode())
+            code = compile_checked(check(prepared.program, policy, prepared.tree))
         except Rejected as rejected:
             _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(rejected.reason)}).encode())
         except BaseException as exc:  # noqa: BLE001 - cannot analyse: fail closed
             reason = f"the checker could not analyse the program ({describe(exc)})"
             _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(reason)}).encode())
-        del source
+        del prepared
         os.write(fd, CHECKED_MARK)
-        result = execute(code, fd)  # type: ignore[arg-type]
+        result = execute(code, fd, policy)  # type: ignore[arg-type]
         _exit_with(fd, json.dumps(result, allow_nan=False).encode())
     except MemoryError:
         _exit_with(fd, _MEMORY_MSG)

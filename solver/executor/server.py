@@ -1,9 +1,10 @@
 """The fork server: a warm, single-threaded process that forks one child per program.
 
-It is started once (by the client in pool.py) as `python -I` with an empty
-environment, imports the allowed modules and the checker, and then serves
-requests on stdin/stdout: 4-byte big-endian length + UTF-8 JSON, one request
-`{"source": ...}` answered by one outcome object.  Each program gets a fresh
+It is started once (by the client in pool.py) as `python -S -P` with an
+environment holding only PYTHONHASHSEED, LC_ALL and PATH, imports the allowed
+modules and the checker, and then serves requests on stdin/stdout: 4-byte
+big-endian length + UTF-8 JSON, one request `{"source": ..., "policy": ...}`
+answered by one outcome object.  Each program gets a fresh
 forked child (see sandbox.py), so nothing is shared between programs, while the
 interpreter start-up and imports are paid once.  Forking is safe here because
 this process never starts a thread.
@@ -17,11 +18,14 @@ import select
 import signal
 import sys
 import time
-from typing import Any
+import warnings
 
-from solver.executor import sandbox
-from solver.executor.extract import prepare
-from solver.executor.policy import CPU_SECONDS, WALL_SECONDS
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
+
+from solver.executor import extract, sandbox
+from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, WALL_SECONDS
 from solver.executor.wire import read_frame, write_frame
 
 KINDS = frozenset(
@@ -102,11 +106,16 @@ def _kill_group(pid: int) -> None:
             pass
 
 
-def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
-    """Prepare, fork a child for the program, collect and classify its result."""
-    prepared = prepare(reply)
-    if prepared.program is None:
-        return early(prepared.kind or "no_program", prepared.detail)
+def run_one(
+    reply: str, libc: Any = None, policy: str = DEFAULT_POLICY, located: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Fork a child for the reply, collect and classify its result.  The child
+    finds the program in the reply and checks it, under its limits."""
+    decided = extract.precheck(reply)
+    if decided is not None:
+        return early(decided.kind or "no_program", decided.detail)
+    if policy not in POLICIES:
+        return early("rejected", f"unknown executor policy {policy!r}")
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     start = time.monotonic()
@@ -119,7 +128,7 @@ def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
     if pid == 0:  # child
         try:
             os.close(read_fd)
-            sandbox.child_main(prepared.program, write_fd, libc, parent)
+            sandbox.child_main(reply, write_fd, libc, parent, policy, located)
         finally:
             os._exit(70)
     os.close(write_fd)
@@ -135,18 +144,22 @@ def run_one(reply: str, libc: Any = None) -> dict[str, Any]:
 
 
 def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
-    """Read the child's result until EOF and reap it; kill it at the deadline.
+    """Read the child's result and reap it; kill it at the deadline.
 
-    On Linux a pidfd makes the child's exit pollable next to its pipe, so the
-    server sleeps in poll() instead of spinning on waitpid(WNOHANG).
+    On Linux a pidfd makes the child's exit pollable, and the server waits on
+    that alone: the child's result sits in the pipe until it has exited, and
+    nobody has to be woken for each write.  A result is at most about 3.7 KB
+    (a detail of 300 characters, each at most 12 bytes once JSON-escaped),
+    within even a one-page pipe, so the child never blocks on it.  Elsewhere the server reads the pipe to EOF and
+    then polls waitpid(WNOHANG).
     """
+    pidfd = _pidfd(pid)
+    if pidfd is not None:
+        return _collect_pidfd(pid, fd, pidfd, deadline)
     data = bytearray()
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
-    pidfd = _pidfd(pid)
-    if pidfd is not None:
-        poller.register(pidfd, select.POLLIN)
-    open_fds = {fd} | ({pidfd} if pidfd is not None else set())
+    open_fds = {fd}
     killed = False
     try:
         while open_fds:
@@ -183,6 +196,41 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
     return bytes(data), True, status, rusage
 
 
+def _drain(fd: int) -> bytes:
+    """Whatever is in the pipe now, without blocking (the writer is gone)."""
+    os.set_blocking(fd, False)
+    data = bytearray()
+    try:
+        while len(data) < _MAX_RESULT_BYTES:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            data += chunk
+    except BlockingIOError:
+        pass
+    return bytes(data[:_MAX_RESULT_BYTES])
+
+
+def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
+    try:
+        poller = select.poll()
+        poller.register(pidfd, select.POLLIN)
+        exited = False
+        while not exited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            exited = bool(poller.poll(remaining * 1000))
+    finally:
+        os.close(pidfd)
+    if exited:
+        _, status, rusage = os.wait4(pid, 0)
+        return _drain(fd), False, status, rusage
+    _kill_group(pid)
+    _, status, rusage = os.wait4(pid, 0)
+    return _drain(fd), True, status, rusage
+
+
 def _pidfd(pid: int) -> int | None:
     opener = getattr(os, "pidfd_open", None)
     if opener is None:
@@ -203,9 +251,21 @@ def _libc() -> Any:
     try:
         import ctypes
 
-        return ctypes.CDLL(None, use_errno=True)
-    except (OSError, ImportError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        # Resolve and call prctl once here (PR_SET_PDEATHSIG 0 is this
+        # process's own default), so children find the ctypes call path built.
+        libc.prctl(1, 0, 0, 0, 0)
+        return libc
+    except (OSError, ImportError, AttributeError):
         return None
+
+
+def hash_seed() -> int:
+    """This interpreter's fixed hash seed; refuses to serve with a random one."""
+    seed = os.environ.get("PYTHONHASHSEED")
+    if seed != str(HASH_SEED) or sys.flags.hash_randomization != (1 if HASH_SEED else 0):
+        raise SystemExit(f"executor: started without PYTHONHASHSEED={HASH_SEED}")
+    return HASH_SEED
 
 
 def warm_up() -> None:
@@ -217,38 +277,64 @@ def warm_up() -> None:
     from solver.executor.checker import check, compile_checked
 
     compile_checked(check("import math\ndef solve():\n    \u00e9 = 1\n    return [math.sqrt(x) for x in range(3)]\n"))
+    json.loads(json.dumps({"kind": "value", "value": {"float": 1.5}, "detail": ""}, allow_nan=False))
+    sandbox.prepare_parent()
     gc.collect()
     gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
 
 def main() -> int:
     """Serve requests from stdin until it closes."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # Default actions, which children need (and then need not reset).  The
+    # server runs in a session of its own, so no terminal's ^C reaches it.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
+        signal.signal(sig, signal.SIG_DFL)
+    seed = hash_seed()
+    os.environ.clear()  # nothing here needs it, and children then have nothing to clear
     libc = _libc()
     warm_up()
-    write_frame(1, {"ready": True, "pid": os.getpid()})
+    write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed})
     while True:
         request = read_frame(0)
         if request is None:
             return 0
         source = request.get("source") if isinstance(request, dict) else None
+        policy = _policy_name(request)
+        located = request.get("located") if isinstance(request, dict) else None
         if not isinstance(source, str):
-            write_frame(1, early("no_program", "request carried no program text"))
-            continue
-        outcome = run_one(source, libc)
+            outcome = early("no_program", "request carried no program text")
+        else:
+            outcome = run_one(source, libc, policy, located if isinstance(located, dict) else None)
         del source, request
+        outcome["policy"] = policy if policy in POLICIES else DEFAULT_POLICY
+        outcome["hash_seed"] = seed
         write_frame(1, outcome)
 
 
+def _policy_name(request: Any) -> str:
+    """The request's policy name ("" for a malformed one, which is then refused)."""
+    policy = request.get("policy", DEFAULT_POLICY) if isinstance(request, dict) else DEFAULT_POLICY
+    return policy if isinstance(policy, str) else ""
+
+
 def fresh_main() -> None:
-    """One-shot mode for a fresh `python -I` interpreter (the paper's way):
-    program on stdin, outcome JSON on stdout, this process becomes the child."""
-    reply = sys.stdin.buffer.read().decode("utf-8", errors="replace")
-    prepared = prepare(reply)
-    if prepared.program is None:
-        os.write(1, json.dumps({"kind": prepared.kind, "detail": prepared.detail}).encode())
+    """One-shot mode for a fresh interpreter per program (the paper's way):
+    the request frame (as sent to a fork server) on stdin, outcome JSON on
+    stdout; this process becomes the child."""
+    request = read_frame(0)
+    request = request if isinstance(request, dict) else {}
+    reply = request.get("source")
+    policy = _policy_name(request)
+    located = request.get("located")
+    decided = extract.precheck(reply)
+    if decided is not None:
+        os.write(1, json.dumps({"kind": decided.kind, "detail": decided.detail}).encode())
         os._exit(0)
-    sandbox.child_main(prepared.program, os.dup(1))
+    if policy not in POLICIES:
+        os.write(1, json.dumps({"kind": "rejected", "detail": f"unknown executor policy {policy!r}"}).encode())
+        os._exit(0)
+    warnings.simplefilter("ignore")
+    sandbox.child_main(reply, os.dup(1), policy_name=policy, located=located if isinstance(located, dict) else None)
 
 
 if __name__ == "__main__":

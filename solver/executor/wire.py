@@ -8,16 +8,24 @@ from __future__ import annotations
 import json
 import os
 import struct
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 _HEADER = struct.Struct(">I")
 _MAX_FRAME_BYTES = 64 * 1024 * 1024
 
 
-def write_frame(fd: int, obj: Any) -> None:
-    """Send one JSON frame (ASCII-escaped, so lone surrogates survive)."""
+def encode_frame(obj: Any) -> bytes:
+    """One JSON frame as bytes (ASCII-escaped, so lone surrogates survive)."""
     data = json.dumps(obj, allow_nan=False).encode()
-    view = memoryview(_HEADER.pack(len(data)) + data)
+    return _HEADER.pack(len(data)) + data
+
+
+def write_frame(fd: int, obj: Any) -> None:
+    """Send one JSON frame."""
+    view = memoryview(encode_frame(obj))
     while view:
         view = view[os.write(fd, view) :]
 

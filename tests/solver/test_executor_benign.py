@@ -415,7 +415,7 @@ CASES: list[tuple[str, str, object]] = [
         def solve():
             return points_for_bilirubin(2.5) + 1 + 2
         """,
-        None,  # `_other` starts with an underscore: rejected, see the test below
+        5,  # by hand: 2.5 is in (2, 3], 2 points; 2 + 1 + 2.  `_other` is rejected under `paper`
     ),
     (
         "calendar_month_days",
@@ -489,7 +489,17 @@ def test_there_are_at_least_30_benign_programs() -> None:
 
 @pytest.mark.parametrize("source, expected", [c[1:] for c in BENIGN], ids=[c[0] for c in BENIGN])
 def test_benign_program_returns_exact_value(source: str, expected: object) -> None:
-    _assert_matches(run_program(source), expected)
+    _assert_matches(run_program(source), expected)  # the default policy, `clinical`
+
+
+# Programs here that use a construct Table 17 rejects (see the last test).
+PAPER_REJECTS = {"child_pugh_match"}
+PAPER_BENIGN = [c for c in BENIGN if c[0] not in PAPER_REJECTS]
+
+
+@pytest.mark.parametrize("source, expected", [c[1:] for c in PAPER_BENIGN], ids=[c[0] for c in PAPER_BENIGN])
+def test_benign_program_returns_exact_value_under_paper(source: str, expected: object) -> None:
+    _assert_matches(run_program(source, policy="paper"), expected)
 
 
 def test_batch_matches_one_by_one() -> None:
@@ -501,8 +511,10 @@ def test_batch_matches_one_by_one() -> None:
         _assert_matches(outcome, expected)
 
 
-def test_underscore_names_are_rejected_even_in_benign_code() -> None:
-    source = _program(dict((c[0], c[1]) for c in CASES)["child_pugh_match"])
-    outcome = run_program(source)
+def test_underscore_names_are_rejected_under_paper_and_accepted_under_clinical() -> None:
+    cases = {c[0]: (c[1], c[2]) for c in CASES}
+    source, expected = cases["child_pugh_match"]
+    outcome = run_program(_program(source), policy="paper")
     assert outcome.kind == "rejected"
     assert "_other" in outcome.detail
+    _assert_matches(run_program(_program(source), policy="clinical"), expected)

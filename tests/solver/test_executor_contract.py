@@ -20,7 +20,7 @@ from solver.executor import Executor, Outcome, run_program, server_pids, shutdow
 from solver.executor.checker import Rejected, check, check_tree
 from solver.executor.extract import extract_program
 from solver.executor.outcome import TABLE8
-from solver.executor.policy import MAX_LINES, MAX_SOURCE_CHARS
+from solver.executor.policy import CLINICAL, MAX_LINES, MAX_SOURCE_CHARS, PAPER, Policy
 from solver.executor.procs import descendant_pids
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,8 +133,8 @@ import json, sys
 sys.path.insert(0, {root!r})
 from solver.executor import sandbox
 plain = sandbox.make_globals
-def with_knock():
-    namespace = plain()
+def with_knock(*args):
+    namespace = plain(*args)
     namespace["__builtins__"]["knock"] = lambda: sys.settrace(None)
     return namespace
 sandbox.make_globals = with_knock
@@ -167,20 +167,14 @@ REJECTIONS = [
     ("dunder_import", "def solve():\n    return __import__('os')\n", "underscore"),
     ("open", "def solve():\n    return open('/etc/passwd')\n", "file access"),
     ("underscore_attribute", "def solve():\n    return (1).__class__\n", "'__class__'"),
-    ("underscore_name", "def solve():\n    _x = 1\n    return _x\n", "'_x'"),
     ("global", "x = 1\ndef solve():\n    global x\n    return x\n", "global"),
     ("nonlocal", "def solve():\n    x = 1\n    def f():\n        nonlocal x\n    return x\n", "nonlocal"),
-    ("fstring", "def solve():\n    return len(f'{1}')\n", "f-strings"),
-    ("percent_format", "def solve():\n    return len('%d' % 3)\n", "string formatting (%)"),
     ("dot_format", "def solve():\n    return len('{}'.format(3))\n", "string formatting"),
     ("format_map", "def solve():\n    return len('{a}'.format_map({'a': 1}))\n", "string formatting"),
-    ("strftime", "import datetime\ndef solve():\n    return datetime.date(2020,1,1).strftime('%Y')\n", "string formatting"),
-    ("format_builtin", "def solve():\n    return format(3, 'd')\n", "string formatting"),
     ("async_def", "async def f():\n    pass\ndef solve():\n    return 1\n", "async"),
     ("await", "async def f():\n    await g()\ndef solve():\n    return 1\n", "async"),
     ("yield", "def g():\n    yield 1\ndef solve():\n    return 1\n", "yield"),
     ("yield_from", "def g():\n    yield from [1]\ndef solve():\n    return 1\n", "yield from"),
-    ("generator_expression", "def solve():\n    return sum(x for x in [1, 2])\n", "generator expressions"),
     ("getattr", "def solve():\n    return getattr(1, 'real')\n", "reflection"),
     ("setattr", "def solve():\n    setattr(1, 'a', 2)\n", "reflection"),
     ("delattr", "def solve():\n    delattr(1, 'a')\n", "reflection"),
@@ -212,27 +206,51 @@ REJECTIONS = [
     ("unlisted_attribute", "def solve():\n    return [].mro\n", "'mro'"),
     ("unlisted_module_attribute", "import calendar\ndef solve():\n    return calendar.datetime\n", "calendar.datetime"),
     ("module_alias_attribute", "import time as t\ndef solve():\n    return t.time()\n", "time.time"),
-    ("keyword_underscore", "def solve():\n    return dict(_a=1)\n", "keyword argument '_a'"),
     ("match_class_attr", "def solve():\n    match 1:\n        case int(tb_frame=f):\n            return 1\n", "'tb_frame'"),
     ("except_star", "def solve():\n    try:\n        pass\n    except* ValueError:\n        pass\n", "except*"),
     ("async_comprehension", "async def f():\n    return [x async for x in y]\ndef solve():\n    return 1\n", "async"),
+]
+
+
+# Rejected under `paper` only (Table 17's string formatting, generator syntax and
+# underscore names); `clinical` accepts them (test_executor_policies.py).
+PAPER_ONLY_REJECTIONS = [
+    ("underscore_name", "def solve():\n    _x = 1\n    return _x\n", "'_x'"),
+    ("fstring", "def solve():\n    return len(f'{1}')\n", "f-strings"),
+    ("percent_format", "def solve():\n    return len('%d' % 3)\n", "string formatting (%)"),
+    ("strftime", "import datetime\ndef solve():\n    return datetime.date(2020,1,1).strftime('%Y')\n", "string formatting"),
+    ("format_builtin", "def solve():\n    return format(3, 'd')\n", "string formatting"),
+    ("generator_expression", "def solve():\n    return sum(x for x in [1, 2])\n", "generator expressions"),
+    ("keyword_underscore", "def solve():\n    return dict(_a=1)\n", "keyword argument '_a'"),
     ("walrus_underscore", "def solve():\n    return (_x := 1)\n", "'_x'"),
 ]
 
 
+@pytest.mark.parametrize("policy", ["paper", "clinical"])
 @pytest.mark.parametrize("source, reason", [r[1:] for r in REJECTIONS], ids=[r[0] for r in REJECTIONS])
-def test_construct_is_rejected_with_reason(source: str, reason: str) -> None:
-    outcome = run_program(source)
+def test_construct_is_rejected_with_reason(source: str, reason: str, policy: str) -> None:
+    outcome = run_program(source, policy=policy)
     assert outcome.kind == "rejected", outcome
     assert reason in outcome.detail, outcome.detail
-    assert outcome.value is None
+    assert outcome.value is None and outcome.policy == policy
 
 
+@pytest.mark.parametrize("policy", [PAPER, CLINICAL], ids=["paper", "clinical"])
 @pytest.mark.parametrize("source, reason", [r[1:] for r in REJECTIONS], ids=[r[0] for r in REJECTIONS])
-def test_checker_alone_gives_same_reason(source: str, reason: str) -> None:
+def test_checker_alone_gives_same_reason(source: str, reason: str, policy: Policy) -> None:
     with pytest.raises(Rejected) as info:
-        check(source)
+        check(source, policy)
     assert reason in info.value.reason
+
+
+@pytest.mark.parametrize("source, reason", [r[1:] for r in PAPER_ONLY_REJECTIONS], ids=[r[0] for r in PAPER_ONLY_REJECTIONS])
+def test_paper_policy_rejects_with_reason(source: str, reason: str) -> None:
+    outcome = run_program(source, policy="paper")
+    assert outcome.kind == "rejected" and reason in outcome.detail, outcome
+    with pytest.raises(Rejected) as info:
+        check(source, PAPER)
+    assert reason in info.value.reason
+    check(source, CLINICAL)  # accepted by the checker under `clinical`
 
 
 def test_modulo_on_numbers_and_variables_is_allowed() -> None:
@@ -256,9 +274,13 @@ def test_unknown_ast_node_type_is_rejected() -> None:
 
 
 def test_parser_too_deep_is_rejected_not_crashed() -> None:
+    # 3.11's parser and compiler refuse these depths; 3.12+ compile some of them,
+    # and then the program simply runs (never a crash).
+    clean = {"rejected"} if sys.version_info < (3, 12) else {"rejected", "value"}
     for bomb in ("(" * 3000 + ")" * 3000, "-" * 7900 + "1", "+".join(["1"] * 3900), "lambda:" * 1100 + "1"):
         outcome = run_program("def solve():\n    return 1\nx = " + bomb + "\n")
-        assert outcome.kind == "rejected", outcome
+        assert outcome.kind in clean, outcome
+        assert outcome.kind == "rejected" or outcome.value == 1
 
 
 # --- allowed builtins and modules ----------------------------------------------------------
@@ -621,10 +643,10 @@ def test_cli_weeks_days_and_table(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_cli_failure_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "p.py"
     path.write_text("import os\ndef solve():\n    return 1\n")
-    assert _cli(["exec", str(path)]) == 1
+    assert _cli(["exec", str(path)]) == 3  # the program failed: not a tool error (1)
     out = capsys.readouterr().out
     assert out.startswith("rejected") and "import of 'os'" in out
-    assert _cli(["exec", str(path), "--format", "json"]) == 1
+    assert _cli(["exec", str(path), "--format", "json"]) == 3
     assert json.loads(capsys.readouterr().out)["kind"] == "rejected"
 
 

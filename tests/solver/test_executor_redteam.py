@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from textwrap import dedent
@@ -24,6 +25,8 @@ from solver.executor.procs import descendant_pids
 
 CLEAN = {"rejected", "timeout", "memory", "line_limit", "raised", "bad_kind"}
 REJECTED = {"rejected"}
+# Nesting that 3.11's compiler refuses and 3.12+ compiles: then it runs cleanly.
+DEEP = REJECTED if sys.version_info < (3, 12) else {"rejected", "bad_kind"}
 WALL_MAX = 6.5
 
 # Touches the canary if a real `os` module was reached through an escape.
@@ -180,12 +183,12 @@ CASES: list[Case] = [
     case("percent_format", """
         def solve():
             return '%s' % (solve,)
-        """),
+        """, {"rejected", "bad_kind"}),  # `clinical` formats it: a str, never a value
     case("strftime_format", """
         import datetime
         def solve():
             return datetime.date(2020, 1, 1).strftime('%Y')
-        """),
+        """, {"rejected", "bad_kind"}),
     # --- unicode look-alikes (NFKC-normalised by the parser) ---------------------------------
     case("fullwidth_low_line_dunder", """
         def solve():
@@ -599,8 +602,8 @@ CASES: list[Case] = [
     case("unary_minus_100000", "def solve():\n    return " + "-" * 100000 + "1", REJECTED),
     case("parens_within_limit", "def solve():\n    return " + "(" * 3900 + "1" + ")" * 3900, REJECTED),
     case("unary_minus_within_limit", "def solve():\n    return " + "-" * 7900 + "1", REJECTED),
-    case("plus_chain_within_limit", "def solve():\n    return " + "+".join(["1"] * 3900), REJECTED),
-    case("nested_lambdas", "def solve():\n    return " + "lambda:" * 1100 + "1", REJECTED),
+    case("plus_chain_within_limit", "def solve():\n    return str(" + "+".join(["1"] * 3900) + ")", DEEP),
+    case("nested_lambdas", "def solve():\n    return " + "lambda:" * 1100 + "1", DEEP),
     case("nested_lists", "def solve():\n    return " + "[" * 3000 + "]" * 3000, REJECTED),
     case("attribute_chain", "def solve():\n    return x" + ".real" * 3000, REJECTED),
     case("null_bytes", "def solve():\n    return 1\x00\x00\n", REJECTED),
@@ -651,33 +654,58 @@ def test_the_suite_has_at_least_60_hostile_programs() -> None:
     assert len({c.id for c in CASES}) == len(CASES)
 
 
+POLICIES = ["paper", "clinical"]
+
+
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("c", FAST, ids=[c.id for c in FAST])
-def test_hostile_program(c: Case, tmp_path: Path) -> None:
+def test_hostile_program(c: Case, policy: str, tmp_path: Path) -> None:
     canary = tmp_path / "canary"
     before = descendant_pids()
-    outcome = run_program(_source(c, canary))
+    outcome = run_program(_source(c, canary), policy=policy)
     _check(outcome, c, canary)
+    assert outcome.policy == policy
     assert _strays(before, set(server_pids())) == set()
     for server in server_pids():  # the fork server reaped its child before answering
         assert descendant_pids(server) == set()
 
 
 @pytest.fixture(scope="module")
-def slow_batch(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[Outcome, Path, set[int]]]:
-    """Run the slow cases concurrently once; record strays after the executor shut down."""
+def slow_batch(tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Outcome, Path, set[int]]]:
+    """Run the slow cases concurrently once per policy (both policies at the same
+    time, on separate executors); record strays after the executors shut down."""
+    import threading
+
     base = tmp_path_factory.mktemp("slow")
-    canaries = {c.id: base / f"{c.id}.canary" for c in SLOW}
+    canaries = {(c.id, p): base / f"{c.id}.{p}.canary" for c in SLOW for p in POLICIES}
     before = descendant_pids()
-    with Executor(workers=len(SLOW)) as executor:
-        outcomes = executor.map([_source(c, canaries[c.id]) for c in SLOW])
+    results: dict[str, list[Outcome]] = {}
+
+    def run(policy: str) -> None:
+        with Executor(workers=len(SLOW), policy=policy) as executor:
+            results[policy] = executor.map([_source(c, canaries[(c.id, policy)]) for c in SLOW])
+
+    threads = [threading.Thread(target=run, args=(p,)) for p in POLICIES]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
     strays = descendant_pids() - before
-    return {c.id: (o, canaries[c.id], strays) for c, o in zip(SLOW, outcomes)}
+    return {
+        (c.id, p): (o, canaries[(c.id, p)], strays)
+        for p in POLICIES
+        for c, o in zip(SLOW, results[p])
+    }
 
 
+@pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("c", SLOW, ids=[c.id for c in SLOW])
-def test_hostile_program_hitting_time_limits(c: Case, slow_batch: dict[str, tuple[Outcome, Path, set[int]]]) -> None:
-    outcome, canary, strays = slow_batch[c.id]
+def test_hostile_program_hitting_time_limits(
+    c: Case, policy: str, slow_batch: dict[tuple[str, str], tuple[Outcome, Path, set[int]]]
+) -> None:
+    outcome, canary, strays = slow_batch[(c.id, policy)]
     _check(outcome, c, canary)
+    assert outcome.policy == policy
     assert strays == set()
 
 
