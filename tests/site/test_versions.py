@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
-from registry.release import release, set_constant
+from registry.release import release
 
 pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 
@@ -18,8 +18,8 @@ def two_versions(tmp_path_factory):
     root = tmp_path_factory.mktemp("registry")
     for sub in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / sub, root / sub)
-    set_constant(root, "sodium-correction-hyperglycemia", "correction_per_mg_dl_glucose=0.016")
-    release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison", date="2026-12-01")
+    release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
+            sets=["correction_per_mg_dl_glucose=0.016"])
     reg = load(root)
     clear_cache()
     assert not reg.problems, reg.problems[:3]
