@@ -8,6 +8,7 @@ own, and identifiers are never invented).
 """
 from __future__ import annotations
 
+from registry.atomic import atomic_write
 import base64
 import json
 import os
@@ -123,25 +124,10 @@ def libraries(reg: Registry, *, base: str = DEFAULT_BASE) -> dict[str, dict[str,
     return out
 
 
-def write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def export(reg: Registry, out_dir: Path, *, base: str = DEFAULT_BASE) -> list[Path]:
     written = []
     for name, res in libraries(reg, base=base).items():
         p = out_dir / name
-        write_atomic(p, json.dumps(res, indent=2, ensure_ascii=False) + "\n")
+        atomic_write(p, json.dumps(res, indent=2, ensure_ascii=False) + "\n")
         written.append(p)
     return written

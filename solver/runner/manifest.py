@@ -1,6 +1,7 @@
 """DIR/manifest.json: everything that produced a run, and the settings a resumed run must share."""
 from __future__ import annotations
 
+from registry.atomic import atomic_write
 import datetime as dt
 import json
 import os
@@ -115,12 +116,7 @@ def read(path: Path) -> Manifest:
 
 
 def write(path: Path, manifest: Manifest) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(json.dumps(manifest.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n")
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    atomic_write(path, json.dumps(manifest.model_dump(mode="json"), indent=1, ensure_ascii=False) + "\n")
 
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

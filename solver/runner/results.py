@@ -7,6 +7,7 @@ cuts off (the row is then simply run again).
 """
 from __future__ import annotations
 
+from registry.atomic import atomic_write
 import json
 import os
 from pathlib import Path
@@ -77,15 +78,4 @@ class ResultsFile:
 
 def rewrite(path: Path, rows: list[dict[str, Any]]) -> None:
     """Replace the whole file atomically (temp file in the same folder, fsync, rename)."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        for row in rows:
-            f.write(encode(row))
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    dfd = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(dfd)
-    finally:
-        os.close(dfd)
+    atomic_write(path, b"".join(encode(row) for row in rows))

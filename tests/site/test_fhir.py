@@ -41,7 +41,7 @@ def test_content_is_the_committed_rendered_text(exported):
     # formulas/texts/ is the catalogue `formula texts render` writes (and a test keeps fresh)
     texts = Path(get_registry().root) / "formulas" / "texts"
     for slug in ("meld-na", "creatinine-clearance-cockcroft-gault", "cha2ds2-va"):
-        content = load(exported, slug)["content"][0]
+        content = load(exported, slug, get_registry().calculators[slug].active.version)["content"][0]
         assert content["contentType"] == "text/markdown"
         assert base64.b64decode(content["data"]).decode("utf-8") == (texts / f"{slug}.md").read_text(encoding="utf-8")
 
