@@ -8,74 +8,28 @@ A registry is a root folder holding `formulas/*.yaml` (one calculator each), `fo
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from registry.model import LOCK_FILE, Problem, Registry
 from registry.schema import Calculator, Guideline, UnitsFile
+from registry.validate import validate
 from registry.yamlio import YamlError, line_of, load_file
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 UNITS_FILE = "units.yaml"
-LOCK_FILE = "REGISTRY.lock"
+
+# Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
+__all__ = ["LOCK_FILE", "PROJECT_ROOT", "UNITS_FILE", "Problem", "Registry", "clear_cache", "default_root",
+           "get_registry", "load"]
 
 
 def default_root() -> Path:
     env = os.environ.get("FORMULA_REGISTRY_ROOT")
     return Path(env) if env else PROJECT_ROOT
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One validation finding, printed as `path:line: field: problem`."""
-
-    path: str
-    line: int
-    field: str
-    problem: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.field}: {self.problem}"
-
-
-@dataclass
-class Registry:
-    root: Path
-    calculators: dict[str, Calculator] = field(default_factory=dict)
-    guidelines: dict[str, Guideline] = field(default_factory=dict)
-    units: UnitsFile | None = None
-    raw: dict[str, Any] = field(default_factory=dict)  # slug -> raw YAML data (with lines)
-    paths: dict[str, Path] = field(default_factory=dict)  # slug -> file
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def formulas_dir(self) -> Path:
-        return self.root / "formulas"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.formulas_dir / LOCK_FILE
-
-    def by_id(self, medcalc_id: int) -> Calculator:
-        for c in self.calculators.values():
-            if c.medcalc_id == medcalc_id:
-                return c
-        raise KeyError(medcalc_id)
-
-    def get(self, ref: str | int) -> Calculator:
-        """A calculator by slug or benchmark id (int or digit string)."""
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
-            return self.by_id(int(ref))
-        return self.calculators[ref]
-
-    def rel(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root))
-        except ValueError:
-            return str(path)
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -184,8 +138,6 @@ def load(root: Path | str | None = None) -> Registry:
 
 @lru_cache(maxsize=4)
 def _cached(root: str) -> Registry:
-    from registry.validate import validate
-
     reg = load(root)
     validate(reg)
     return reg

@@ -1,7 +1,7 @@
 """Cross-file rules of the registry, beyond what each file's schema checks."""
 from __future__ import annotations
 
-from registry.loader import Problem, Registry
+from registry.model import Problem, Registry
 from registry.schema import VersionStatus, semver_key
 from registry.versions import content, content_hash, read_lock, read_snapshot
 from registry.yamlio import YamlError, line_of

@@ -1,7 +1,8 @@
 """Comorbidity and thrombosis-risk point scores: Charlson Comorbidity Index, Caprini (2005)."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 # ---------------------------------------------------------------------------------------- Charlson
 

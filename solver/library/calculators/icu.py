@@ -1,8 +1,9 @@
 """Intensive care severity scores: APACHE II and SOFA."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import MissingInput
+from solver.library.functions import calculator
 
 
 def _mean_arterial_pressure(ctx: Context) -> float:

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import MissingInput, OutOfRange
+from solver.library.functions import calculator
 
 # ---------------------------------------------------------------------------------------- PSI
 

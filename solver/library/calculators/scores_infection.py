@@ -4,8 +4,9 @@ Every weight, threshold and band lives in the calculator's registry entry.
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 
 def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:

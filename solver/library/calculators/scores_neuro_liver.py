@@ -4,8 +4,9 @@ Every weight and band lives in the calculator's registry entry.
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import BadValue
+from solver.library.functions import calculator
 
 
 @calculator("glasgow-coma-scale")

@@ -1,0 +1,34 @@
+"""What the library returns: the value, and exactly which registry content produced it."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+Value = float | int | dt.date | tuple[int, int]
+
+
+@dataclass(frozen=True)
+class InputRecord:
+    given: Any
+    value: Any
+    unit: str | None
+
+
+@dataclass(frozen=True)
+class Result:
+    value: Value
+    unit: str | None
+    calculator: str
+    version: str
+    variant: str
+    inputs: dict[str, InputRecord] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        v: Any = self.value
+        if isinstance(v, dt.date):
+            v = v.isoformat()
+        elif isinstance(v, tuple):
+            v = list(v)
+        return {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
+                "variant": self.variant}
