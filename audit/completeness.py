@@ -15,7 +15,7 @@ from solver.data import Case
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind, UnitsFile
 from registry.texts import TextError, dependencies, references, render
-from solver.library import CalculatorError, compute
+from solver.library import CalculatorError, RegistryInvalid, compute
 from solver.scoring import is_correct
 
 UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.weight, InputKind.height,
@@ -107,6 +107,8 @@ def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
             row.cases += 1
             try:
                 value = compute(calc.slug, case.entities, registry=reg).value
+            except RegistryInvalid:
+                raise  # not a property of the case: the whole registry is refused
             except CalculatorError:
                 value = None
             if not is_correct(value, case.answer, case.lower, case.upper):

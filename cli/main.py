@@ -10,6 +10,7 @@ import sys
 
 from audit import cli as audit_cli
 from registry import commands, texts_cli
+from registry.cliutil import CommandError
 from solver import exec_cli, solve_cli
 
 # Every module that contributes sub-commands, lowest layer first.
@@ -29,10 +30,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
+    except CommandError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

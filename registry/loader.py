@@ -14,22 +14,41 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from registry import codes
 from registry.model import LOCK_FILE, Problem, Registry
 from registry.schema import Calculator, Guideline, UnitsFile
 from registry.validate import validate
 from registry.yamlio import YamlError, line_of, load_file
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the source checkout, when the package runs from one
+EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"  # the copy shipped in the wheel (read-only)
+ROOT_ENV = "FORMULA_REGISTRY_ROOT"
 UNITS_FILE = "units.yaml"
 
 # Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
-__all__ = ["LOCK_FILE", "PROJECT_ROOT", "UNITS_FILE", "Problem", "Registry", "clear_cache", "default_root",
-           "get_registry", "load"]
+__all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry", "clear_cache", "default_root",
+           "get_registry", "is_embedded", "load", "resolve_root"]
 
 
 def default_root() -> Path:
-    env = os.environ.get("FORMULA_REGISTRY_ROOT")
-    return Path(env) if env else PROJECT_ROOT
+    """Where the registry is when no --root is given: $FORMULA_REGISTRY_ROOT, else the source checkout
+    this package runs from, else the copy installed with the package."""
+    env = os.environ.get(ROOT_ENV)
+    if env:
+        return Path(env)
+    if (PROJECT_ROOT / "formulas").is_dir() and (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT
+    return EMBEDDED_ROOT
+
+
+def resolve_root(root: Path | str | None = None) -> Path:
+    return Path(root) if root is not None else default_root()
+
+
+def is_embedded(root: Path | str | None = None) -> bool:
+    """Whether `root` is the read-only copy installed with the package (maintainers edit a checkout)."""
+    r = resolve_root(root).resolve()
+    return r == EMBEDDED_ROOT or EMBEDDED_ROOT in r.parents
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -44,7 +63,8 @@ def _field_name(loc: tuple[Any, ...]) -> str:
 
 def _validate(model: type[BaseModel], data: Any, path: str, problems: list[Problem]) -> Any:
     if not isinstance(data, dict):
-        problems.append(Problem(path, 1, "(file)", "expected a mapping of fields at the top level"))
+        problems.append(Problem(path, 1, "(file)", "expected a mapping of fields at the top level",
+                                codes.SCHEMA))
         return None
     try:
         return model.model_validate(data)
@@ -58,7 +78,7 @@ def _validate(model: type[BaseModel], data: Any, path: str, problems: list[Probl
                 msg = "unknown field (check its spelling against `formula schema`)"
             elif err["type"] == "missing":
                 msg = "required field is missing"
-            problems.append(Problem(path, line_of(data, data_loc), _field_name(data_loc), msg))
+            problems.append(Problem(path, line_of(data, data_loc), _field_name(data_loc), msg, codes.SCHEMA))
         return None
 
 
@@ -86,7 +106,7 @@ def _read(reg: Registry, path: Path) -> Any | None:
     try:
         return load_file(path)
     except YamlError as e:
-        reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem))
+        reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem, codes.YAML))
         return None
 
 
@@ -95,20 +115,23 @@ def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, A
     rel, line = reg.rel(path), line_of(data, ("slug",))
     if slug in taken:
         first = reg.paths.get(slug) or reg.paths.get("guideline:" + slug)
-        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {reg.rel(first)})"))
+        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {reg.rel(first)})",
+                                    codes.SLUG))
         return False
     if path.stem != slug:
-        reg.problems.append(Problem(rel, line, "slug", f"slug {slug!r} must match the file name {path.stem!r}"))
+        reg.problems.append(Problem(rel, line, "slug", f"slug {slug!r} must match the file name {path.stem!r}",
+                                    codes.SLUG))
     return True
 
 
 def load(root: Path | str | None = None) -> Registry:
     """Read every file; never raises for bad content, records problems instead."""
-    root = Path(root) if root is not None else default_root()
+    root = resolve_root(root)
     reg = Registry(root=root)
     fdir, gdir = root / "formulas", root / "guidelines"
     if not fdir.is_dir():
-        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR"))
+        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR",
+                                    codes.ROOT))
         return reg
     for path in sorted(fdir.glob("*.yaml")):
         data = _read(reg, path)
@@ -123,7 +146,8 @@ def load(root: Path | str | None = None) -> Registry:
             reg.raw[calc.slug] = data
             reg.paths[calc.slug] = path
     if reg.units is None and not any(p.path.endswith(UNITS_FILE) for p in reg.problems):
-        reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data"))
+        reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data",
+                                    codes.UNITS_MISSING))
     for path in sorted(gdir.glob("*.yaml")) if gdir.is_dir() else []:
         data = _read(reg, path)
         if data is None:
@@ -145,7 +169,7 @@ def _cached(root: str) -> Registry:
 
 def get_registry(root: Path | str | None = None) -> Registry:
     """The validated registry, loaded once per process (the library and reports read this)."""
-    r = str(Path(root) if root is not None else default_root())
+    r = str(resolve_root(root))
     return _cached(r)
 
 

@@ -16,15 +16,20 @@ LOCK_FILE = "REGISTRY.lock"
 
 @dataclass(frozen=True)
 class Problem:
-    """One validation finding, printed as `path:line: field: problem`."""
+    """One validation finding, printed as `path:line: field: problem [CODE]`.
+
+    `code` names the rule (see `registry.codes`); callers select problems by code, never by
+    matching the message text.
+    """
 
     path: str
     line: int
     field: str
     problem: str
+    code: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.field}: {self.problem}"
+        return f"{self.path}:{self.line}: {self.field}: {self.problem} [{self.code}]"
 
 
 @dataclass
@@ -36,6 +41,8 @@ class Registry:
     raw: dict[str, Any] = field(default_factory=dict)  # slug -> raw YAML data (with lines)
     paths: dict[str, Path] = field(default_factory=dict)  # slug -> file
     problems: list[Problem] = field(default_factory=list)
+    validated: bool = False  # set by registry.validate.validate: `problems` then holds every rule's findings
+    hashes: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)  # (slug, version) -> content hash
 
     @property
     def formulas_dir(self) -> Path:

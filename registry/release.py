@@ -67,13 +67,15 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         raise ReleaseError(f"unknown calculator {ref!r}") from None
     if not reason.strip():
         raise ReleaseError("--reason must say what changed and why")
+    if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
+        raise ReleaseError("REGISTRY.lock is in an older format: run `formula lock --rehash` first")
     old = c.active
     lock = ver.read_lock(reg.lock_path)
     recorded = lock.get(c.slug, {}).get(old.version)
     snap = ver.read_snapshot(reg.formulas_dir, c.slug, old.version)
     if recorded is None or snap is None:
         raise ReleaseError(f"{c.slug} {old.version} was never locked; run `formula lock` first")
-    live = ver.content(c, old, reg.units)
+    live = ver.released_content(reg, c, old)
     if ver.content_hash(live) == recorded:
         raise ReleaseError(f"{c.slug}: nothing to release, the content equals version {old.version}")
     effective = dt.date.fromisoformat(date) if date else dt.date.today()
@@ -95,7 +97,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     except ValidationError as e:
         raise ReleaseError(f"the edited file does not validate:\n{e}") from None
     path.write_text(dump(raw), encoding="utf-8")
-    data = ver.content(new_calc, new_calc.active, reg.units)
+    data = ver.released_content(reg, new_calc, new_calc.active)
     lock.setdefault(c.slug, {})[new_version] = ver.content_hash(data)
     ver.write_snapshot(reg.formulas_dir, c.slug, data)
     ver.write_lock(reg.lock_path, lock)

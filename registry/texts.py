@@ -13,6 +13,7 @@ registry) and the completeness audit can see, from the template's syntax tree, w
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -133,6 +134,12 @@ def environment() -> jinja2.Environment:
 _ENV = environment()
 
 
+@functools.lru_cache(maxsize=512)
+def _template(source: str) -> jinja2.Template:
+    """A compiled template, kept per source text: validation renders every text more than once."""
+    return _ENV.from_string(source)
+
+
 def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
     out = {}
     for inp in calc.inputs:
@@ -181,7 +188,7 @@ def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[s
     """Render a version's text (default: the active one) over the calculator and its dependencies."""
     version = version or calc.active
     try:
-        template = _ENV.from_string(version.text)
+        template = _template(version.text)
         return template.render(**render_context(calc, calcs, units)).strip() + "\n"
     except jinja2.TemplateSyntaxError as e:
         raise TextError(f"{calc.slug} {version.version}: template syntax error at line {e.lineno}: {e.message}") from None
@@ -196,7 +203,7 @@ def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | Non
     if not calc.formula.expression:
         return ""
     try:
-        return _ENV.from_string(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
+        return _template(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
     except jinja2.TemplateSyntaxError as e:
         raise TextError(f"{calc.slug}: formula.expression: template syntax error: {e.message}") from None
     except jinja2.UndefinedError as e:
@@ -265,18 +272,28 @@ def catalogue_entry(calc: Calculator, text: str) -> dict[str, Any]:
             "file": f"{calc.slug}.md", "sha256": text_hash(text)}
 
 
-def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
-    """Render every active text into out_dir, one file each, plus index.json; returns the index."""
-    out_dir.mkdir(parents=True, exist_ok=True)
+def render_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None) -> dict[str, str]:
+    """The catalogue as file name -> text: one rendered active text per calculator, plus index.json."""
+    files: dict[str, str] = {}
     entries = []
     for calc in sorted(calcs.values(), key=lambda c: c.slug):
         text = render(calc, calcs=calcs, units=units)
-        (out_dir / f"{calc.slug}.md").write_text(text, encoding="utf-8")
+        files[f"{calc.slug}.md"] = text
         entries.append(catalogue_entry(calc, text))
     index = {"format": INDEX_FORMAT,
              "about": "Supplied formula texts rendered from the registry by `formula texts render`. Each entry: "
                       "calculator slug, benchmark id, active text version, file, and the SHA-256 of the rendered "
                       "text. Evaluation runs record (slug, version, sha256) per case to detect stale results.",
              "texts": entries}
-    (out_dir / INDEX_FILE).write_text(json.dumps(index, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    files[INDEX_FILE] = json.dumps(index, indent=2, ensure_ascii=False) + "\n"
+    return files
+
+
+def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
+    """Render every active text into out_dir, one file each, plus index.json; returns the index."""
+    files = render_catalogue(calcs, units)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+    index: dict[str, Any] = json.loads(files[INDEX_FILE])
     return index

@@ -46,10 +46,10 @@ def handle(args: argparse.Namespace) -> int:
     try:
         source = _read(args.file)
     except FileNotFoundError:
-        print(f"formula exec: no such file: {args.file}", file=sys.stderr)
+        print(f"error: no such file: {args.file}", file=sys.stderr)
         return 1
     except (OSError, UnicodeDecodeError) as exc:
-        print(f"formula exec: cannot read {args.file}: {exc}", file=sys.stderr)
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
         return 1
     from solver.executor import run_program, shutdown
 

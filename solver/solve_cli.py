@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from registry.cliutil import CommandError, add_root
+from registry.loader import get_registry
 from solver.library import VARIANTS, CalculatorError, compute
 
 
@@ -17,6 +18,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--entities", required=True, help="JSON object, or @FILE holding one")
     p.add_argument("--variant", choices=VARIANTS, default="benchmark")
     p.add_argument("--format", choices=["table", "json"], default="table")
+    add_root(p)
     p.set_defaults(handler=run)
 
 
@@ -41,10 +43,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         ents = _entities(args.entities)
         res = compute(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
-                      variant=args.variant)
+                      variant=args.variant, registry=get_registry(args.root))
     except (CalculatorError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(str(e)) from None
     if args.format == "json":
         out = res.to_json()
         out["inputs"] = {k: {"given": r.given, "value": r.value if not hasattr(r.value, "isoformat")
@@ -52,5 +53,6 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(out, ensure_ascii=False))
     else:
         v = res.to_json()["value"]
-        print(f"{res.calculator} {res.version} ({res.variant}): {v}" + (f" {res.unit}" if res.unit else ""))
+        print(f"{res.calculator} {res.version} ({res.variant}): {v}" + (f" {res.unit}" if res.unit else "")
+              + f"  [{res.content_hash[:19]}]")
     return 0

@@ -9,6 +9,7 @@ from solver.library.errors import (
     CalculatorError,
     MissingInput,
     OutOfRange,
+    RegistryInvalid,
     UnknownCalculator,
     UnknownInput,
     UnknownUnit,
@@ -17,5 +18,5 @@ from solver.library.units import round_number
 
 __all__ = [
     "FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "compute", "resolve", "round_number",
-    "BadValue", "CalculatorError", "MissingInput", "OutOfRange", "UnknownCalculator", "UnknownInput", "UnknownUnit",
+    "BadValue", "CalculatorError", "MissingInput", "OutOfRange", "RegistryInvalid", "UnknownCalculator", "UnknownInput", "UnknownUnit",
 ]

@@ -12,9 +12,19 @@ from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind, OutputKind
+from registry.validate import validate
+from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
 from solver.library.context import Context
-from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownCalculator, UnknownInput
+from solver.library.errors import (
+    BadValue,
+    CalculatorError,
+    MissingInput,
+    OutOfRange,
+    RegistryInvalid,
+    UnknownCalculator,
+    UnknownInput,
+)
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.result import InputRecord, Result, Value
 from solver.library.units import round_number
@@ -44,10 +54,23 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
+    _require_valid(reg, calculator)
     calc = resolve(calculator, reg)
     if not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
     return _compute(calc, entities, variant, reg)
+
+
+def _require_valid(reg: Registry, ref: str | int) -> None:
+    """Refuse a registry that fails validation: its result could not honestly name a released version."""
+    if not reg.validated:
+        validate(reg)
+    if reg.problems:
+        first = reg.problems[0]
+        more = f" (and {len(reg.problems) - 1} more)" if len(reg.problems) > 1 else ""
+        raise RegistryInvalid(str(ref), None, f"the registry at {reg.root} fails validation, so a result could not "
+                              f"name the content it was computed from: {first}{more}. Run `formula validate`; an "
+                              "intended edit becomes a version with `formula release SLUG --reason ...`")
 
 
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
@@ -73,7 +96,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     value = _finish(calc, raw, reg)
-    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record))
+    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
+                  dict(ctx.record))
 
 
 def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:

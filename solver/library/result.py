@@ -22,6 +22,7 @@ class Result:
     calculator: str
     version: str
     variant: str
+    content_hash: str = ""  # the content hash of `version` (registry.versions.active_hash), as REGISTRY.lock records it
     inputs: dict[str, InputRecord] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -31,4 +32,4 @@ class Result:
         elif isinstance(v, tuple):
             v = list(v)
         return {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
-                "variant": self.variant}
+                "content_hash": self.content_hash, "variant": self.variant}

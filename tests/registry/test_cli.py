@@ -101,6 +101,12 @@ def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[
                          "--date", "2026-12-01")
     assert code == 0, err
     assert "released 1.1.0 (was 1.0.0)" in out
+    # its dependants name it until they are released too (their answers move with it)
+    code, out, _ = run(capsys, "validate", "--root", str(root))
+    assert code == 1 and out.count("[R-LOCK-DEPENDENCY]") == 2, out
+    for dependant in ("adjusted-body-weight", "creatinine-clearance-cockcroft-gault"):
+        assert run(capsys, "release", dependant, "--reason", "ideal body weight 1.1.0", "--root", str(root),
+                   "--date", "2026-12-01")[0] == 0
     assert run(capsys, "validate", "--root", str(root))[0] == 0
     code, out, _ = run(capsys, "history", slug, "--root", str(root), "--format", "json")
     hist = json.loads(out)
@@ -120,7 +126,8 @@ def test_superseded_snapshot_is_immutable(root: Path, capsys: pytest.CaptureFixt
     snap = root / "formulas" / "history" / slug / "1.0.0.yaml"
     snap.write_text(snap.read_text(encoding="utf-8").replace("value: 2.3", "value: 2.2"), encoding="utf-8")
     code, out, _ = run(capsys, "validate", "--root", str(root))
-    assert code == 1 and "snapshot of released version 1.0.0 was edited" in out
+    assert code == 1 and f"snapshot formulas/history/{slug}/1.0.0.yaml does not match its hash" in out
+    assert "[R-SNAPSHOT]" in out
 
 
 def test_fix_refuses_unknown_constant(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
