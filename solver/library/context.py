@@ -147,6 +147,16 @@ class Context:
         if spec.accepted_units and unit not in spec.accepted_units:
             raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
 
+    def _accept_parts(self, name: str, units: list[Any]) -> None:
+        """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""
+        accepted = self.spec(name).accepted_units
+        if not accepted or "+".join(map(str, units)) in accepted:
+            return
+        for unit in units:
+            if unit not in accepted:
+                raise UnknownUnit(self.slug, name, f"unit {unit!r} is not accepted for this input; accepted: "
+                                  f"{', '.join(accepted)}")
+
     def number(self, name: str) -> float:
         given = self.raw(name)
         if isinstance(given, bool) or not isinstance(given, (int, float)):
@@ -191,6 +201,7 @@ class Context:
             isinstance(x, (int, float)) for x in given[0::2]
         ):
             raise BadValue(self.slug, name, f"expected an age such as [54, 'years'], got {given!r}")
+        self._accept_parts(name, list(given[1::2]))
         try:
             out = self.conv.age_years(list(given))
         except ConversionError as e:
@@ -200,6 +211,7 @@ class Context:
 
     def weight(self, name: str = "weight") -> float:
         v, unit = self._pair(name)
+        self._accept(name, unit)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
@@ -214,6 +226,7 @@ class Context:
             given[0], (int, float)
         ):
             raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
+        self._accept_parts(name, list(given[1::2]))
         try:
             out = self.conv.height(list(given), unit)
         except (ConversionError, TypeError) as e:
@@ -226,6 +239,7 @@ class Context:
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)
+        self._accept(name, unit)
         try:
             out = self.conv.temperature_c(v, unit)
         except ConversionError as e:
@@ -235,6 +249,7 @@ class Context:
 
     def count_per_litre(self, name: str) -> float:
         v, unit = self._pair(name)
+        self._accept(name, unit)
         try:
             out = self.conv.count_per_litre(v, unit)
         except ConversionError as e:
