@@ -451,6 +451,15 @@ class RoundingRule(Strict):
 class AgeRule(Strict):
     months_per_year: int
     weeks_per_year: int
+    days_per_week: int
+
+
+class LengthRule(Strict):
+    """How heights are turned into inches: the foot, and the benchmark's rounded inches per metre."""
+
+    inches_per_foot: float
+    inches_per_metre: float = Field(description="the benchmark's rounded factor; the published variant "
+                                    "converts exactly with 1 / height.in")
 
 
 class TemperatureRule(Strict):
@@ -472,3 +481,4 @@ class UnitsFile(Strict):
     analytes: dict[str, Analyte]
     weight: dict[str, float] = Field(description="weight units in kilograms")
     height: dict[str, float] = Field(description="length units in metres")
+    length: LengthRule

@@ -233,7 +233,7 @@ class Context:
             raise UnknownUnit(self.slug, name, str(e)) from None
         spec = self.spec(name)
         if spec.range is not None:  # ranges of heights are written in metres
-            metres = out if unit == "m" else out / 100 if unit == "cm" else out * 0.0254
+            metres = out * self.reg.units.height[unit] if self.reg.units is not None else out
             self.check_range(name, metres, "m")
         return self.note(name, given, out, unit)
 

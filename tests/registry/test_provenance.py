@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,8 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     # Devine: IBW 50 kg + 2.3 kg/inch over 60 in = 73 kg; adjusted 73 + 0.4 (90 - 73) = 79.8 kg;
     # Cockcroft-Gault (140 - 60) x 79.8 / (72 x 1.0) mL/min
     before = compute(CG, MAN, registry=load(root))
-    assert before.value == pytest.approx(80 * 79.8 / 72, abs=1e-5) and before.version == "1.0.0"
+    released = load(root).calculators[CG].active.version
+    assert before.value == pytest.approx(80 * 79.8 / 72, abs=1e-5) and before.version == released
     code, _, err = run(capsys, "fix", IBW, "--set", "male_base_weight=52", "--reason", "test", "--root", root,
                        "--date", "2026-12-01")
     assert code == 0, err
@@ -39,31 +41,32 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     assert ("formulas/adjusted-body-weight.yaml", "R-LOCK-DEPENDENCY") in found, found
     code, out, _ = run(capsys, "validate", "--root", root)
     assert code == 1 and f"depends on adjusted-body-weight, ideal-body-weight whose content changed" in out
-    # the library refuses rather than answer 1.0.0 with 1.1.0's numbers
+    # the library refuses rather than answer with the old version's name and the new numbers
     with pytest.raises(RegistryInvalid, match="formula release"):
         compute(CG, MAN, registry=load(root))
     code, _, err = run(capsys, "solve", "--calculator", CG, "--entities", json.dumps(MAN), "--root", root)
     assert code == 1 and err.startswith("error: ") and "fails validation" in err
     for slug in ("adjusted-body-weight", CG):
-        assert run(capsys, "release", slug, "--reason", "ideal body weight 1.1.0", "--root", root,
+        assert run(capsys, "release", slug, "--reason", "new ideal body weight", "--root", root,
                    "--date", "2026-12-01")[0] == 0
     assert run(capsys, "validate", "--root", root)[0] == 0
     after = compute(CG, MAN, registry=load(root))
     # IBW 52 + 23 = 75 kg; adjusted 75 + 0.4 (90 - 75) = 81 kg
     assert after.value == pytest.approx(80 * 81 / 72, abs=1e-5)
-    assert after.version == "1.1.0" and after.content_hash != before.content_hash
-    assert after.content_hash == ver.read_lock(registry_copy / "formulas" / "REGISTRY.lock")[CG]["1.1.0"]
+    assert after.version == ver.bump(released, "minor") and after.content_hash != before.content_hash
+    assert after.content_hash == ver.read_lock(registry_copy / "formulas" / "REGISTRY.lock")[CG][after.version]
 
 
 def test_a_tampered_snapshot_is_an_error(registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    snap = registry_copy / "formulas" / "history" / IBW / "1.0.0.yaml"  # the active version's snapshot
+    active = load(registry_copy).calculators[IBW].active.version
+    snap = registry_copy / "formulas" / "history" / IBW / f"{active}.yaml"  # the active version's snapshot
     edit(snap, "value: 2.3", "value: 2.2")
     assert codes_of(registry_copy) == [(f"formulas/{IBW}.yaml", "R-SNAPSHOT")]
     code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
-    assert code == 1 and f"snapshot formulas/history/{IBW}/1.0.0.yaml does not match its hash" in out
+    assert code == 1 and f"snapshot formulas/history/{IBW}/{active}.yaml does not match its hash" in out
     snap.unlink()
     code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
-    assert code == 1 and f"snapshot formulas/history/{IBW}/1.0.0.yaml is missing" in out
+    assert code == 1 and f"snapshot formulas/history/{IBW}/{active}.yaml is missing" in out
 
 
 @pytest.mark.parametrize("damage", ["truncate", "stale", "delete", "extra", "index"])
@@ -82,8 +85,8 @@ def test_the_rendered_catalogue_must_match_a_fresh_render(registry_copy: Path, d
         target.write_text("old text\n", encoding="utf-8")
     else:
         target = texts / "index.json"
-        target.write_text(target.read_text(encoding="utf-8").replace('"version": "1.0.0"', '"version": "0.9"', 1),
-                          encoding="utf-8")
+        target.write_text(re.sub(r'"version": "[^"]+"', '"version": "0.9"', target.read_text(encoding="utf-8"),
+                                 count=1), encoding="utf-8")
     assert codes_of(registry_copy) == [(f"formulas/texts/{target.name}", "R-CATALOGUE")]
     code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
     assert code == 1 and f"formulas/texts/{target.name}" in out and "formula texts render" in out
@@ -96,25 +99,27 @@ def test_lock_rehash_migrates_a_format_1_lock_and_refuses_an_unreleased_edit(
         registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
     fdir = registry_copy / "formulas"
     committed_lock = (fdir / "REGISTRY.lock").read_text(encoding="utf-8")
-    committed_snap = (fdir / "history" / CG / "1.0.0.yaml").read_text(encoding="utf-8")
-    # write the registry as the format-1 tool did: own content only
     reg = load(registry_copy)
-    old = {s: {c.active.version: ver.content_hash(ver.content(c, c.active, reg.units))} for s, c in reg.calculators.items()}
-    for s, c in reg.calculators.items():
-        ver.write_snapshot(fdir, s, ver.content(c, c.active, reg.units))
+    active_snap = (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(encoding="utf-8")
+    # write the active versions as the format-1 tool did (own content only); superseded snapshots stay as they are
     body = json.loads(committed_lock)
-    body.update(format=1, calculators=old)
+    for s, c in reg.calculators.items():
+        own = ver.content(c, c.active, reg.units)
+        body["calculators"][s][c.active.version] = ver.content_hash(own)
+        ver.write_snapshot(fdir, s, own)
+    body["format"] = 1
     (fdir / "REGISTRY.lock").write_text(json.dumps(body), encoding="utf-8")
     assert codes_of(registry_copy) == [("formulas/REGISTRY.lock", "R-LOCK-FORMAT")]
     # an edit made under the old lock is not blessed by the migration
-    edit(fdir / f"{IBW}.yaml", "value: 2.3", "value: 2.4")
+    edit(fdir / f"{IBW}.yaml", "value: 2.3", "value: 2.4", count=-1)
     code, _, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
-    assert code == 1 and err.startswith("error: ") and f"{IBW} 1.0.0" in err
-    edit(fdir / f"{IBW}.yaml", "value: 2.4", "value: 2.3")
+    assert code == 1 and err.startswith("error: ") and f"{IBW} {reg.calculators[IBW].active.version}" in err
+    edit(fdir / f"{IBW}.yaml", "value: 2.4", "value: 2.3", count=-1)
     code, out, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
     assert code == 0, err
     assert (fdir / "REGISTRY.lock").read_text(encoding="utf-8") == committed_lock
-    assert (fdir / "history" / CG / "1.0.0.yaml").read_text(encoding="utf-8") == committed_snap
+    assert (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(
+        encoding="utf-8") == active_snap
     assert codes_of(registry_copy) == []
     # re-running is harmless
     assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (0, "formulas/REGISTRY.lock is "
