@@ -5,11 +5,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
-from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 from registry import codes
 from registry.cliutil import CommandError, add_root, load_registry
 from registry.report import render_table
+from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,7 +42,7 @@ def cmd_deviations(args: argparse.Namespace) -> int:
 
     reg = load_registry(args.root)
     sources = [REFERENCE_CASES, *args.data]
-    report = []
+    report: list[dict[str, Any]] = []
     for path in sources:
         try:
             cases = read_cases(path)
@@ -56,10 +57,10 @@ def cmd_deviations(args: argparse.Namespace) -> int:
         return 0
     for block in report:
         print(f"{block['data']} ({block['cases']} cases, {block['data_hash'][:19]})")
-        rows = [dict(r, deviations=", ".join(r["deviations"]) or "-",
-                     share_differ="-" if r["share_differ"] is None else f"{100 * r['share_differ']:.1f}%")
-                for r in block["rows"]]
-        print(render_table(rows, ["medcalc_id", "slug", "deviations", "verified_deviations", "cases", "differ",
+        table = [dict(r, deviations=", ".join(r["deviations"]) or "-",
+                      share_differ="-" if r["share_differ"] is None else f"{100 * r['share_differ']:.1f}%")
+                 for r in block["rows"]]
+        print(render_table(table, ["medcalc_id", "slug", "deviations", "verified_deviations", "cases", "differ",
                                   "share_differ", "errors"]))
         n = sum(r["cases"] for r in block["rows"])
         k = sum(r["differ"] for r in block["rows"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.data import Case
 from registry.loader import Registry
+from solver.data import Case
 from solver.library import CalculatorError, RegistryInvalid, compute
 from solver.scoring import is_correct
 

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from pydantic import BaseModel
+
 from registry import versions as ver
 from registry.cliutil import CommandError, add_root, load_registry, require_writable
 from registry.loader import Registry, clear_cache, load
@@ -233,7 +235,8 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    model = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}[args.kind]
+    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}
+    model = models[args.kind]
     print(json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False))
     return 0
 
@@ -286,6 +289,7 @@ def _rehash(reg: Registry) -> int:
     for slug, c in sorted(reg.calculators.items()):
         for v in ver.released(c):
             recorded = lock.get(slug, {}).get(v.version)
+            now: str | None
             if v.status == VersionStatus.active:
                 now = ver.content_hash(ver.content(c, v, reg.units))
             else:

@@ -26,8 +26,8 @@ ROOT_ENV = "FORMULA_REGISTRY_ROOT"
 UNITS_FILE = "units.yaml"
 
 # Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
-__all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry", "clear_cache", "default_root",
-           "get_registry", "is_embedded", "load", "resolve_root"]
+__all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry",
+           "clear_cache", "default_root", "get_registry", "is_embedded", "load", "resolve_root"]
 
 
 def default_root() -> Path:
@@ -115,7 +115,8 @@ def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, A
     rel, line = reg.rel(path), line_of(data, ("slug",))
     if slug in taken:
         first = reg.paths.get(slug) or reg.paths.get("guideline:" + slug)
-        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {reg.rel(first)})",
+        where = reg.rel(first) if first else "another file"
+        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {where})",
                                     codes.SLUG))
         return False
     if path.stem != slug:

@@ -61,7 +61,7 @@ class InputKind(str, Enum):
     quantity = "quantity"  # [value, "unit"], converted to the canonical unit
     measurement = "measurement"  # [value, "unit"] read in its canonical unit (unit ignored by the benchmark)
     number = "number"  # a bare number
-    count = "count"  # a bare whole number
+    count = "count"  # type: ignore[assignment]  # a bare whole number; the kind's name shadows str.count on purpose
     boolean = "boolean"
     choice = "choice"
     date = "date"  # "MM/DD/YYYY"

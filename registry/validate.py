@@ -39,7 +39,8 @@ def _unique_ids(reg: Registry) -> None:
         if c.medcalc_id is None:
             continue
         if c.medcalc_id in seen:
-            _at(reg, slug, ("medcalc_id",), "medcalc_id", f"duplicate benchmark id {c.medcalc_id} (also {seen[c.medcalc_id]})", codes.ID_DUPLICATE)
+            _at(reg, slug, ("medcalc_id",), "medcalc_id",
+                f"duplicate benchmark id {c.medcalc_id} (also {seen[c.medcalc_id]})", codes.ID_DUPLICATE)
         else:
             seen[c.medcalc_id] = slug
 

@@ -20,14 +20,14 @@ import resource
 import signal
 import sys
 import time
-from types import CodeType, ModuleType
-from typing import Any, Callable, NoReturn
 
 # C code imports some modules lazily through the *running program's*
 # __import__, which refuses them: the parser needs unicodedata to NFKC-normalise
 # non-ASCII identifiers, and datetime.strptime imports _strptime on first use
 # and caches it.  Both happen here, before any program runs (see below).
 import unicodedata  # noqa: F401,E402
+from types import CodeType, ModuleType
+from typing import Any, Callable, NoReturn
 
 from solver.executor.checker import Rejected, check, compile_checked
 from solver.executor.policy import (
@@ -319,7 +319,7 @@ def child_main(source: str, result_fd: int, libc: Any = None, parent_pid: int = 
             _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(reason)}).encode())
         del source
         os.write(fd, CHECKED_MARK)
-        result = execute(code, fd)  # type: ignore[arg-type]
+        result = execute(code, fd)  # type: ignore[arg-type]  # compile_checked is typed `object`; it returns a code object
         _exit_with(fd, json.dumps(result, allow_nan=False).encode())
     except MemoryError:
         _exit_with(fd, _MEMORY_MSG)

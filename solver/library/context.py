@@ -12,7 +12,7 @@ import math
 from typing import Any, Callable
 
 from registry.loader import Registry
-from registry.schema import Calculator, Table
+from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.result import InputRecord, Result
 from solver.library.units import ConversionError, Converter, round_number
@@ -32,8 +32,10 @@ class Context:
         self.variant = variant
         self.benchmark = variant == "benchmark"
         self.reg = reg
-        assert reg.units is not None
-        self.conv = Converter(reg.units, exact=not self.benchmark)
+        if reg.units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+            raise ValueError("the registry has no unit data (formulas/units.yaml)")
+        self.units: UnitsFile = reg.units
+        self.conv = Converter(self.units, exact=not self.benchmark)
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
 
@@ -57,7 +59,14 @@ class Context:
         except LookupError:
             raise OutOfRange(self.slug, t.variable, f"{x!r} falls in no band of table {name!r}") from None
 
-    def lookup(self, name: str, key: str) -> float | int:
+    def analyte(self, name: str) -> Analyte:
+        """The shared unit data (formulas/units.yaml) of the analyte an input names."""
+        spec = self.spec(name)
+        if spec.analyte is None:
+            raise KeyError(f"{self.slug}: input {name!r} names no analyte in the registry entry")
+        return self.units.analytes[spec.analyte]
+
+    def lookup(self, name: str, key: str | None) -> float | int:
         t = self.table(name)
         mapping = t.lookup if t.lookup is not None else t.points
         assert mapping is not None
@@ -69,7 +78,7 @@ class Context:
 
     def r(self, x: float) -> float:
         """Round an intermediate step as the benchmark does (identity in the published variant)."""
-        return round_number(x, self.reg.units.rounding) if self.benchmark else x  # type: ignore[union-attr]
+        return round_number(x, self.units.rounding) if self.benchmark else x
 
     # ------------------------------------------------------------------ raw access
     def spec(self, name: str):
@@ -124,11 +133,11 @@ class Context:
         mm = spec.molar_mass
         val = None
         if spec.analyte:
-            a = self.reg.units.analytes[spec.analyte]  # type: ignore[union-attr]
+            a = self.units.analytes[spec.analyte]
             mm = mm if mm is not None else a.molar_mass
             val = a.valence
         try:
-            out = self.conv.concentration(v, unit, spec.unit, mm, val)  # type: ignore[arg-type]
+            out = self.conv.concentration(v, unit, spec.unit or "", mm, val)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
         self.check_range(name, out, spec.unit)
@@ -233,7 +242,7 @@ class Context:
             raise UnknownUnit(self.slug, name, str(e)) from None
         spec = self.spec(name)
         if spec.range is not None:  # ranges of heights are written in metres
-            metres = out * self.reg.units.height[unit] if self.reg.units is not None else out
+            metres = out * self.units.height[unit]
             self.check_range(name, metres, "m")
         return self.note(name, given, out, unit)
 
@@ -273,4 +282,6 @@ class Context:
             raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
         for k, rec in res.inputs.items():
             self.record.setdefault(k, rec)
-        return res.value  # type: ignore[return-value]
+        if isinstance(res.value, (dt.date, tuple)):
+            raise KeyError(f"{self.slug}: {slug!r} gives a {type(res.value).__name__}, not a number to compute with")
+        return res.value

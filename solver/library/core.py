@@ -11,7 +11,7 @@ import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
-from registry.schema import Calculator, InputKind, OutputKind
+from registry.schema import Calculator, InputKind, OutputKind, UnitsFile
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
@@ -95,12 +95,12 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, reg)
+    value = _finish(calc, raw, ctx.units)
     return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
                   dict(ctx.record))
 
 
-def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:
+def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
@@ -114,5 +114,5 @@ def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:
     if rounding == "integer":
         return int(round(raw))
     if rounding == "round_number":
-        return round_number(raw, reg.units.rounding)  # type: ignore[union-attr]
+        return round_number(raw, units.rounding)
     return raw

@@ -74,27 +74,30 @@ class Converter:
         fs, ft = self._family(src), self._family(tgt)
         if fs == ft and fs != "eq":
             return self._same(value, src, tgt)
-        if (fs == "g" or ft == "g") and molar_mass is None:
+        if fs == ft:
+            return value  # mEq -> mEq
+        mm, val = molar_mass or 0.0, valence or 0  # each is checked below before the branch that needs it
+        if "g" in (fs, ft) and molar_mass is None:
             raise ConversionError(f"no molar mass is known for converting {src} to {tgt}")
-        if (fs == "eq" or ft == "eq") and valence is None:
+        if "eq" in (fs, ft) and valence is None:
             raise ConversionError(f"no valence is known for converting {src} to {tgt}")
         if fs == "mol" and ft == "g":
-            grams = self.r(self._same(value, src, "mol") * molar_mass)
+            grams = self.r(self._same(value, src, "mol") * mm)
             return self._same(grams, "g", tgt)
         if fs == "g" and ft == "mol":
-            mol = self.r(self._same(value, src, "g") / molar_mass)
+            mol = self.r(self._same(value, src, "g") / mm)
             return self._same(mol, "mol", tgt)
         if fs == "mol" and ft == "eq":
-            return self.r(self._same(value, src, "mmol") * valence)
+            return self.r(self._same(value, src, "mmol") * val)
         if fs == "eq" and ft == "mol":
-            return self._same(self.r(value / valence), "mmol", tgt)
+            return self._same(self.r(value / val), "mmol", tgt)
         if fs == "eq" and ft == "g":
-            mol = self._same(self.r(value / valence), "mmol", "mol")
-            return self._same(self.r(mol * molar_mass), "g", tgt)
+            mol = self._same(self.r(value / val), "mmol", "mol")
+            return self._same(self.r(mol * mm), "g", tgt)
         if fs == "g" and ft == "eq":
-            mmol = self._same(self.r(self._same(value, src, "g") / molar_mass), "mol", "mmol")
-            return self.r(mmol * valence)
-        return value  # mEq -> mEq
+            mmol = self._same(self.r(self._same(value, src, "g") / mm), "mol", "mmol")
+            return self.r(mmol * val)
+        raise ConversionError(f"cannot convert {src} to {tgt}")
 
     # ------------------------------------------------------------------ body measures
     def weight_kg(self, value: float, unit: str) -> float:

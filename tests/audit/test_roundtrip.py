@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.data import REFERENCE_CASES, read_cases
 from cli.main import main
 from registry.loader import PROJECT_ROOT, load
 from registry.versions import bump
+from solver.data import REFERENCE_CASES, read_cases
 from solver.library import compute
 from solver.scoring import is_correct
 

@@ -16,7 +16,7 @@ def glasgow_coma_scale(ctx: Context) -> float:
         ("Best verbal response", "verbal_points"),
         ("Best motor response", "motor_points"),
     )
-    total = 0
+    total: float = 0
     for name, table in parts:
         response = ctx.choice(name)
         if not ctx.benchmark and response == ctx.const("not_testable"):
@@ -36,10 +36,10 @@ def child_pugh(ctx: Context) -> float:
         # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
         # linear in the molar mass, so rescaling gives the same number as converting afresh.
         unit = ctx.raw("Bilirubin")[1]
-        if unit.split("/")[0] in ctx.reg.units.amount:  # type: ignore[union-attr]
-            spec = ctx.spec("Bilirubin")
-            true_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
-            bilirubin = bilirubin * true_mass / spec.molar_mass
+        if unit.split("/")[0] in ctx.units.amount:
+            benchmark_mass, true_mass = ctx.spec("Bilirubin").molar_mass, ctx.analyte("Bilirubin").molar_mass
+            assert benchmark_mass is not None and true_mass is not None  # both are in the registry (validated data)
+            bilirubin = bilirubin * true_mass / benchmark_mass
     albumin = ctx.quantity("Albumin")  # g/dL
     return (
         ctx.band("inr_points", inr)
