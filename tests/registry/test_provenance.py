@@ -12,6 +12,7 @@ from registry.loader import PROJECT_ROOT, load
 from registry.validate import validate
 from solver.library import RegistryInvalid, compute
 from tests.helpers import edit, run
+from tests.solver.conftest import one_shot_rows
 
 CG = "creatinine-clearance-cockcroft-gault"
 IBW = "ideal-body-weight"
@@ -131,3 +132,9 @@ def test_every_result_names_the_locked_content_hash() -> None:
     res = compute(CG, MAN)
     assert res.content_hash == lock[CG][res.version]
     assert res.to_json()["content_hash"] == res.content_hash
+    seen = set()
+    for row in one_shot_rows():  # one real row per benchmark calculator
+        res = compute(int(row["Calculator ID"]), row["entities"])
+        assert res.content_hash == lock[res.calculator][res.version], res.calculator
+        seen.add(res.calculator)
+    assert len(seen) == 55
