@@ -11,11 +11,11 @@ import collections
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from solver.data import Case
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind, UnitsFile
 from registry.texts import TextError, dependencies, references, render
-from solver.library import CalculatorError, compute
+from solver.data import Case
+from solver.library import CalculatorError, RegistryInvalid, compute
 from solver.scoring import is_correct
 
 UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.weight, InputKind.height,
@@ -58,8 +58,9 @@ def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mappi
     deps = {d.slug: d for d in dependencies(calc, calcs)}
     for slug, kind, name in sorted(refs.dependency):
         dep = deps.get(slug)
-        pool = None if dep is None else {"c": dep.constants, "t": dep.tables,
-                                         "i": {i.name: i for i in dep.inputs}}[kind]
+        pools: dict[str, Mapping[str, Any]] = {} if dep is None else {
+            "c": dep.constants, "t": dep.tables, "i": {i.name: i for i in dep.inputs}}
+        pool = pools.get(kind)
         if pool is None or name not in pool:
             out.append(f"names unknown {_KIND[kind]} {name!r} of dependency {slug!r}")
     for d in sorted(refs.other):
@@ -107,6 +108,8 @@ def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
             row.cases += 1
             try:
                 value = compute(calc.slug, case.entities, registry=reg).value
+            except RegistryInvalid:
+                raise  # not a property of the case: the whole registry is refused
             except CalculatorError:
                 value = None
             if not is_correct(value, case.answer, case.lower, case.upper):

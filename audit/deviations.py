@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.data import Case
 from registry.loader import Registry
-from solver.library import CalculatorError, compute
+from solver.data import Case
+from solver.library import CalculatorError, RegistryInvalid, compute
 from solver.scoring import is_correct
 
 
@@ -46,6 +46,8 @@ def fidelity(reg: Registry, cases: list[Case]) -> list[FidelityRow]:
         row.cases += 1
         try:
             pub = compute(case.calculator_id, case.entities, variant="published", registry=reg).value
+        except RegistryInvalid:
+            raise  # not a property of the case: the whole registry is refused
         except CalculatorError:
             row.errors += 1
             continue

@@ -66,7 +66,7 @@ TEMPLATES: list[Callable[[random.Random], str]] = [
     ),
     lambda r: (
         "def solve():\n"
-        f"    age, bun, rr, sbp, dbp, confusion = {r.randint(18, 95)}, {r.randint(5, 60)}, {r.randint(10, 40)}, {r.randint(70, 180)}, {r.randint(40, 110)}, {r.random() < 0.3}\n"
+        f"    age, bun, rr, sbp, dbp, confusion = {r.randint(18, 95)}, {r.randint(5, 60)}, {r.randint(10, 40)}, {r.randint(70, 180)}, {r.randint(40, 110)}, {r.random() < 0.3}\n"  # noqa: E501
         "    score = 0\n"
         "    if confusion:\n"
         "        score += 1\n"

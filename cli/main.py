@@ -12,6 +12,7 @@ from audit import cli as audit_cli
 from audit import impact_cli, report_cli
 from formula_site import site_cli
 from registry import commands, texts_cli
+from registry.cliutil import CommandError
 from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
@@ -45,10 +46,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args) or 0)
+    except CommandError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130

@@ -6,9 +6,12 @@ import difflib
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
+
+from pydantic import BaseModel
 
 from registry import versions as ver
+from registry.cliutil import CommandError, add_root, load_registry, require_writable
 from registry.loader import Registry, clear_cache, load
 from registry.report import calculator_rows, render_table, show_text
 from registry.schema import Calculator, ConcernType, VersionStatus
@@ -51,13 +54,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_diff)
 
     p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
+    _root(p)
     p.add_argument("--kind", choices=["calculator", "guideline", "units"], default="calculator")
     p.set_defaults(handler=cmd_schema)
 
     p = sub.add_parser("lock", help="record content hashes of released versions not yet locked",
                        description="Add every active or superseded version missing from formulas/REGISTRY.lock, "
-                       "with a snapshot under formulas/history/. Never overwrites a recorded hash.")
+                       "with a snapshot under formulas/history/. Never overwrites a recorded hash, except with "
+                       "--rehash, the one-off migration of a lock written in an older format.")
     _root(p)
+    p.add_argument("--rehash", action="store_true",
+                   help="migrate a format-1 lock to the current format: refuses unless every released version "
+                   "still matches its recorded hash under the old scheme; rewrites active versions' hashes and "
+                   "snapshots (superseded snapshots keep theirs)")
     p.set_defaults(handler=cmd_lock)
 
     p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
@@ -155,31 +164,25 @@ def _release_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--draft", action="store_true", help="make a draft that becomes active only through `formula approve`")
 
 
-def _root(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
+_root = add_root
 
 
 def _fmt(p: argparse.ArgumentParser) -> None:
     p.add_argument("--format", choices=["table", "json"], default="table")
 
 
-def _load_valid(root: Path | None) -> Registry | None:
-    reg = load(root)
-    validate(reg)
-    if reg.problems:
-        for prob in reg.problems:
-            print(prob, file=sys.stderr)
-        print(f"{len(reg.problems)} problem(s); fix them first (`formula validate`)", file=sys.stderr)
-        return None
-    return reg
+def _load_valid(root: Path | None) -> Registry:
+    return load_registry(root)
 
 
-def _calc(reg: Registry, ref: str) -> Calculator | None:
+def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
-        print(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)", file=sys.stderr)
-        return None
+        raise CommandError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
+
+
+_writable = require_writable
 
 
 # ---------------------------------------------------------------------- commands
@@ -191,16 +194,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if reg.problems:
         for p in reg.problems:
             print(p)
-        print(f"{len(reg.problems)} problem(s)", file=sys.stderr)
-        return 1
+        raise CommandError(f"{len(reg.problems)} problem(s)")
     print(summary(reg))
     return 0
 
 
 def cmd_list(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
     rows = calculator_rows(reg)
     if args.concern:
         rows = [r for r in rows if r["concern"] == args.concern]
@@ -229,11 +229,7 @@ def _counts(rows: list[dict[str, Any]]) -> str:
 
 def cmd_show(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
     c = _calc(reg, args.calculator)
-    if c is None:
-        return 1
     if args.format == "json":
         print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
@@ -243,11 +239,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_history(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
     c = _calc(reg, args.calculator)
-    if c is None:
-        return 1
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
              "released_by": v.released_by.who if v.released_by else "",
@@ -266,17 +258,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from registry.governance import content_changes, rendered, version_content
 
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
     c = _calc(reg, args.calculator)
-    if c is None:
-        return 1
     a, b = version_content(reg, c, args.v1), version_content(reg, c, args.v2)
     for v, data in ((args.v1, a), (args.v2, b)):
         if data is None:
             known = ", ".join(x.version for x in c.versions)
-            print(f"error: {c.slug} has no version {v!r}; versions: {known}", file=sys.stderr)
-            return 1
+            raise CommandError(f"{c.slug} has no released version {v!r}; versions: {known}")
     assert a is not None and b is not None
     ta, tb = rendered(reg, c, args.v1) or "", rendered(reg, c, args.v2) or ""
     text = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{c.slug} {args.v1} (supplied text)",
@@ -294,12 +281,25 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     from registry.schema import Guideline, UnitsFile
 
-    model = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}[args.kind]
+    if args.root is not None and not (args.root / "formulas").is_dir():
+        raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
+
+    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}
+    model = models[args.kind]
     print(json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False))
     return 0
 
 
 def cmd_lock(args: argparse.Namespace) -> int:
+    if args.rehash:
+        _writable(args.root)
+        reg = load(args.root)
+        if reg.problems and any(p.code != "R-LOCK-FORMAT" for p in reg.problems):
+            for p in reg.problems:
+                print(p, file=sys.stderr)
+            raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before rehashing")
+        return _rehash(reg)
+
     def lock_all() -> str:
         from registry.atomic import commit
         from registry.release import ReleaseError, writing
@@ -308,6 +308,8 @@ def cmd_lock(args: argparse.Namespace) -> int:
             reg = load(base)
             if reg.problems:
                 raise ReleaseError("\n".join(map(str, reg.problems)))
+            if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
+                raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
             lock = ver.read_lock(reg.lock_path)
             changes: dict[Path, str | None] = {}
             added = 0
@@ -319,7 +321,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
                     if v.status != VersionStatus.active:
                         raise ReleaseError(f"{slug}: superseded version {v.version} has no lock entry and cannot "
                                            "be reconstructed")
-                    data = ver.content(c, v, reg.units)
+                    data = ver.released_content(reg, c, v)
                     entry[v.version] = ver.content_hash(data)
                     changes[ver.snapshot_path(reg.formulas_dir, slug, v.version)] = ver.snapshot_text(data)
                     added += 1
@@ -328,19 +330,58 @@ def cmd_lock(args: argparse.Namespace) -> int:
         return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
                 f"{sum(len(v) for v in lock.values())}")
 
-    return _maintain(lock_all)
+    return _maintain(args.root, lock_all)
 
 
-def _maintain(action) -> int:
-    """Run a registry-editing action; its refusal is a message and exit 1, never a traceback."""
+def _rehash(reg: Registry) -> int:
+    """Migrate a format-1 lock: verify every released version under the old scheme, then hash with the new one.
+
+    Safe to re-run: on a current-format lock it changes nothing. Superseded snapshots are kept as
+    they are (the hashes of their dependencies at release time are not known), so their recorded
+    hashes stay valid; each active version is rehashed with its dependencies and snapshotted again.
+    """
+    fmt = ver.lock_format(reg.lock_path)
+    if fmt == ver.LOCK_FORMAT:
+        print(f"{reg.rel(reg.lock_path)} is already format {fmt}; nothing to rehash")
+        return 0
+    lock = ver.read_lock(reg.lock_path)
+    stale = []
+    for slug, c in sorted(reg.calculators.items()):
+        for v in ver.released(c):
+            recorded = lock.get(slug, {}).get(v.version)
+            now: str | None
+            if v.status == VersionStatus.active:
+                now = ver.content_hash(ver.content(c, v, reg.units))
+            else:
+                snap = ver.read_snapshot(reg.formulas_dir, slug, v.version)
+                now = ver.content_hash(snap) if snap is not None else None
+            if recorded is None or now != recorded:
+                stale.append(f"{slug} {v.version}")
+    if stale:
+        raise CommandError("these released versions no longer match their format-1 hash, so rehashing would bless "
+                           "unreleased edits; undo the edits (or release them with the old tool) first:\n  "
+                           + "\n  ".join(stale))
+    for slug, c in sorted(reg.calculators.items()):
+        data = ver.released_content(reg, c, c.active)
+        lock[slug][c.active.version] = ver.content_hash(data)
+        ver.write_snapshot(reg.formulas_dir, slug, data)
+    ver.write_lock(reg.lock_path, lock)
+    clear_cache()
+    print(f"rehashed {len(reg.calculators)} active version(s) into lock format {ver.LOCK_FORMAT}; "
+          f"commit {reg.rel(reg.lock_path)} and formulas/history/")
+    return 0
+
+
+def _maintain(root: Path | None, action: Callable[[], str]) -> int:
+    """Run a registry-editing action; its refusal is `error: ...` and exit 1, never a traceback."""
     from registry.release import ReleaseError
     from registry.yamlio import YamlError
 
+    _writable(root)
     try:
         print(action())
     except (ReleaseError, YamlError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(str(e)) from None
     return 0
 
 
@@ -351,27 +392,27 @@ def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
 def cmd_release(args: argparse.Namespace) -> int:
     from registry.release import release
 
-    return _maintain(lambda: release(args.root, args.calculator, args.reason, with_dependants=args.with_dependants,
-                                     **_release_kw(args)))
+    return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason,
+                                                with_dependants=args.with_dependants, **_release_kw(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
     from registry.release import release
 
-    return _maintain(lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                     **_release_kw(args)))
+    return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
+                                                **_release_kw(args)))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
     from registry.release import approve
 
-    return _maintain(lambda: approve(args.root, args.calculator, args.version, args.by, args.role, date=args.date))
+    return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role, date=args.date))
 
 
 def cmd_activate(args: argparse.Namespace) -> int:
     from registry.release import activate
 
-    return _maintain(lambda: activate(args.root, on=args.on))
+    return _maintain(args.root, lambda: activate(args.root, on=args.on))
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
@@ -385,13 +426,13 @@ def cmd_recover(args: argparse.Namespace) -> int:
             restored = recover(base)
         return ("rolled back " + ", ".join(restored)) if restored else "nothing to recover"
 
-    return _maintain(run)
+    return _maintain(args.root, run)
 
 
 def cmd_review(args: argparse.Namespace) -> int:
     from registry.release import review
 
-    return _maintain(lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
+    return _maintain(args.root, lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
                                     next_due=args.next_due, interval_days=args.interval_days))
 
 
@@ -399,13 +440,10 @@ def cmd_due(args: argparse.Namespace) -> int:
     import datetime as dt
 
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
     try:
         on = dt.date.fromisoformat(args.on) if args.on else dt.date.today()
     except ValueError:
-        print(f"error: --on must be a date YYYY-MM-DD, got {args.on!r}", file=sys.stderr)
-        return 1
+        raise CommandError(f"--on must be a date YYYY-MM-DD, got {args.on!r}") from None
     rows = []
     for c in sorted(reg.calculators.values(), key=lambda c: c.slug):
         v = c.active

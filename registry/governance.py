@@ -28,11 +28,11 @@ def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any
     for v in c.versions:
         if v.version == version:
             if v.status == VersionStatus.active:
-                return ver.content(c, v, reg.units)
+                return ver.released_content(reg, c, v)
             return ver.read_snapshot(reg.formulas_dir, c.slug, version)
     d = draft_calculator(reg, c.slug)
     if d is not None and d.versions[-1].version == version:
-        return ver.content(d, d.versions[-1], reg.units)
+        return ver.released_content(reg, d, d.versions[-1])
     return None
 
 
@@ -122,7 +122,7 @@ def unreleased(reg: Registry) -> dict[str, str]:
         recorded = lock.get(slug, {}).get(v.version)
         if recorded is None:
             out[slug] = f"active version {v.version} is not locked"
-        elif ver.content_hash(ver.content(c, v, reg.units)) != recorded:
+        elif ver.content_hash(ver.released_content(reg, c, v)) != recorded:
             out[slug] = f"unreleased edits to {v.version}"
     return out
 

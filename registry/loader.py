@@ -8,74 +8,47 @@ A registry is a root folder holding `formulas/*.yaml` (one calculator each), `fo
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from registry import codes
+from registry.model import LOCK_FILE, Problem, Registry
 from registry.schema import Calculator, Guideline, UnitsFile
+from registry.validate import validate
 from registry.yamlio import YamlError, line_of, load_file
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parent.parent  # the source checkout, when the package runs from one
+EMBEDDED_ROOT = Path(__file__).resolve().parent / "embedded"  # the copy shipped in the wheel (read-only)
+ROOT_ENV = "FORMULA_REGISTRY_ROOT"
 UNITS_FILE = "units.yaml"
-LOCK_FILE = "REGISTRY.lock"
+
+# Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
+__all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry",
+           "clear_cache", "default_root", "get_registry", "is_embedded", "load", "resolve_root"]
 
 
 def default_root() -> Path:
-    env = os.environ.get("FORMULA_REGISTRY_ROOT")
-    return Path(env) if env else PROJECT_ROOT
+    """Where the registry is when no --root is given: $FORMULA_REGISTRY_ROOT, else the source checkout
+    this package runs from, else the copy installed with the package."""
+    env = os.environ.get(ROOT_ENV)
+    if env:
+        return Path(env)
+    if (PROJECT_ROOT / "formulas").is_dir() and (PROJECT_ROOT / "pyproject.toml").is_file():
+        return PROJECT_ROOT
+    return EMBEDDED_ROOT
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One validation finding, printed as `path:line: field: problem`."""
-
-    path: str
-    line: int
-    field: str
-    problem: str
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.field}: {self.problem}"
+def resolve_root(root: Path | str | None = None) -> Path:
+    return Path(root) if root is not None else default_root()
 
 
-@dataclass
-class Registry:
-    root: Path
-    calculators: dict[str, Calculator] = field(default_factory=dict)
-    guidelines: dict[str, Guideline] = field(default_factory=dict)
-    units: UnitsFile | None = None
-    raw: dict[str, Any] = field(default_factory=dict)  # slug -> raw YAML data (with lines)
-    paths: dict[str, Path] = field(default_factory=dict)  # slug -> file
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def formulas_dir(self) -> Path:
-        return self.root / "formulas"
-
-    @property
-    def lock_path(self) -> Path:
-        return self.formulas_dir / LOCK_FILE
-
-    def by_id(self, medcalc_id: int) -> Calculator:
-        for c in self.calculators.values():
-            if c.medcalc_id == medcalc_id:
-                return c
-        raise KeyError(medcalc_id)
-
-    def get(self, ref: str | int) -> Calculator:
-        """A calculator by slug or benchmark id (int or digit string)."""
-        if isinstance(ref, int) or (isinstance(ref, str) and ref.isdigit()):
-            return self.by_id(int(ref))
-        return self.calculators[ref]
-
-    def rel(self, path: Path) -> str:
-        try:
-            return str(path.relative_to(self.root))
-        except ValueError:
-            return str(path)
+def is_embedded(root: Path | str | None = None) -> bool:
+    """Whether `root` is the read-only copy installed with the package (maintainers edit a checkout)."""
+    r = resolve_root(root).resolve()
+    return r == EMBEDDED_ROOT or EMBEDDED_ROOT in r.parents
 
 
 def _field_name(loc: tuple[Any, ...]) -> str:
@@ -90,7 +63,8 @@ def _field_name(loc: tuple[Any, ...]) -> str:
 
 def _validate(model: type[BaseModel], data: Any, path: str, problems: list[Problem]) -> Any:
     if not isinstance(data, dict):
-        problems.append(Problem(path, 1, "(file)", "expected a mapping of fields at the top level"))
+        problems.append(Problem(path, 1, "(file)", "expected a mapping of fields at the top level",
+                                codes.SCHEMA))
         return None
     try:
         return model.model_validate(data)
@@ -104,7 +78,7 @@ def _validate(model: type[BaseModel], data: Any, path: str, problems: list[Probl
                 msg = "unknown field (check its spelling against `formula schema`)"
             elif err["type"] == "missing":
                 msg = "required field is missing"
-            problems.append(Problem(path, line_of(data, data_loc), _field_name(data_loc), msg))
+            problems.append(Problem(path, line_of(data, data_loc), _field_name(data_loc), msg, codes.SCHEMA))
         return None
 
 
@@ -132,11 +106,11 @@ def _read(reg: Registry, path: Path) -> Any | None:
     try:
         data = load_file(path)
     except YamlError as e:
-        reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem))
+        reg.problems.append(Problem(reg.rel(path), e.line, "(file)", e.problem, codes.YAML))
         return None
     if data is None:  # empty or only comments: never let an entry vanish silently
         reg.problems.append(Problem(reg.rel(path), 1, "(file)", "the file is empty or holds only comments: "
-                                    "restore its content (e.g. from git) or remove the file"))
+                                    "restore its content (e.g. from git) or remove the file", codes.YAML))
     return data
 
 
@@ -145,20 +119,24 @@ def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, A
     rel, line = reg.rel(path), line_of(data, ("slug",))
     if slug in taken:
         first = reg.paths.get(slug) or reg.paths.get("guideline:" + slug)
-        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {reg.rel(first)})"))
+        where = reg.rel(first) if first else "another file"
+        reg.problems.append(Problem(rel, line, "slug", f"duplicate {what}slug {slug!r} (also in {where})",
+                                    codes.SLUG))
         return False
     if path.stem != slug:
-        reg.problems.append(Problem(rel, line, "slug", f"slug {slug!r} must match the file name {path.stem!r}"))
+        reg.problems.append(Problem(rel, line, "slug", f"slug {slug!r} must match the file name {path.stem!r}",
+                                    codes.SLUG))
     return True
 
 
 def load(root: Path | str | None = None) -> Registry:
     """Read every file; never raises for bad content, records problems instead."""
-    root = Path(root) if root is not None else default_root()
+    root = resolve_root(root)
     reg = Registry(root=root)
     fdir, gdir = root / "formulas", root / "guidelines"
     if not fdir.is_dir():
-        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR"))
+        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR",
+                                    codes.ROOT))
         return reg
     for path in sorted(fdir.glob("*.yaml")):
         data = _read(reg, path)
@@ -173,7 +151,8 @@ def load(root: Path | str | None = None) -> Registry:
             reg.raw[calc.slug] = data
             reg.paths[calc.slug] = path
     if reg.units is None and not any(p.path.endswith(UNITS_FILE) for p in reg.problems):
-        reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data"))
+        reg.problems.append(Problem(reg.rel(fdir / UNITS_FILE), 0, "(file)", "missing: the shared unit data",
+                                    codes.UNITS_MISSING))
     for path in sorted(gdir.glob("*.yaml")) if gdir.is_dir() else []:
         data = _read(reg, path)
         if data is None:
@@ -188,8 +167,6 @@ def load(root: Path | str | None = None) -> Registry:
 
 @lru_cache(maxsize=4)
 def _cached(root: str) -> Registry:
-    from registry.validate import validate
-
     reg = load(root)
     validate(reg)
     return reg
@@ -197,7 +174,7 @@ def _cached(root: str) -> Registry:
 
 def get_registry(root: Path | str | None = None) -> Registry:
     """The validated registry, loaded once per process (the library and reports read this)."""
-    r = str(Path(root) if root is not None else default_root())
+    r = str(resolve_root(root))
     return _cached(r)
 
 

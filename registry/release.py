@@ -116,6 +116,8 @@ def _loaded(root: Path, doing: str) -> Registry:
     reg = load(root)
     if reg.problems:
         raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}")
+    if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
+        raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
     return reg
 
 
@@ -182,7 +184,8 @@ def _released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
     _restore_text(rt["versions"][_active_index(rt)], snap.get("text", ""))
     text = rt_dump(rt, original)
     back = _validated(text, path)
-    if ver.content_hash(ver.content(back, back.active, reg.units)) != recorded:
+    if ver.content_hash(ver.released_content(_view(reg, {**reg.calculators, calc.slug: back}), back,
+                                             back.active)) != recorded:
         raise ReleaseError(f"{calc.slug}: cannot put the file back to {calc.active.version} automatically; "
                            "undo the hand edits and use `formula fix --set ... --draft`, or release them now")
     return text
@@ -230,6 +233,11 @@ def _catalogue(reg: Registry, calcs: dict[str, Calculator]) -> dict[Path, str]:
     return {reg.formulas_dir / TEXTS_DIR / name: text for name, text in files.items()}
 
 
+def _view(reg: Registry, calcs: dict[str, Calculator]) -> Registry:
+    """The registry as it would stand with `calcs`: dependency hashes are computed afresh from them."""
+    return dataclasses.replace(reg, calculators=calcs, problems=[], hashes={})
+
+
 class _Plan:
     """The files one command will write, built in memory and committed at once."""
 
@@ -265,7 +273,7 @@ class _Plan:
         main["versions"].append(entry)
         text = rt_dump(main, original)
         new = _validated(text, path)
-        data = ver.content(new, new.active, reg.units)
+        data = ver.released_content(_view(reg, {**self.calcs, slug: new}), new, new.active)
         self.lock.setdefault(slug, {})[new.active.version] = ver.content_hash(data)
         self.changes[path] = text
         self.changes[ver.snapshot_path(reg.formulas_dir, slug, new.active.version)] = ver.snapshot_text(data)
@@ -277,7 +285,7 @@ class _Plan:
         """Lock and catalogue for what was promoted; refuse if another calculator's content moved with it."""
         if not self.promoted:
             return
-        after = dataclasses.replace(self.reg, calculators=self.calcs, problems=[])
+        after = _view(self.reg, self.calcs)
         moved = {s: why for s, why in _unreleased_with(after, self.lock).items() if s not in targets}
         if moved:
             raise ReleaseError("this release changes the content of calculators that depend on it: "
@@ -294,7 +302,7 @@ def _unreleased_with(reg: Registry, lock: dict[str, dict[str, str]]) -> dict[str
     for slug, c in reg.calculators.items():
         v = c.active
         recorded = lock.get(slug, {}).get(v.version)
-        if recorded is None or ver.content_hash(ver.content(c, v, reg.units)) != recorded:
+        if recorded is None or ver.content_hash(ver.released_content(reg, c, v)) != recorded:
             out[slug] = "content differs from its lock entry"
     return out
 
@@ -386,7 +394,8 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             rt["versions"].append(entry)
             text = rt_dump(rt)
             proposed = _validated(text, path)
-            new_data = ver.content(proposed, proposed.versions[-1], reg.units)
+            new_data = ver.released_content(_view(reg, {**plan.calcs, slug: proposed}), proposed,
+                                            proposed.versions[-1])
             old_hash = plan.lock[slug][old.version]
             if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")

@@ -62,7 +62,7 @@ class InputKind(str, Enum):
     quantity = "quantity"  # [value, "unit"], converted to the canonical unit
     measurement = "measurement"  # [value, "unit"] read in its canonical unit (unit ignored by the benchmark)
     number = "number"  # a bare number
-    count = "count"  # a bare whole number
+    count = "count"  # type: ignore[assignment]  # a bare whole number; the kind's name shadows str.count on purpose
     boolean = "boolean"
     choice = "choice"
     date = "date"  # "MM/DD/YYYY"
@@ -521,6 +521,15 @@ class RoundingRule(Strict):
 class AgeRule(Strict):
     months_per_year: int
     weeks_per_year: int
+    days_per_week: int
+
+
+class LengthRule(Strict):
+    """How heights are turned into inches: the foot, and the benchmark's rounded inches per metre."""
+
+    inches_per_foot: float
+    inches_per_metre: float = Field(description="the benchmark's rounded factor; the published variant "
+                                    "converts exactly with 1 / height.in")
 
 
 class TemperatureRule(Strict):
@@ -542,3 +551,4 @@ class UnitsFile(Strict):
     analytes: dict[str, Analyte]
     weight: dict[str, float] = Field(description="weight units in kilograms")
     height: dict[str, float] = Field(description="length units in metres")
+    length: LengthRule

@@ -296,4 +296,5 @@ def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, ou
     files = catalogue_files(calcs, units)
     for name, text in files.items():
         atomic_write(out_dir / name, text)
-    return json.loads(files[INDEX_FILE])
+    index: dict[str, Any] = json.loads(files[INDEX_FILE])
+    return index

@@ -8,10 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from registry.loader import Registry, load
+from registry import codes
+from registry.cliutil import add_root, load_registry, require_writable
+from registry.loader import Registry
 from registry.report import render_table
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
-from registry.validate import validate
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -20,30 +21,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     tsub.required = True
     r = tsub.add_parser("render", help="write the catalogue: one file per calculator plus index.json",
                         description="Render every calculator's active text into formulas/texts/ (or --out DIR).")
-    r.add_argument("--root", type=Path, default=None, help="registry root (default: this project's)")
+    add_root(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/formulas/texts)")
     r.set_defaults(handler=cmd_render)
     c = tsub.add_parser("changed", help="which calculators' texts changed since a git ref or an index file",
                         description="Compare the texts rendered from the registry now with the catalogue index "
                         "at REF: a git ref (commit, tag, branch) or the path of an index.json.")
     c.add_argument("--since", required=True, metavar="REF")
-    c.add_argument("--root", type=Path, default=None)
+    add_root(c)
     c.add_argument("--format", choices=["table", "json"], default="table")
     c.set_defaults(handler=cmd_changed)
 
 
-def _registry(root: Path | None) -> Registry | None:
-    from registry.integrity import CATALOGUE_FIELD
-
-    reg = load(root)
-    validate(reg)
-    schema = [p for p in reg.problems if "REGISTRY.lock" not in p.problem and "changed without" not in p.problem
-              and p.field != CATALOGUE_FIELD]
-    if schema:
-        for p in schema:
-            print(p, file=sys.stderr)
-        return None
-    return reg
+def _registry(root: Path | None) -> Registry:
+    return load_registry(root, tolerate=codes.UNRELEASED)  # an unreleased edit is what these commands are for
 
 
 def cmd_render(args: argparse.Namespace) -> int:
@@ -56,13 +47,13 @@ def cmd_render(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         print(f"error: --out {args.out} is a file; give a folder (it is created if missing)", file=sys.stderr)
         return 1
+    if args.out is None:
+        require_writable(args.root)
     base = args.root if args.root is not None else default_root()
     try:
         with registry_lock(base / "formulas"):
             recover(base)
             reg = _registry(base)
-            if reg is None:
-                return 1
             dirty = unreleased(reg)
             if dirty:
                 print("error: unreleased edits would enter the catalogue under a released version: "
@@ -129,8 +120,6 @@ def changes(old: dict[str, Any], reg: Registry) -> list[dict[str, Any]]:
 
 def cmd_changed(args: argparse.Namespace) -> int:
     reg = _registry(args.root)
-    if reg is None:
-        return 1
     old = _old_index(args.since, reg.root)
     if old is None:
         return 1

@@ -1,25 +1,37 @@
 """Cross-file rules of the registry, beyond what each file's schema checks."""
 from __future__ import annotations
 
-from registry.loader import Problem, Registry
-from registry.schema import VersionStatus, semver_key
-from registry.versions import content, content_hash, read_lock, read_snapshot
+from typing import Any
+
+from registry import codes
+from registry.model import Problem, Registry
+from registry.schema import Calculator, VersionStatus, semver_key
+from registry.versions import (
+    LOCK_FORMAT,
+    active_hash,
+    content_hash,
+    lock_format,
+    read_lock,
+    read_snapshot,
+    released_content,
+)
 from registry.yamlio import YamlError, line_of
 
 
 def validate(reg: Registry) -> list[Problem]:
     """Run every rule; problems are appended to `reg.problems` and returned."""
-    rules = (_unique_ids, _references, _cycles, _versions, _inputs, _texts, _lock)
+    rules = (_unique_ids, _references, _cycles, _versions, _inputs, _texts, _lock, _catalogue)
     for rule in rules:
         rule(reg)
     from registry.integrity import check  # journal, catalogue, benchmark ids, drafts
 
     check(reg)
+    reg.validated = True
     return reg.problems
 
 
-def _at(reg: Registry, slug: str, loc: tuple, fld: str, problem: str) -> Problem:
-    p = Problem(reg.rel(reg.paths[slug]), line_of(reg.raw[slug], loc), fld, problem)
+def _at(reg: Registry, slug: str, loc: tuple, fld: str, problem: str, code: str) -> Problem:
+    p = Problem(reg.rel(reg.paths[slug]), line_of(reg.raw[slug], loc), fld, problem, code)
     reg.problems.append(p)
     return p
 
@@ -30,7 +42,8 @@ def _unique_ids(reg: Registry) -> None:
         if c.medcalc_id is None:
             continue
         if c.medcalc_id in seen:
-            _at(reg, slug, ("medcalc_id",), "medcalc_id", f"duplicate benchmark id {c.medcalc_id} (also {seen[c.medcalc_id]})")
+            _at(reg, slug, ("medcalc_id",), "medcalc_id",
+                f"duplicate benchmark id {c.medcalc_id} (also {seen[c.medcalc_id]})", codes.ID_DUPLICATE)
         else:
             seen[c.medcalc_id] = slug
 
@@ -41,24 +54,24 @@ def _references(reg: Registry) -> None:
         for i, ref in enumerate(c.provenance):
             if ref.guideline not in g:
                 _at(reg, slug, ("provenance", i, "guideline"), f"provenance[{i}].guideline",
-                    f"unknown guideline {ref.guideline!r}: add guidelines/{ref.guideline}.yaml or fix the slug")
+                    f"unknown guideline {ref.guideline!r}: add guidelines/{ref.guideline}.yaml or fix the slug", codes.REFERENCE)
         for i, gs in enumerate(c.literature_audit.guidelines):
             if gs not in g:
                 _at(reg, slug, ("literature_audit", "guidelines", i), f"literature_audit.guidelines[{i}]",
-                    f"unknown guideline {gs!r}")
+                    f"unknown guideline {gs!r}", codes.REFERENCE)
         for i, r in enumerate(c.replacements):
             if r.successor is not None and r.successor not in calcs:
                 _at(reg, slug, ("replacements", i, "successor"), f"replacements[{i}].successor",
-                    f"unknown successor calculator {r.successor!r}")
+                    f"unknown successor calculator {r.successor!r}", codes.REFERENCE)
             if r.successor == slug:
                 _at(reg, slug, ("replacements", i, "successor"), f"replacements[{i}].successor",
-                    "a calculator cannot succeed itself")
+                    "a calculator cannot succeed itself", codes.REFERENCE)
             if r.guideline is not None and r.guideline not in g:
                 _at(reg, slug, ("replacements", i, "guideline"), f"replacements[{i}].guideline",
-                    f"unknown guideline {r.guideline!r}")
+                    f"unknown guideline {r.guideline!r}", codes.REFERENCE)
         for i, d in enumerate(c.depends_on):
             if d not in calcs:
-                _at(reg, slug, ("depends_on", i), f"depends_on[{i}]", f"unknown calculator {d!r}")
+                _at(reg, slug, ("depends_on", i), f"depends_on[{i}]", f"unknown calculator {d!r}", codes.REFERENCE)
 
 
 def _cycles(reg: Registry) -> None:
@@ -73,7 +86,7 @@ def _cycles(reg: Registry) -> None:
             if state.get(d) == 1:
                 cycle = path[path.index(d):] + [d] if d in path else [s, d]
                 idx = calcs[s].depends_on.index(d)
-                _at(reg, s, ("depends_on", idx), f"depends_on[{idx}]", "dependency cycle: " + " -> ".join(cycle))
+                _at(reg, s, ("depends_on", idx), f"depends_on[{idx}]", "dependency cycle: " + " -> ".join(cycle), codes.CYCLE)
             elif d not in state:
                 visit(d, path + [d])
         state[s] = 2
@@ -88,19 +101,19 @@ def _versions(reg: Registry) -> None:
         active = [i for i, v in enumerate(c.versions) if v.status == VersionStatus.active]
         if len(active) != 1:
             where = ("versions", active[1], "status") if len(active) > 1 else ("versions",)
-            _at(reg, slug, where, "versions", f"exactly one version must be active, found {len(active)}")
+            _at(reg, slug, where, "versions", f"exactly one version must be active, found {len(active)}", codes.VERSIONS)
         for i in range(1, len(c.versions)):
             prev, cur = c.versions[i - 1], c.versions[i]
             if semver_key(cur.version) <= semver_key(prev.version):
                 _at(reg, slug, ("versions", i, "version"), f"versions[{i}].version",
-                    f"versions must ascend, newest last: {cur.version} follows {prev.version}")
+                    f"versions must ascend, newest last: {cur.version} follows {prev.version}", codes.VERSIONS)
             if cur.effective < prev.effective:
                 _at(reg, slug, ("versions", i, "effective"), f"versions[{i}].effective",
-                    f"effective date {cur.effective} is before the previous version's {prev.effective}")
+                    f"effective date {cur.effective} is before the previous version's {prev.effective}", codes.VERSIONS)
         for i, v in enumerate(c.versions):
             if v.next_review and v.last_review and v.next_review < v.last_review:
                 _at(reg, slug, ("versions", i, "next_review"), f"versions[{i}].next_review",
-                    "next review is before the last review")
+                    "next review is before the last review", codes.VERSIONS)
 
 
 def _inputs(reg: Registry) -> None:
@@ -109,11 +122,11 @@ def _inputs(reg: Registry) -> None:
         seen: set[str] = set()
         for i, inp in enumerate(c.inputs):
             if inp.name in seen:
-                _at(reg, slug, ("inputs", i, "name"), f"inputs[{i}].name", f"duplicate input {inp.name!r}")
+                _at(reg, slug, ("inputs", i, "name"), f"inputs[{i}].name", f"duplicate input {inp.name!r}", codes.INPUT)
             seen.add(inp.name)
             if inp.analyte and units is not None and inp.analyte not in units.analytes:
                 _at(reg, slug, ("inputs", i, "analyte"), f"inputs[{i}].analyte",
-                    f"unknown analyte {inp.analyte!r}: add it to formulas/units.yaml")
+                    f"unknown analyte {inp.analyte!r}: add it to formulas/units.yaml", codes.INPUT)
 
 
 def _texts(reg: Registry) -> None:
@@ -127,52 +140,125 @@ def _texts(reg: Registry) -> None:
         try:
             render(c, calcs=reg.calculators, units=reg.units)
         except TextError as e:
-            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1])
+            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1], codes.TEXT)
         try:
             render_expression(c, calcs=reg.calculators, units=reg.units)
         except TextError as e:
-            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1])
+            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
 
 
 def _lock(reg: Registry) -> None:
+    """Every released version matches its lock hash: its live content (active) and its snapshot (all)."""
+    lock_rel = reg.rel(reg.lock_path)
     try:
         lock = read_lock(reg.lock_path)
+        fmt = lock_format(reg.lock_path)
     except (ValueError, OSError) as e:
-        reg.problems.append(Problem(reg.rel(reg.lock_path), 1, "(file)", f"unreadable lock file: {e}"))
+        reg.problems.append(Problem(lock_rel, 1, "(file)", f"unreadable lock file: {e}", codes.LOCK_UNREADABLE))
+        return
+    if fmt != LOCK_FORMAT:
+        reg.problems.append(Problem(lock_rel, 1, "format", f"lock format {fmt} hashes versions without their "
+                                    f"dependencies; this tool writes format {LOCK_FORMAT}: run `formula lock --rehash`",
+                                    codes.LOCK_FORMAT))
         return
     for slug, c in reg.calculators.items():
         recorded = lock.get(slug, {})
         for i, v in enumerate(c.versions):
-            loc = ("versions", i, "version")
-            fld = f"versions[{i}]"
+            if v.status not in (VersionStatus.active, VersionStatus.superseded):
+                continue
+            loc, fld = ("versions", i, "version"), f"versions[{i}]"
+            if v.version not in recorded:
+                hint = ": run `formula lock`" if v.status == VersionStatus.active else ""
+                _at(reg, slug, loc, fld, f"{v.status.value} version {v.version} is not in REGISTRY.lock{hint}",
+                    codes.LOCK_MISSING)
+                continue
+            snap = _snapshot(reg, slug, v.version, recorded[v.version], loc, fld)
             if v.status == VersionStatus.active:
-                if v.version not in recorded:
-                    _at(reg, slug, loc, fld, f"active version {v.version} is not in REGISTRY.lock: run `formula lock`")
-                    continue
-                if content_hash(content(c, v, reg.units)) != recorded[v.version]:
-                    _at(reg, slug, loc, fld,
-                        f"released version {v.version} changed without a new version: "
-                        f"run `formula release {slug} --reason ...` (or undo the edit)")
-            elif v.status == VersionStatus.superseded:
-                if v.version not in recorded:
-                    _at(reg, slug, loc, fld, f"superseded version {v.version} is not in REGISTRY.lock")
-                    continue
-                try:
-                    snap = read_snapshot(reg.formulas_dir, slug, v.version)
-                except YamlError as e:
-                    _at(reg, slug, loc, fld, f"unreadable snapshot: {e}")
-                    continue
-                if snap is None:
-                    _at(reg, slug, loc, fld, f"snapshot formulas/history/{slug}/{v.version}.yaml is missing")
-                elif content_hash(snap) != recorded[v.version]:
-                    _at(reg, slug, loc, fld, f"snapshot of released version {v.version} was edited")
-                elif snap.get("text") != v.text:
-                    _at(reg, slug, ("versions", i, "text"), f"versions[{i}].text",
-                        f"text of released version {v.version} changed without a new version")
+                _live(reg, c, v.version, recorded[v.version], snap, loc, fld)
+            elif snap is not None and snap.get("text") != v.text:
+                _at(reg, slug, ("versions", i, "text"), f"versions[{i}].text",
+                    f"text of released version {v.version} changed without a new version", codes.LOCK_TEXT)
     on_disk = {p.stem for p in reg.formulas_dir.glob("*.yaml")}  # a file that failed to load is reported already
     for slug in sorted(set(lock) - on_disk):
-        reg.problems.append(Problem(reg.rel(reg.lock_path), 1, "calculators",
-                                    f"lock names {slug!r}, which has no file: slugs are never removed; retire it instead"))
+        reg.problems.append(Problem(lock_rel, 1, "calculators", f"lock names {slug!r}, which has no file: slugs are "
+                                    "never removed; retire it instead", codes.LOCK_ORPHAN))
+
+
+def _snapshot(reg: Registry, slug: str, version: str, recorded: str, loc: tuple, fld: str) -> dict[str, Any] | None:
+    """The snapshot of a released version, or None (reported) when it is missing, unreadable or tampered with."""
+    rel = f"formulas/history/{slug}/{version}.yaml"
+    try:
+        snap = read_snapshot(reg.formulas_dir, slug, version)
+    except YamlError as e:
+        _at(reg, slug, loc, fld, f"snapshot {rel} is unreadable: {e}", codes.SNAPSHOT)
+        return None
+    if snap is None:
+        _at(reg, slug, loc, fld, f"snapshot {rel} is missing: restore it from version control", codes.SNAPSHOT)
+        return None
+    if content_hash(snap) != recorded:
+        _at(reg, slug, loc, fld, f"snapshot {rel} does not match its hash in REGISTRY.lock (edited by hand?): "
+            "restore it from version control", codes.SNAPSHOT)
+        return None
+    return snap
+
+
+def _live(reg: Registry, c: Calculator, version: str, recorded: str, snap: dict[str, Any] | None,
+          loc: tuple, fld: str) -> None:
+    """The active version's live content still hashes to its lock entry; if not, say whether a dependency moved."""
+    if active_hash(reg, c.slug) == recorded:
+        return
+    live = released_content(reg, c, c.active)
+    own = {k: v for k, v in live.items() if k != "dependencies"}
+    if snap is not None and own == {k: v for k, v in snap.items() if k != "dependencies"}:
+        before = snap.get("dependencies") or {}
+        moved = sorted(d for d, h in live["dependencies"].items() if before.get(d) != h)
+        _at(reg, c.slug, loc, fld,
+            f"released version {version} depends on {', '.join(moved) or 'a calculator'} whose content changed: "
+            f"release it too with `formula release {c.slug} --reason ...`", codes.LOCK_DEPENDENCY)
+        return
+    _at(reg, c.slug, loc, fld, f"released version {version} changed without a new version: "
+        f"run `formula release {c.slug} --reason ...` (or undo the edit)", codes.LOCK_CHANGED)
+
+
+def _catalogue(reg: Registry) -> None:
+    """The rendered catalogue in formulas/texts/ equals a fresh render: none missing, stale, truncated or extra."""
+    from registry.texts import TEXTS_DIR, TextError, catalogue_files
+
+    if any(p.code in codes.UNREADABLE for p in reg.problems):
+        return  # a render of a registry that does not load is no reference
+    out = reg.formulas_dir / TEXTS_DIR
+    fix = "run `formula texts render` and commit the result"
+    try:
+        fresh = catalogue_files(reg.calculators, reg.units)
+    except TextError:
+        return  # the broken text is reported by _texts
+    if not out.is_dir():
+        reg.problems.append(Problem(reg.rel(out), 0, "(catalogue)", f"the rendered catalogue is missing: {fix}",
+                                    codes.CATALOGUE))
+        return
+    for name, text in fresh.items():
+        path = out / name
+        if not path.is_file():
+            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", f"missing: {fix}", codes.CATALOGUE))
+            continue
+        have = path.read_text(encoding="utf-8", errors="replace")
+        if have != text:
+            line = _first_difference(have, text)
+            reg.problems.append(Problem(reg.rel(path), line, "(catalogue)",
+                                        f"differs from a fresh render of the registry (stale, truncated or edited): "
+                                        f"{fix}", codes.CATALOGUE))
+    for path in sorted(out.iterdir()):
+        if path.name not in fresh:
+            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", "no calculator renders this file: remove it, "
+                                        f"then {fix}", codes.CATALOGUE))
+
+
+def _first_difference(a: str, b: str) -> int:
+    la, lb = a.splitlines(), b.splitlines()
+    for n, (x, y) in enumerate(zip(la, lb), start=1):
+        if x != y:
+            return n
+    return min(len(la), len(lb)) + 1
 
 
 def summary(reg: Registry) -> str:

@@ -34,7 +34,7 @@ class YamlError(Exception):
         self.problem = problem
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]
+class _Loader(_Base):  # type: ignore[misc, valid-type]  # _Base is chosen at import time (C loader if built)
     pass
 
 
@@ -48,7 +48,7 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
         try:
             hash(key)
         except TypeError:
-            raise YamlError("", key_node.start_mark.line + 1, "a mapping key must be a plain value")
+            raise YamlError("", key_node.start_mark.line + 1, "a mapping key must be a plain value") from None
         if key in out:
             raise YamlError(
                 "",

@@ -14,8 +14,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from registry.loader import Registry
-from registry.schema import Calculator, Version
-from registry.versions import content, content_hash, lock_digest
+from registry.schema import Calculator, Version, VersionStatus
+from registry.versions import active_hash, content_hash, lock_digest, read_snapshot
 
 RECORD_FORMAT = 1
 Route = Literal["library", "program", "abstain"]
@@ -83,7 +83,12 @@ class AnswerRecord(BaseModel):
 def version_hash(reg: Registry, calc: Calculator, version: Version | None = None) -> str:
     """The content hash of one version (the active one by default), as the lock file records it."""
     v = version or calc.active
-    return content_hash(content(calc, v, reg.units))
+    if v.status == VersionStatus.active:
+        return active_hash(reg, calc.slug)
+    snap = read_snapshot(reg.formulas_dir, calc.slug, v.version)  # an older version is what its snapshot holds
+    if snap is None:
+        raise ValueError(f"{calc.slug} {v.version} has no snapshot in formulas/history/")
+    return content_hash(snap)
 
 
 def registry_digest(reg: Registry) -> str | None:
@@ -110,11 +115,11 @@ def library_record(reg: Registry, calculator: str | int, entities: dict[str, Any
         other = reg.calculators[dep]
         names = {i.name for i in other.inputs}
         sub = compute(dep, {k: v for k, v in entities.items() if k in names}, variant=variant, registry=reg)
-        subs.append(SubResult(calculator=dep, version=sub.version, content_hash=version_hash(reg, other),
+        subs.append(SubResult(calculator=dep, version=sub.version, content_hash=sub.content_hash,
                               value=_plain(sub.value), unit=sub.unit))
     return AnswerRecord(
         calculator=calc.slug, medcalc_id=calc.medcalc_id, version=res.version,
-        content_hash=version_hash(reg, calc), registry_lock_digest=registry_digest(reg), variant=variant,
+        content_hash=res.content_hash, registry_lock_digest=registry_digest(reg), variant=variant,
         route="library", value=_plain(res.value), unit=res.unit, entities=entities,
         inputs={k: InputUsed(given=r.given, value=_plain(r.value), unit=r.unit) for k, r in res.inputs.items()},
         constants={k: c.model_dump(mode="json").get("value") for k, c in calc.constants.items()},

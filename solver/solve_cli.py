@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
+from registry.cliutil import CommandError, add_root
+from registry.loader import get_registry
 from solver.library import VARIANTS, CalculatorError
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
@@ -27,6 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--route", choices=MODES, default="auto")
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
     p.add_argument("--format", choices=["table", "json"], default="table")
+    add_root(p)
     p.set_defaults(handler=run)
 
 
@@ -67,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
             except (OSError, UnicodeDecodeError) as e:
                 raise ValueError(f"cannot read --program {args.program}: {getattr(e, 'strerror', None) or e}") from None
         rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
-                    variant=args.variant, version=args.version, route=args.route, program=program)
+                    variant=args.variant, version=args.version, route=args.route, program=program,
+                    registry=get_registry(args.root))
     except (CalculatorError, VersionError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(str(e)) from None
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
     else:

@@ -37,6 +37,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
 import _strptime  # noqa: F401,E402
 import unicodedata  # noqa: F401,E402
+from types import CodeType, ModuleType
+from typing import Any, Callable, NoReturn
 
 try:  # Python 3.12+
     import _pylong  # noqa: F401
@@ -431,7 +433,7 @@ def child_main(
             _exit_with(fd, json.dumps({"kind": "rejected", "detail": trim(reason)}).encode())
         del prepared
         os.write(fd, CHECKED_MARK)
-        result = execute(code, fd, policy)  # type: ignore[arg-type]
+        result = execute(code, fd, policy)  # type: ignore[arg-type]  # compile_checked is typed `object`; it returns a code object
         _exit_with(fd, json.dumps(result, allow_nan=False).encode())
     except MemoryError:
         _exit_with(fd, _MEMORY_MSG)

@@ -9,6 +9,7 @@ from solver.library.errors import (
     CalculatorError,
     MissingInput,
     OutOfRange,
+    RegistryInvalid,
     UnknownCalculator,
     UnknownInput,
     UnknownUnit,
@@ -25,5 +26,6 @@ def compute_many(calculator, frame, *, variant="benchmark", columns=None, **kw):
 
 __all__ = [
     "FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "compute", "compute_many", "resolve", "round_number",
-    "BadValue", "CalculatorError", "MissingInput", "OutOfRange", "UnknownCalculator", "UnknownInput", "UnknownUnit",
+    "BadValue", "CalculatorError", "MissingInput", "OutOfRange", "RegistryInvalid", "UnknownCalculator", "UnknownInput",
+    "UnknownUnit",
 ]

@@ -166,9 +166,6 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
     calc = resolve(calculator, reg)
-    from solver.library.core import _load_functions
-
-    _load_functions()
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
     values: list[Any] = [None] * n

@@ -1,324 +1,43 @@
 """The library's engine: reads a gold-variable block against a calculator's registry entry.
 
-A calculator function receives a `Context` and returns the raw result. The context gives it
-typed, unit-converted inputs (refusing anything it cannot read with a named error), the
-calculator's constants and tables from the registry, and the results of the calculators it
-depends on. `compute` wraps it: checks the keys, applies output rounding, records provenance.
+`compute` finds the calculator's function (`solver.library.functions`), checks the keys, runs
+the function on a `Context` (`solver.library.context`), applies output rounding and records
+provenance in the `Result` (`solver.library.result`).
 """
 from __future__ import annotations
 
 import datetime as dt
 import math
-from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
 from registry.plausibility import implausible
-from registry.schema import Calculator, InputKind, OutputKind, Table
+from registry.schema import Calculator, InputKind, OutputKind, UnitsFile
+from registry.validate import validate
+from registry.versions import active_hash
+from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
+from solver.library.context import Context
 from solver.library.errors import (
     BadValue,
     CalculatorError,
     MissingInput,
     OutOfRange,
+    RegistryInvalid,
     UnknownCalculator,
     UnknownInput,
-    UnknownUnit,
 )
-from solver.library.units import ConversionError, Converter, round_number
+from solver.library.functions import FUNCTIONS, calculator
+from solver.library.result import InputRecord, Result, Value
+from solver.library.units import round_number
+
+# the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
+__all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
+           "get_registry", "resolve"]
 
 Variant = Literal["benchmark", "published"]
 VARIANTS: tuple[str, ...] = ("benchmark", "published")
-Value = float | int | dt.date | tuple[int, int]
-
-FUNCTIONS: dict[str, Callable[["Context"], Any]] = {}
-
-
-def calculator(slug: str) -> Callable[[Callable[["Context"], Any]], Callable[["Context"], Any]]:
-    """Register the function that computes calculator `slug`."""
-
-    def deco(fn: Callable[["Context"], Any]) -> Callable[["Context"], Any]:
-        if slug in FUNCTIONS:
-            raise RuntimeError(f"two functions registered for {slug}")
-        FUNCTIONS[slug] = fn
-        return fn
-
-    return deco
-
-
-@dataclass(frozen=True)
-class InputRecord:
-    given: Any
-    value: Any
-    unit: str | None
-
-
-@dataclass(frozen=True)
-class Result:
-    value: Value
-    unit: str | None
-    calculator: str
-    version: str
-    variant: str
-    inputs: dict[str, InputRecord] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)  # broken plausibility rules (benchmark variant)
-
-    def to_json(self) -> dict[str, Any]:
-        v: Any = self.value
-        if isinstance(v, dt.date):
-            v = v.isoformat()
-        elif isinstance(v, tuple):
-            v = list(v)
-        out = {"value": v, "unit": self.unit, "calculator": self.calculator, "version": self.version,
-               "variant": self.variant}
-        if self.warnings:
-            out["warnings"] = list(self.warnings)
-        return out
-
-
-class Context:
-    """What a calculator function may read. Every accessor records the input it used."""
-
-    def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry):
-        self.calc = calc
-        self.slug = calc.slug
-        self.entities = entities
-        self.variant = variant
-        self.benchmark = variant == "benchmark"
-        self.reg = reg
-        assert reg.units is not None
-        self.conv = Converter(reg.units, exact=not self.benchmark)
-        self.record: dict[str, InputRecord] = {}
-
-    # ------------------------------------------------------------------ registry data
-    def const(self, name: str) -> Any:
-        try:
-            return self.calc.constants[name].value
-        except KeyError:
-            raise KeyError(f"{self.slug}: constant {name!r} is not in the registry entry") from None
-
-    def table(self, name: str) -> Table:
-        try:
-            return self.calc.tables[name]
-        except KeyError:
-            raise KeyError(f"{self.slug}: table {name!r} is not in the registry entry") from None
-
-    def band(self, name: str, x: float) -> float | int:
-        t = self.table(name)
-        try:
-            return t.band(x)
-        except LookupError:
-            raise OutOfRange(self.slug, t.variable, f"{x!r} falls in no band of table {name!r}") from None
-
-    def lookup(self, name: str, key: str) -> float | int:
-        t = self.table(name)
-        mapping = t.lookup if t.lookup is not None else t.points
-        assert mapping is not None
-        if key in mapping:
-            return mapping[key]
-        if t.default is not None:
-            return t.default
-        raise BadValue(self.slug, t.variable or name, f"{key!r} is not one of: {', '.join(map(repr, mapping))}")
-
-    def r(self, x: float) -> float:
-        """Round an intermediate step as the benchmark does (identity in the published variant)."""
-        return round_number(x, self.reg.units.rounding) if self.benchmark else x  # type: ignore[union-attr]
-
-    # ------------------------------------------------------------------ raw access
-    def spec(self, name: str):
-        try:
-            return self.calc.input(name)
-        except KeyError:
-            raise KeyError(f"{self.slug}: input {name!r} is not declared in the registry entry") from None
-
-    def has(self, name: str) -> bool:
-        return name in self.entities
-
-    def raw(self, name: str) -> Any:
-        spec = self.spec(name)
-        if name not in self.entities:
-            if spec.required:
-                raise MissingInput(self.slug, name, "required input is missing")
-            return spec.default
-        return self.entities[name]
-
-    def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
-        """Record an input as given and as used (for a calculator that reads a special form itself)."""
-        self.record[name] = InputRecord(given, value, unit)
-        return value
-
-    def check_range(self, name: str, value: float, unit: str | None) -> float:
-        """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
-        spec = self.spec(name)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
-        if spec.range is not None:
-            lo, hi = spec.range
-            if not lo <= value <= hi:
-                u = f" {unit}" if unit else ""
-                raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
-        return value
-
-    def _pair(self, name: str) -> tuple[float, str]:
-        given = self.raw(name)
-        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
-            raise BadValue(self.slug, name, f"expected [value, 'unit'], got {given!r}")
-        v = given[0]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
-            raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
-        return v, given[1]
-
-    # ------------------------------------------------------------------ typed accessors
-    def quantity(self, name: str) -> float:
-        """A [value, unit] concentration converted to the input's canonical unit."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        self._accept(name, unit)
-        mm = spec.molar_mass
-        val = None
-        if spec.analyte:
-            a = self.reg.units.analytes[spec.analyte]  # type: ignore[union-attr]
-            mm = mm if mm is not None else a.molar_mass
-            val = a.valence
-        try:
-            out = self.conv.concentration(v, unit, spec.unit, mm, val)  # type: ignore[arg-type]
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, spec.unit)
-        return self.note(name, [v, unit], out, spec.unit)
-
-    def measurement(self, name: str) -> float:
-        """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        self._accept(name, unit)
-        self.check_range(name, v, spec.unit)
-        return self.note(name, [v, unit], v, spec.unit)
-
-    def _accept(self, name: str, unit: str) -> None:
-        spec = self.spec(name)
-        if spec.accepted_units and unit not in spec.accepted_units:
-            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
-
-    def number(self, name: str) -> float:
-        given = self.raw(name)
-        if isinstance(given, bool) or not isinstance(given, (int, float)):
-            raise BadValue(self.slug, name, f"expected a bare number, got {given!r}")
-        self.check_range(name, given, self.spec(name).unit)
-        return self.note(name, given, given, self.spec(name).unit)
-
-    def flag(self, name: str) -> bool:
-        """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        given = self.raw(name)
-        if given is None:
-            given = False
-        if given is True or (isinstance(given, str) and given == "True"):
-            out = True
-        elif given is False or (isinstance(given, str) and given == "False"):
-            out = False
-        else:
-            raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
-        return self.note(name, given, out, None)
-
-    def choice(self, name: str) -> str | None:
-        spec = self.spec(name)
-        given = self.raw(name)
-        if given is None and not spec.required:
-            return self.note(name, None, None, None)
-        if not isinstance(given, str) or given not in spec.options:
-            raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
-        return self.note(name, given, given, None)
-
-    def date(self, name: str) -> dt.date:
-        given = self.raw(name)
-        try:
-            m, d, y = (int(p) for p in str(given).split("/"))
-            out = dt.date(y, m, d)
-        except (ValueError, TypeError):
-            raise BadValue(self.slug, name, f"expected a date as 'MM/DD/YYYY', got {given!r}") from None
-        return self.note(name, given, out, None)
-
-    def age(self, name: str = "age") -> float:
-        given = self.raw(name)
-        if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
-            isinstance(x, (int, float)) for x in given[0::2]
-        ):
-            raise BadValue(self.slug, name, f"expected an age such as [54, 'years'], got {given!r}")
-        try:
-            out = self.conv.age_years(list(given))
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, "years")
-        return self.note(name, given, out, "years")
-
-    def weight(self, name: str = "weight") -> float:
-        v, unit = self._pair(name)
-        try:
-            out = self.conv.weight_kg(v, unit)
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
-                              "we refuse to guess)") from None
-        self.check_range(name, out, "kg")
-        return self.note(name, [v, unit], out, "kg")
-
-    def height(self, name: str = "height", unit: str = "m") -> float:
-        given = self.raw(name)
-        if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
-            given[0], (int, float)
-        ):
-            raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
-        try:
-            out = self.conv.height(list(given), unit)
-        except (ConversionError, TypeError) as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        spec = self.spec(name)
-        if spec.range is not None:  # ranges of heights are written in metres
-            metres = out if unit == "m" else out / 100 if unit == "cm" else out * 0.0254
-            self.check_range(name, metres, "m")
-        return self.note(name, given, out, unit)
-
-    def temperature(self, name: str) -> float:
-        v, unit = self._pair(name)
-        try:
-            out = self.conv.temperature_c(v, unit)
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, "°C")
-        return self.note(name, [v, unit], out, "°C")
-
-    def count_per_litre(self, name: str) -> float:
-        v, unit = self._pair(name)
-        try:
-            out = self.conv.count_per_litre(v, unit)
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        spec = self.spec(name)
-        if spec.range is not None:  # ranges of counts are written per litre
-            self.check_range(name, out, "/L")
-        return self.note(name, [v, unit], out, "/L")
-
-    # ------------------------------------------------------------------ dependencies
-    def sub(self, slug: str) -> float:
-        """The result of a calculator this one depends on, from the same entities and variant."""
-        if slug not in self.calc.depends_on:
-            raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
-        other = self.reg.calculators[slug]
-        names = {i.name for i in other.inputs}
-        ents = {k: v for k, v in self.entities.items() if k in names}
-        try:
-            res = _compute(other, ents, self.variant, self.reg)
-        except CalculatorError as e:  # report it under the calculator the user asked for
-            raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
-        for k, rec in res.inputs.items():
-            self.record.setdefault(k, rec)
-        return res.value  # type: ignore[return-value]
-
 
 # ---------------------------------------------------------------------- entry points
-
-
-def _load_functions() -> None:
-    if not FUNCTIONS:
-        from solver.library import calculators  # noqa: F401  (registers every calculator)
 
 
 def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
@@ -336,14 +55,26 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
+    _require_valid(reg, calculator)
     calc = resolve(calculator, reg)
     if not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
     return _compute(calc, entities, variant, reg)
 
 
+def _require_valid(reg: Registry, ref: str | int) -> None:
+    """Refuse a registry that fails validation: its result could not honestly name a released version."""
+    if not reg.validated:
+        validate(reg)
+    if reg.problems:
+        first = reg.problems[0]
+        more = f" (and {len(reg.problems) - 1} more)" if len(reg.problems) > 1 else ""
+        raise RegistryInvalid(str(ref), None, f"the registry at {reg.root} fails validation, so a result could not "
+                              f"name the content it was computed from: {first}{more}. Run `formula validate`; an "
+                              "intended edit becomes a version with `formula release SLUG --reason ...`")
+
+
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
-    _load_functions()
     fn = FUNCTIONS.get(calc.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
@@ -356,7 +87,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         for i in calc.inputs:
             if i.required and i.name not in entities:
                 raise MissingInput(calc.slug, i.name, "required input is missing")
-    ctx = Context(calc, entities, variant, reg)
+    ctx = Context(calc, entities, variant, reg, _compute)
     try:
         raw = fn(ctx)
     except CalculatorError:
@@ -365,14 +96,15 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, reg)
+    value = _finish(calc, raw, ctx.units)
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
-    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, dict(ctx.record), warnings)
+    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
+                  dict(ctx.record), warnings)
 
 
-def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:
+def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
@@ -386,5 +118,5 @@ def _finish(calc: Calculator, raw: Any, reg: Registry) -> Value:
     if rounding == "integer":
         return int(round(raw))
     if rounding == "round_number":
-        return round_number(raw, reg.units.rounding)  # type: ignore[union-attr]
+        return round_number(raw, units.rounding)
     return raw

@@ -35,3 +35,7 @@ class OutOfRange(CalculatorError):
 
 class BadValue(CalculatorError):
     """A value of the wrong type, an unknown option, or an unreadable date."""
+
+
+class RegistryInvalid(CalculatorError):
+    """The registry fails validation, so no result could name the content it was computed from."""

@@ -74,67 +74,69 @@ class Converter:
         fs, ft = self._family(src), self._family(tgt)
         if fs == ft and fs != "eq":
             return self._same(value, src, tgt)
-        if (fs == "g" or ft == "g") and molar_mass is None:
+        if fs == ft:
+            return value  # mEq -> mEq
+        mm, val = molar_mass or 0.0, valence or 0  # each is checked below before the branch that needs it
+        if "g" in (fs, ft) and molar_mass is None:
             raise ConversionError(f"no molar mass is known for converting {src} to {tgt}")
-        if (fs == "eq" or ft == "eq") and valence is None:
+        if "eq" in (fs, ft) and valence is None:
             raise ConversionError(f"no valence is known for converting {src} to {tgt}")
         if fs == "mol" and ft == "g":
-            grams = self.r(self._same(value, src, "mol") * molar_mass)
+            grams = self.r(self._same(value, src, "mol") * mm)
             return self._same(grams, "g", tgt)
         if fs == "g" and ft == "mol":
-            mol = self.r(self._same(value, src, "g") / molar_mass)
+            mol = self.r(self._same(value, src, "g") / mm)
             return self._same(mol, "mol", tgt)
         if fs == "mol" and ft == "eq":
-            return self.r(self._same(value, src, "mmol") * valence)
+            return self.r(self._same(value, src, "mmol") * val)
         if fs == "eq" and ft == "mol":
-            return self._same(self.r(value / valence), "mmol", tgt)
+            return self._same(self.r(value / val), "mmol", tgt)
         if fs == "eq" and ft == "g":
-            mol = self._same(self.r(value / valence), "mmol", "mol")
-            return self._same(self.r(mol * molar_mass), "g", tgt)
+            mol = self._same(self.r(value / val), "mmol", "mol")
+            return self._same(self.r(mol * mm), "g", tgt)
         if fs == "g" and ft == "eq":
-            mmol = self._same(self.r(self._same(value, src, "g") / molar_mass), "mol", "mmol")
-            return self.r(mmol * valence)
-        return value  # mEq -> mEq
+            mmol = self._same(self.r(self._same(value, src, "g") / mm), "mol", "mmol")
+            return self.r(mmol * val)
+        raise ConversionError(f"cannot convert {src} to {tgt}")
 
     # ------------------------------------------------------------------ body measures
     def weight_kg(self, value: float, unit: str) -> float:
         table = self.units.weight
         if unit not in table:
             raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
-        if unit == "kg":
-            return value
-        if unit == "g":
-            return self.r(value / 1000)
         return self.r(value * table[unit])
 
     def height(self, parts: list, target: str) -> float:
-        """Height in m, cm or in from [v, unit] or [ft, 'ft', in, 'in'], the benchmark's factors."""
+        """Height in m, cm or in from [v, unit] or [ft, 'ft', in, 'in'], with the registry's factors."""
         if len(parts) == 4:
             if parts[1] != "ft" or parts[3] != "in":
                 raise ConversionError("a four-part height must be [feet, 'ft', inches, 'in']")
-            inches = parts[0] * 12 + parts[2]
-            if target == "m":
-                return self.r(inches * 0.0254)
-            if target == "cm":
-                return self.r(inches * 2.54)
-            return self.r(inches)
+            parts = [parts[0] * self.units.length.inches_per_foot + parts[2], "in"]
         if len(parts) != 2:
             raise ConversionError("a height is [value, unit] or [feet, 'ft', inches, 'in']")
         v, unit = parts
-        factors = {  # (to m, to cm, to in): the reference's own factors, each product rounded
-            "m": (1, 100, 39.3701),
-            "cm": (0.01, 1, 0.393701),
-            "in": (0.0254, 2.54, 1),
-            "ft": (0.3048, 30.48, 12),
-        }
-        if unit not in factors:
-            raise ConversionError(f"unknown height unit {unit!r}; accepted: m, cm, in, ft, or [ft, 'ft', in, 'in']")
-        idx = {"m": 0, "cm": 1, "in": 2}[target]
+        if unit not in self.units.height:
+            raise ConversionError(f"unknown height unit {unit!r}; accepted: {', '.join(self.units.height)}, "
+                                  "or [ft, 'ft', in, 'in']")
         if unit == target:
             return v
-        if unit == "cm" and target == "m":
-            return self.r(v / 100)
-        return self.r(v * factors[unit][idx])
+        return self.r(v * self.height_factor(unit, target))
+
+    def height_factor(self, src: str, target: str) -> float:
+        """One `src` in `target` units (m, cm or in). The benchmark turns metres into inches with its own
+        rounded factor (`length.inches_per_metre`); the published variant converts exactly."""
+        h, length = self.units.height, self.units.length
+        if target == "m":
+            return h[src]
+        if target == "cm":
+            return h[src] / h["cm"]
+        if target != "in":
+            raise ConversionError(f"unknown target height unit {target!r}")
+        if src == "ft":
+            return length.inches_per_foot
+        if src == "in":
+            return 1
+        return h[src] / h["in"] if self.exact else h[src] * length.inches_per_metre
 
     def temperature_c(self, value: float, unit: str) -> float:
         if unit in ("degrees celsius", "°C"):
@@ -163,7 +165,7 @@ class Converter:
             if unit == "weeks":
                 return n // per.weeks_per_year if not self.exact else n / per.weeks_per_year
             if unit == "days":
-                return 0 if not self.exact else n / (per.weeks_per_year * 7)
+                return 0 if not self.exact else n / (per.weeks_per_year * per.days_per_week)
         raise ConversionError(f"unknown age unit in {parts!r}; accepted: years, months, weeks, days")
 
     def count_per_litre(self, value: float, unit: str) -> float:

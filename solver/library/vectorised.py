@@ -28,7 +28,8 @@ import pandas as pd
 
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind
-from solver.library.core import Context, _finish
+from solver.library.context import Context
+from solver.library.core import _finish
 from solver.library.errors import CalculatorError
 from solver.library.units import round_number
 
@@ -242,7 +243,7 @@ def finish(cols: Columns, raw: np.ndarray) -> np.ndarray:
 
     def fin(x: float) -> float:
         try:
-            return _finish(calc, x, reg)
+            return _finish(calc, x, reg.units)
         except CalculatorError:
             return np.nan
 

@@ -2,14 +2,12 @@
 from __future__ import annotations
 
 from solver.library import FUNCTIONS
-from solver.library.core import _load_functions
 from solver.records import AnswerRecord, library_record
 from solver.router import ROUTES, Request
 from solver.router._common import skeleton
 
 
 def has_function(slug: str) -> bool:
-    _load_functions()
     return slug in FUNCTIONS
 
 

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.data import REFERENCE_CASES, DatasetError, read_cases
 from audit.deviations import fidelity
 from cli.main import main
 from registry.loader import get_registry
+from solver.data import REFERENCE_CASES, DatasetError, read_cases
 
 ROWS = fidelity(get_registry(), read_cases(REFERENCE_CASES))
 

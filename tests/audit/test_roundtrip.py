@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from solver.data import REFERENCE_CASES, read_cases
 from cli.main import main
 from registry.loader import PROJECT_ROOT, load
+from registry.versions import bump
+from solver.data import REFERENCE_CASES, read_cases
 from solver.library import compute
 from solver.scoring import is_correct
 
@@ -48,15 +49,20 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
     root = str(tmp_path)
     index = str(PROJECT_ROOT / "formulas" / "texts" / "index.json")
+    calc = load(root).calculators[SLUG]
+    v0 = calc.active.version
+    v1, original = bump(v0, "minor"), calc.constants["correction_per_mg_dl_glucose"].value
+    v2 = bump(v1, "minor")
+    history_before = [(v.version, "superseded") for v in calc.versions[:-1]]
 
     code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.016",
                          "--reason", "Katz 1973 factor", "--root", root)
     assert code == 0, err
-    assert "released 1.1.0 (was 1.0.0)" in out
+    assert f"released {v1} (was {v0})" in out
     assert run(capsys, "validate", "--root", root)[0] == 0
     # the catalogue was rendered again: the new text states the new constant
     index_now = json.loads((tmp_path / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
-    assert {e["slug"]: e["version"] for e in index_now["texts"]}[SLUG] == "1.1.0"
+    assert {e["slug"]: e["version"] for e in index_now["texts"]}[SLUG] == v1
     assert "0.016" in (tmp_path / "formulas" / "texts" / f"{SLUG}.md").read_text(encoding="utf-8")
 
     # the completeness audit fails for this calculator only (its executable check)
@@ -70,22 +76,22 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     code, out, _ = run(capsys, "texts", "changed", "--since", index, "--root", root, "--format", "json")
     changed = json.loads(out)
     assert [c["slug"] for c in changed] == [SLUG]
-    assert changed[0]["old_version"] == "1.0.0" and changed[0]["new_version"] == "1.1.0"
+    assert changed[0]["old_version"] == v0 and changed[0]["new_version"] == v1
     assert changed[0]["old_sha256"] != changed[0]["new_sha256"]
 
     # revert by a new version: everything green again
-    code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.024",
+    code, out, err = run(capsys, "fix", SLUG, "--set", f"correction_per_mg_dl_glucose={original}",
                          "--reason", "revert to Hillier 1999", "--root", root)
     assert code == 0, err
-    assert "released 1.2.0 (was 1.1.0)" in out
+    assert f"released {v2} (was {v1})" in out
     assert run(capsys, "validate", "--root", root)[0] == 0
     assert run(capsys, "audit", "completeness", "--root", root)[0] == 0
     assert failing_calculators(tmp_path) == set()
     code, out, _ = run(capsys, "texts", "changed", "--since", index, "--root", root, "--format", "json")
     assert json.loads(out) == []
     hist = json.loads(run(capsys, "history", SLUG, "--root", root, "--format", "json")[1])
-    assert [(h["version"], h["status"]) for h in hist] == [("1.0.0", "superseded"), ("1.1.0", "superseded"),
-                                                           ("1.2.0", "active")]
+    assert [(h["version"], h["status"]) for h in hist] == history_before + [(v0, "superseded"), (v1, "superseded"),
+                                                                            (v2, "active")]
 
 
 def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

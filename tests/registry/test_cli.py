@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from registry import versions as ver
 from registry.loader import PROJECT_ROOT, load
 
 
@@ -78,7 +79,8 @@ def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MDRD GFR Equation" in out and "replaced_by_guideline" in out and "ckd-epi-2021" in out
     code, out, _ = run(capsys, "show", "2")
     assert "female_factor = 0.85" in out
-    assert "Supplied text (version 1.0.0)" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
+    active = load(PROJECT_ROOT).get("2").active.version
+    assert f"Supplied text (version {active})" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
     code, _, err = run(capsys, "show", "no-such")
     assert code == 1 and "unknown calculator 'no-such'" in err
 
@@ -92,6 +94,8 @@ def test_schema_is_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     slug = "ideal-body-weight"
+    old = load(root).calculators[slug].active.version
+    new = ver.bump(old, "minor")
     path = root / "formulas" / f"{slug}.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("value: 2.3", "value: 2.5"), encoding="utf-8")
@@ -99,13 +103,19 @@ def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[
     assert code == 1 and "changed without a new version" in out
     code, out, err = run(capsys, "release", slug, "--reason", "test a new slope", "--root", str(root))
     assert code == 0, err
-    assert "released 1.1.0 (was 1.0.0)" in out
+    assert f"released {new} (was {old})" in out
+    # its dependants name it until they are released too (their answers move with it)
+    code, out, _ = run(capsys, "validate", "--root", str(root))
+    assert code == 1 and out.count("[R-LOCK-DEPENDENCY]") == 2, out
+    for dependant in ("adjusted-body-weight", "creatinine-clearance-cockcroft-gault"):
+        assert run(capsys, "release", dependant, "--reason", f"ideal body weight {new}", "--root", str(root),
+                   "--date", "2026-12-01")[0] == 0
     assert run(capsys, "validate", "--root", str(root))[0] == 0
     code, out, _ = run(capsys, "history", slug, "--root", str(root), "--format", "json")
     hist = json.loads(out)
-    assert [(h["version"], h["status"]) for h in hist] == [("1.0.0", "superseded"), ("1.1.0", "active")]
-    assert hist[1]["changelog"] == "test a new slope"
-    code, out, _ = run(capsys, "diff", slug, "1.0.0", "1.1.0", "--root", str(root))
+    assert [(h["version"], h["status"]) for h in hist[-2:]] == [(old, "superseded"), (new, "active")]
+    assert hist[-1]["changelog"] == "test a new slope"
+    code, out, _ = run(capsys, "diff", slug, old, new, "--root", str(root))
     assert code == 0
     assert "constant kg_per_inch_over_base: 2.3 -> 2.5" in out
     # releasing again with no edit is refused
@@ -116,10 +126,12 @@ def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[
 def test_superseded_snapshot_is_immutable(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     slug = "ideal-body-weight"
     assert run(capsys, "fix", slug, "--set", "kg_per_inch_over_base=2.5", "--reason", "r", "--root", str(root))[0] == 0
-    snap = root / "formulas" / "history" / slug / "1.0.0.yaml"
+    first = load(root).calculators[slug].versions[0].version  # superseded now
+    snap = root / "formulas" / "history" / slug / f"{first}.yaml"
     snap.write_text(snap.read_text(encoding="utf-8").replace("value: 2.3", "value: 2.2"), encoding="utf-8")
     code, out, _ = run(capsys, "validate", "--root", str(root))
-    assert code == 1 and "snapshot of released version 1.0.0 was edited" in out
+    assert code == 1 and f"snapshot formulas/history/{slug}/{first}.yaml does not match its hash" in out
+    assert "[R-SNAPSHOT]" in out
 
 
 def test_fix_refuses_unknown_constant(root: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -396,7 +396,7 @@ def test_missing_solve_at_runtime_is_raised() -> None:
 
 # --- no program and fenced extraction -----------------------------------------------------------
 
-@pytest.mark.parametrize("reply", ["", "   \n\t", "```python\n```", "```json\n{\"a\": 1}\n```"], ids=["empty", "blank", "empty_block", "only_json_block"])
+@pytest.mark.parametrize("reply", ["", "   \n\t", "```python\n```", "```json\n{\"a\": 1}\n```"], ids=["empty", "blank", "empty_block", "only_json_block"])  # noqa: E501
 def test_no_program(reply: str) -> None:
     outcome = run_program(reply)
     assert outcome.kind == "no_program" and outcome.table8 == "no program"
@@ -679,7 +679,7 @@ def test_fresh_interpreter_mode_agrees_with_the_fork_server() -> None:
     from solver.executor.isolated import run_fresh
 
     sources = [
-        "from datetime import datetime, timedelta\ndef solve():\n    d = datetime.strptime('01/02/2020', '%m/%d/%Y')\n    return (d + timedelta(days=280)).date()\n",
+        "from datetime import datetime, timedelta\ndef solve():\n    d = datetime.strptime('01/02/2020', '%m/%d/%Y')\n    return (d + timedelta(days=280)).date()\n",  # noqa: E501
         "def solve():\n    return ().\uff3f\uff3fclass\uff3f\uff3f\n",
         "def solve():\n    while True: pass\n",
         "def solve():\n    return len('x' * 10 ** 10)\n",

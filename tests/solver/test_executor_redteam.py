@@ -607,7 +607,7 @@ CASES: list[Case] = [
     case("nested_lists", "def solve():\n    return " + "[" * 3000 + "]" * 3000, REJECTED),
     case("attribute_chain", "def solve():\n    return x" + ".real" * 3000, REJECTED),
     case("null_bytes", "def solve():\n    return 1\x00\x00\n", REJECTED),
-    case("nested_ifs", "def solve():\n" + "".join("    " * (i + 1) + "if True:\n" for i in range(99)) + "    " * 100 + "return 1\n", REJECTED),
+    case("nested_ifs", "def solve():\n" + "".join("    " * (i + 1) + "if True:\n" for i in range(99)) + "    " * 100 + "return 1\n", REJECTED),  # noqa: E501
     # --- return-value abuse ----------------------------------------------------------------------
     case("return_bool", "def solve():\n    return True\n", {"bad_kind"}),
     case("return_nan", "def solve():\n    return float('nan')\n", {"bad_kind"}),

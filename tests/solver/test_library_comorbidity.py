@@ -2,12 +2,11 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from solver.library import BadValue, MissingInput, OutOfRange, UnknownInput, UnknownUnit, compute
 from tests.solver.helpers import raises_calc_error as _raises
-
-
 
 # ---------------------------------------------------------------------------------------- Charlson
 

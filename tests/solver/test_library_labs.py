@@ -327,7 +327,19 @@ def test_weight_in_lb_is_refused_not_read_as_kg():
 
 
 def test_sodium_correction_constant_lives_in_the_registry():
-    from solver.library.core import get_registry
+    """The answer follows the registry's constant (whatever value a maintainer releases), not a number in code."""
+    import dataclasses
 
-    c = get_registry().calculators["sodium-correction-hyperglycemia"].constants["correction_per_mg_dl_glucose"]
-    assert c.value == 0.024
+    from registry.loader import get_registry
+
+    slug, name = "sodium-correction-hyperglycemia", "correction_per_mg_dl_glucose"
+    reg = get_registry()
+    calc = reg.calculators[slug]
+    k = calc.constants[name]
+    doubled = calc.model_copy(update={"constants": {**calc.constants, name: k.model_copy(update={"value": 2 * k.value})}})
+    other = dataclasses.replace(reg, calculators={**reg.calculators, slug: doubled}, hashes={})
+    measured = GOOD[slug]["Sodium"][0]
+    base = compute(slug, GOOD[slug], variant="published", registry=reg).value
+    moved = compute(slug, GOOD[slug], variant="published", registry=other).value
+    assert base > measured  # hyperglycaemia: the correction adds to the measured sodium
+    assert moved - measured == pytest.approx(2 * (base - measured), abs=1e-4)

@@ -220,7 +220,7 @@ def test_bad_inputs(variant):
     _raises(OutOfRange, "has-bled", "Number of Alcoholic Drinks Per Week",
             {"age": [50, "years"], "Number of Alcoholic Drinks Per Week": -1}, variant)
     _raises(UnknownUnit, "perc-rule", "O₂ saturation percentage",
-            {"age": [50, "years"], "Heart Rate or Pulse": [80, "beats per minute"], "O₂ saturation percentage": [0.97, "fraction"]}, variant)
+            {"age": [50, "years"], "Heart Rate or Pulse": [80, "beats per minute"], "O₂ saturation percentage": [0.97, "fraction"]}, variant)  # noqa: E501
     _raises(OutOfRange, "perc-rule", "O₂ saturation percentage",
             {"age": [50, "years"], "Heart Rate or Pulse": [80, "beats per minute"], "O₂ saturation percentage": [197, "%"]}, variant)
 

@@ -1,6 +1,24 @@
-"""One module per calculator family; importing this package registers every function."""
-import importlib
-import pkgutil
+"""One module per calculator family; importing this package registers every function.
 
-for _mod in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    importlib.import_module(f"{__name__}.{_mod}")
+Each module imports `solver.library.functions` (the `@calculator` decorator) and
+`solver.library.context` (`Context`), never the engine, so the engine imports this package
+without an import cycle. A new family module is added to the list below.
+"""
+from solver.library.calculators import (  # noqa: F401  (imported for their @calculator registrations)
+    acid_base,
+    body_weight,
+    comorbidity,
+    dates,
+    dosing,
+    icu,
+    labs,
+    liver,
+    physical,
+    qtc,
+    renal,
+    risk_models,
+    scores_cardio,
+    scores_infection,
+    scores_neuro_liver,
+    successors,
+)

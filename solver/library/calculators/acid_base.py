@@ -3,8 +3,9 @@ albumin-corrected forms). Every member reads the anion gap through `ctx.sub`, so
 serves the whole family."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 
 def _read_own_inputs(ctx: Context) -> None:

@@ -1,7 +1,8 @@
 """Body size: BMI, ideal body weight (Devine), adjusted body weight."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 
 @calculator("body-mass-index")

@@ -1,7 +1,8 @@
 """Comorbidity and thrombosis-risk point scores: Charlson Comorbidity Index, Caprini (2005)."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 from solver.library.errors import BadValue
 
 # ---------------------------------------------------------------------------------------- Charlson
@@ -14,7 +15,7 @@ _CCI_CHOICES = (
 
 
 @calculator("charlson-comorbidity-index")
-def charlson_comorbidity_index(ctx: Context) -> int:
+def charlson_comorbidity_index(ctx: Context) -> float:
     score = ctx.band("age_points", ctx.age())
     for item in ctx.table("condition_points").points or {}:
         if ctx.flag(item):
@@ -36,7 +37,7 @@ _VTE_HISTORY = ("Previously documented Deep Vein Thrombosis", "Previously Docume
 
 
 @calculator("caprini-2005")
-def caprini_2005(ctx: Context) -> int:
+def caprini_2005(ctx: Context) -> float:
     ctx.choice("sex")  # required by the benchmark, never scored
     score = ctx.band("age_points" if ctx.benchmark else "published_age_points", ctx.age())
     for name, table in (("Surgery Type", "surgery_points"), ("Mobility", "mobility_points")):

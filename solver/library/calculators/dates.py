@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import BadValue, OutOfRange
+from solver.library.functions import calculator
 
 
 def _whole_days(ctx: Context, name: str) -> int:

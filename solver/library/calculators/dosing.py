@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import BadValue, MissingInput, UnknownUnit
+from solver.library.functions import calculator
 from solver.library.units import ConversionError
 
 

@@ -1,8 +1,9 @@
 """Intensive care severity scores: APACHE II and SOFA."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import MissingInput
+from solver.library.functions import calculator
 
 
 def _mean_arterial_pressure(ctx: Context) -> float:
@@ -58,7 +59,7 @@ def _apache_chronic_health(ctx: Context) -> float:
 
 
 @calculator("apache-ii")
-def apache_ii(ctx: Context) -> int:
+def apache_ii(ctx: Context) -> float:
     age = ctx.age()
     score = ctx.band("age_points" if ctx.benchmark else "published_age_points", age)
     score += _apache_chronic_health(ctx)
@@ -109,7 +110,7 @@ def _sofa_cardiovascular(ctx: Context) -> float:
 
 
 def _sofa_renal(ctx: Context) -> float:
-    pts = 0
+    pts: float = 0
     if ctx.has("creatinine"):
         pts = ctx.band("creatinine_points" if ctx.benchmark else "published_creatinine_points",
                        ctx.quantity("creatinine"))
@@ -119,7 +120,7 @@ def _sofa_renal(ctx: Context) -> float:
 
 
 @calculator("sofa")
-def sofa(ctx: Context) -> int:
+def sofa(ctx: Context) -> float:
     ratio = ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent")))
     supported = ctx.flag("On mechanical ventilation") or ctx.flag("Continuous positive airway pressure")
     table = "pf_points_supported" if supported else "pf_points_unsupported"

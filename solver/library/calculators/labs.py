@@ -6,8 +6,9 @@ Every coefficient and threshold is read from the calculator's registry entry thr
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 
 def _adult_age(ctx: Context, equation: str) -> float:

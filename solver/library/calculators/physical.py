@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import math
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 
 @calculator("mean-arterial-pressure")

@@ -5,7 +5,8 @@ The benchmark derives the RR interval (s) from the heart rate as 60 / HR and rou
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 
 def _rr(ctx: Context) -> tuple[float, float]:

@@ -1,7 +1,8 @@
 """Kidney function: Cockcroft-Gault creatinine clearance."""
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 
 @calculator("creatinine-clearance-cockcroft-gault")

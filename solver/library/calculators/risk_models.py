@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import math
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import MissingInput, OutOfRange
+from solver.library.functions import calculator
 
 # ---------------------------------------------------------------------------------------- PSI
 
@@ -27,7 +28,7 @@ def _psi_pao2(ctx: Context) -> bool:
 
 
 @calculator("pneumonia-severity-index")
-def pneumonia_severity_index(ctx: Context) -> int:
+def pneumonia_severity_index(ctx: Context) -> float:
     pts = lambda item: ctx.lookup("item_points", item)  # noqa: E731
     score = ctx.age()
     if ctx.choice("sex") == "Female":
@@ -77,7 +78,7 @@ def _gbs_urea_points(ctx: Context) -> float:
 
 
 @calculator("glasgow-blatchford")
-def glasgow_blatchford(ctx: Context) -> int:
+def glasgow_blatchford(ctx: Context) -> float:
     pts = lambda item: ctx.lookup("item_points", item)  # noqa: E731
     score = _gbs_urea_points(ctx)
     male = ctx.choice("sex") == "Male"

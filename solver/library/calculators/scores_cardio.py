@@ -6,7 +6,8 @@ decide which criteria are met and add their points.
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 
 
 def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:

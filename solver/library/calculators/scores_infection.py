@@ -4,8 +4,9 @@ Every weight, threshold and band lives in the calculator's registry entry.
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 
 def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:
@@ -34,8 +35,8 @@ def curb_65(ctx: Context) -> float:
     else:
         # Lim 2003: serum urea > 7 mmol/L; one mmol of urea carries the nitrogen weighed as BUN.
         spec = ctx.spec(bun_name)
-        molar_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
-        urea = ctx.conv.concentration(bun, spec.unit, "mmol/L", molar_mass, None)
+        molar_mass = ctx.analyte(bun_name).molar_mass
+        urea = ctx.conv.concentration(bun, spec.unit or "", "mmol/L", molar_mass, None)
         urea_met = urea > ctx.const("published_urea_threshold")
     met = {
         "Confusion": ctx.flag("Confusion"),

@@ -4,8 +4,9 @@ Every weight and band lives in the calculator's registry entry.
 """
 from __future__ import annotations
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
 from solver.library.errors import BadValue
+from solver.library.functions import calculator
 
 
 @calculator("glasgow-coma-scale")
@@ -15,7 +16,7 @@ def glasgow_coma_scale(ctx: Context) -> float:
         ("Best verbal response", "verbal_points"),
         ("Best motor response", "motor_points"),
     )
-    total = 0
+    total: float = 0
     for name, table in parts:
         response = ctx.choice(name)
         if not ctx.benchmark and response == ctx.const("not_testable"):
@@ -35,11 +36,11 @@ def child_pugh(ctx: Context) -> float:
         # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
         # linear in the molar mass, so rescaling gives the same number as converting afresh.
         unit = ctx.raw("Bilirubin")[1]
-        if unit.split("/")[0] in ctx.reg.units.amount:  # type: ignore[union-attr]
-            spec = ctx.spec("Bilirubin")
-            true_mass = ctx.reg.units.analytes[spec.analyte].molar_mass  # type: ignore[index,union-attr]
-            bilirubin = bilirubin * true_mass / spec.molar_mass
-            ctx.note("Bilirubin", ctx.raw("Bilirubin"), bilirubin, spec.unit)  # record the value actually used
+        if unit.split("/")[0] in ctx.units.amount:
+            benchmark_mass, true_mass = ctx.spec("Bilirubin").molar_mass, ctx.analyte("Bilirubin").molar_mass
+            assert benchmark_mass is not None and true_mass is not None  # both are in the registry (validated data)
+            bilirubin = bilirubin * true_mass / benchmark_mass
+            ctx.note("Bilirubin", ctx.raw("Bilirubin"), bilirubin, ctx.spec("Bilirubin").unit)  # the value used
     albumin = ctx.quantity("Albumin")  # g/dL
     return (
         ctx.band("inr_points", inr)

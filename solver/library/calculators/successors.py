@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import math
 
-from solver.library.core import Context, calculator
+from solver.library.context import Context
+from solver.library.functions import calculator
 from solver.library.errors import OutOfRange
 
 _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_total_cholesterol", "ln_hdl",

@@ -1,0 +1,54 @@
+"""What every `formula` sub-command shares: the `--root` option, loading the registry, the error style.
+
+Errors: a tool error prints `error: ...` on stderr and exits 1 (raise `CommandError`; the command
+root in `cli.main` prints it); a usage error is argparse's (exit 2). Validation problems print one
+a line, `path:line: field: problem [CODE]`, before the error line.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from registry.loader import ROOT_ENV, is_embedded, load, resolve_root
+from registry.model import Registry
+from registry.validate import validate
+
+ROOT_HELP = (f"registry root, the folder holding formulas/ and guidelines/ (default: ${ROOT_ENV}, else the "
+             "source checkout this runs from, else the copy installed with the package)")
+
+
+class CommandError(Exception):
+    """A tool error: the command root prints `error: <message>` on stderr and exits 1."""
+
+
+def add_root(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", type=Path, default=None, help=ROOT_HELP)
+
+
+def load_registry(root: Path | None, *, tolerate: Iterable[str] = ()) -> Registry:
+    """Load and validate; refuse (printing each problem) unless every problem's code is in `tolerate`."""
+    reg = load(root)
+    validate(reg)
+    allowed = frozenset(tolerate)
+    bad = [p for p in reg.problems if p.code not in allowed]
+    if bad:
+        for p in bad:
+            print(p, file=sys.stderr)
+        raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: fix them first "
+                           "(`formula validate` lists them)")
+    return reg
+
+
+def require_writable(root: Path | None) -> None:
+    """Refuse to write into the read-only copy of the registry installed with the package."""
+    if is_embedded(root):
+        raise CommandError(f"the registry at {resolve_root(root)} is the read-only copy installed with the package; "
+                           f"maintainers edit a checkout of the registry: pass --root DIR (or set {ROOT_ENV})")
+
+
+def fail(message: str) -> int:
+    """Print a tool error in the house style and return exit status 1."""
+    print(f"error: {message}", file=sys.stderr)
+    return 1

@@ -1,0 +1,287 @@
+"""What a calculator function may read: typed, unit-converted inputs and its registry entry.
+
+A calculator function receives a `Context` and returns the raw result. The context gives it
+typed, unit-converted inputs (refusing anything it cannot read with a named error), the
+calculator's constants and tables from the registry, and the results of the calculators it
+depends on (computed through the engine's callback, so this module never imports the engine).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any, Callable
+
+from registry.loader import Registry
+from registry.schema import Analyte, Calculator, Table, UnitsFile
+from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
+from solver.library.result import InputRecord, Result
+from solver.library.units import ConversionError, Converter, round_number
+
+# computes a dependency: (calculator, entities, variant, registry) -> Result
+SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
+
+
+class Context:
+    """What a calculator function may read. Every accessor records the input it used."""
+
+    def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
+                 sub_compute: SubCompute):
+        self.calc = calc
+        self.slug = calc.slug
+        self.entities = entities
+        self.variant = variant
+        self.benchmark = variant == "benchmark"
+        self.reg = reg
+        if reg.units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+            raise ValueError("the registry has no unit data (formulas/units.yaml)")
+        self.units: UnitsFile = reg.units
+        self.conv = Converter(self.units, exact=not self.benchmark)
+        self.record: dict[str, InputRecord] = {}
+        self._sub_compute = sub_compute
+
+    # ------------------------------------------------------------------ registry data
+    def const(self, name: str) -> Any:
+        try:
+            return self.calc.constants[name].value
+        except KeyError:
+            raise KeyError(f"{self.slug}: constant {name!r} is not in the registry entry") from None
+
+    def table(self, name: str) -> Table:
+        try:
+            return self.calc.tables[name]
+        except KeyError:
+            raise KeyError(f"{self.slug}: table {name!r} is not in the registry entry") from None
+
+    def band(self, name: str, x: float) -> float | int:
+        t = self.table(name)
+        try:
+            return t.band(x)
+        except LookupError:
+            raise OutOfRange(self.slug, t.variable, f"{x!r} falls in no band of table {name!r}") from None
+
+    def analyte(self, name: str) -> Analyte:
+        """The shared unit data (formulas/units.yaml) of the analyte an input names."""
+        spec = self.spec(name)
+        if spec.analyte is None:
+            raise KeyError(f"{self.slug}: input {name!r} names no analyte in the registry entry")
+        return self.units.analytes[spec.analyte]
+
+    def lookup(self, name: str, key: str | None) -> float | int:
+        t = self.table(name)
+        mapping = t.lookup if t.lookup is not None else t.points
+        assert mapping is not None
+        if key in mapping:
+            return mapping[key]
+        if t.default is not None:
+            return t.default
+        raise BadValue(self.slug, t.variable or name, f"{key!r} is not one of: {', '.join(map(repr, mapping))}")
+
+    def r(self, x: float) -> float:
+        """Round an intermediate step as the benchmark does (identity in the published variant)."""
+        return round_number(x, self.units.rounding) if self.benchmark else x
+
+    # ------------------------------------------------------------------ raw access
+    def spec(self, name: str):
+        try:
+            return self.calc.input(name)
+        except KeyError:
+            raise KeyError(f"{self.slug}: input {name!r} is not declared in the registry entry") from None
+
+    def has(self, name: str) -> bool:
+        return name in self.entities
+
+    def raw(self, name: str) -> Any:
+        spec = self.spec(name)
+        if name not in self.entities:
+            if spec.required:
+                raise MissingInput(self.slug, name, "required input is missing")
+            return spec.default
+        return self.entities[name]
+
+    def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+        """Record an input as given and as used (for a calculator that reads a special form itself)."""
+        self.record[name] = InputRecord(given, value, unit)
+        return value
+
+    def check_range(self, name: str, value: float, unit: str | None) -> float:
+        """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
+        spec = self.spec(name)
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+            raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
+        if spec.range is not None:
+            lo, hi = spec.range
+            if not lo <= value <= hi:
+                u = f" {unit}" if unit else ""
+                raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
+        return value
+
+    def _pair(self, name: str) -> tuple[float, str]:
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [value, 'unit'], got {given!r}")
+        v = given[0]
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
+        return v, given[1]
+
+    # ------------------------------------------------------------------ typed accessors
+    def quantity(self, name: str) -> float:
+        """A [value, unit] concentration converted to the input's canonical unit."""
+        spec = self.spec(name)
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        mm = spec.molar_mass
+        val = None
+        if spec.analyte:
+            a = self.units.analytes[spec.analyte]
+            mm = mm if mm is not None else a.molar_mass
+            val = a.valence
+        try:
+            out = self.conv.concentration(v, unit, spec.unit or "", mm, val)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self.check_range(name, out, spec.unit)
+        return self.note(name, [v, unit], out, spec.unit)
+
+    def measurement(self, name: str) -> float:
+        """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
+        spec = self.spec(name)
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        self.check_range(name, v, spec.unit)
+        return self.note(name, [v, unit], v, spec.unit)
+
+    def _accept(self, name: str, unit: str) -> None:
+        spec = self.spec(name)
+        if spec.accepted_units and unit not in spec.accepted_units:
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+
+    def _accept_parts(self, name: str, units: list[Any]) -> None:
+        """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""
+        accepted = self.spec(name).accepted_units
+        if not accepted or "+".join(map(str, units)) in accepted:
+            return
+        for unit in units:
+            if unit not in accepted:
+                raise UnknownUnit(self.slug, name, f"unit {unit!r} is not accepted for this input; accepted: "
+                                  f"{', '.join(accepted)}")
+
+    def number(self, name: str) -> float:
+        given = self.raw(name)
+        if isinstance(given, bool) or not isinstance(given, (int, float)):
+            raise BadValue(self.slug, name, f"expected a bare number, got {given!r}")
+        self.check_range(name, given, self.spec(name).unit)
+        return self.note(name, given, given, self.spec(name).unit)
+
+    def flag(self, name: str) -> bool:
+        """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
+        given = self.raw(name)
+        if given is None:
+            given = False
+        if given is True or (isinstance(given, str) and given == "True"):
+            out = True
+        elif given is False or (isinstance(given, str) and given == "False"):
+            out = False
+        else:
+            raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
+        return self.note(name, given, out, None)
+
+    def choice(self, name: str) -> str | None:
+        spec = self.spec(name)
+        given = self.raw(name)
+        if given is None and not spec.required:
+            return self.note(name, None, None, None)
+        if not isinstance(given, str) or given not in spec.options:
+            raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
+        return self.note(name, given, given, None)
+
+    def date(self, name: str) -> dt.date:
+        given = self.raw(name)
+        try:
+            m, d, y = (int(p) for p in str(given).split("/"))
+            out = dt.date(y, m, d)
+        except (ValueError, TypeError):
+            raise BadValue(self.slug, name, f"expected a date as 'MM/DD/YYYY', got {given!r}") from None
+        return self.note(name, given, out, None)
+
+    def age(self, name: str = "age") -> float:
+        given = self.raw(name)
+        if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
+            isinstance(x, (int, float)) for x in given[0::2]
+        ):
+            raise BadValue(self.slug, name, f"expected an age such as [54, 'years'], got {given!r}")
+        self._accept_parts(name, list(given[1::2]))
+        try:
+            out = self.conv.age_years(list(given))
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self.check_range(name, out, "years")
+        return self.note(name, given, out, "years")
+
+    def weight(self, name: str = "weight") -> float:
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        try:
+            out = self.conv.weight_kg(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
+                              "we refuse to guess)") from None
+        self.check_range(name, out, "kg")
+        return self.note(name, [v, unit], out, "kg")
+
+    def height(self, name: str = "height", unit: str = "m") -> float:
+        given = self.raw(name)
+        if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
+            given[0], (int, float)
+        ):
+            raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
+        self._accept_parts(name, list(given[1::2]))
+        try:
+            out = self.conv.height(list(given), unit)
+        except (ConversionError, TypeError) as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        spec = self.spec(name)
+        if spec.range is not None:  # ranges of heights are written in metres
+            metres = out * self.units.height[unit]
+            self.check_range(name, metres, "m")
+        return self.note(name, given, out, unit)
+
+    def temperature(self, name: str) -> float:
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        try:
+            out = self.conv.temperature_c(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        self.check_range(name, out, "°C")
+        return self.note(name, [v, unit], out, "°C")
+
+    def count_per_litre(self, name: str) -> float:
+        v, unit = self._pair(name)
+        self._accept(name, unit)
+        try:
+            out = self.conv.count_per_litre(v, unit)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+        spec = self.spec(name)
+        if spec.range is not None:  # ranges of counts are written per litre
+            self.check_range(name, out, "/L")
+        return self.note(name, [v, unit], out, "/L")
+
+    # ------------------------------------------------------------------ dependencies
+    def sub(self, slug: str) -> float:
+        """The result of a calculator this one depends on, from the same entities and variant."""
+        if slug not in self.calc.depends_on:
+            raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
+        other = self.reg.calculators[slug]
+        names = {i.name for i in other.inputs}
+        ents = {k: v for k, v in self.entities.items() if k in names}
+        try:
+            res = self._sub_compute(other, ents, self.variant, self.reg)
+        except CalculatorError as e:  # report it under the calculator the user asked for
+            raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
+        for k, rec in res.inputs.items():
+            self.record.setdefault(k, rec)
+        if isinstance(res.value, (dt.date, tuple)):
+            raise KeyError(f"{self.slug}: {slug!r} gives a {type(res.value).__name__}, not a number to compute with")
+        return res.value

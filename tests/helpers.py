@@ -1,0 +1,30 @@
+"""Helpers shared by tests in every folder: a private copy of the registry, and running the command line."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cli.main import main
+from registry.loader import PROJECT_ROOT
+
+
+def copy_registry(dest: Path) -> Path:
+    """Copy the checkout's formulas/ and guidelines/ into `dest` (a registry root of its own)."""
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(PROJECT_ROOT / d, dest / d)
+    return dest
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """`formula ARGV...` in this process: (exit status, stdout, stderr)."""
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def edit(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{old!r} not in {path.name}"
+    path.write_text(text.replace(old, new, count), encoding="utf-8")

@@ -1,0 +1,140 @@
+"""Provenance holes, each reproduced and now failing closed: dependants, snapshots, the catalogue, the lock format."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from registry import versions as ver
+from registry.loader import PROJECT_ROOT, load
+from registry.validate import validate
+from solver.library import RegistryInvalid, compute
+from tests.helpers import edit, run
+from tests.solver.conftest import one_shot_rows
+
+CG = "creatinine-clearance-cockcroft-gault"
+IBW = "ideal-body-weight"
+# an overweight man (BMI 28.5): the benchmark's Cockcroft-Gault uses the adjusted body weight
+MAN = {"sex": "Male", "age": [60, "years"], "weight": [90, "kg"], "height": [70, "in"], "creatinine": [1.0, "mg/dL"]}
+
+
+def codes_of(root: Path) -> list[tuple[str, str]]:
+    reg = load(root)
+    validate(reg)
+    return [(p.path, p.code) for p in reg.problems]
+
+
+def test_a_dependency_change_makes_every_dependant_fail_until_released(
+        registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    root = str(registry_copy)
+    # Devine: IBW 50 kg + 2.3 kg/inch over 60 in = 73 kg; adjusted 73 + 0.4 (90 - 73) = 79.8 kg;
+    # Cockcroft-Gault (140 - 60) x 79.8 / (72 x 1.0) mL/min
+    before = compute(CG, MAN, registry=load(root))
+    released = load(root).calculators[CG].active.version
+    assert before.value == pytest.approx(80 * 79.8 / 72, abs=1e-5) and before.version == released
+    code, _, err = run(capsys, "fix", IBW, "--set", "male_base_weight=52", "--reason", "test", "--root", root,
+                       "--date", "2026-12-01")
+    assert code == 0, err
+    found = codes_of(registry_copy)
+    assert (f"formulas/{CG}.yaml", "R-LOCK-DEPENDENCY") in found, found
+    assert ("formulas/adjusted-body-weight.yaml", "R-LOCK-DEPENDENCY") in found, found
+    code, out, _ = run(capsys, "validate", "--root", root)
+    assert code == 1 and "depends on adjusted-body-weight, ideal-body-weight whose content changed" in out
+    # the library refuses rather than answer with the old version's name and the new numbers
+    with pytest.raises(RegistryInvalid, match="formula release"):
+        compute(CG, MAN, registry=load(root))
+    code, _, err = run(capsys, "solve", "--calculator", CG, "--entities", json.dumps(MAN), "--root", root)
+    assert code == 1 and err.startswith("error: ") and "fails validation" in err
+    for slug in ("adjusted-body-weight", CG):
+        assert run(capsys, "release", slug, "--reason", "new ideal body weight", "--root", root,
+                   "--date", "2026-12-01")[0] == 0
+    assert run(capsys, "validate", "--root", root)[0] == 0
+    after = compute(CG, MAN, registry=load(root))
+    # IBW 52 + 23 = 75 kg; adjusted 75 + 0.4 (90 - 75) = 81 kg
+    assert after.value == pytest.approx(80 * 81 / 72, abs=1e-5)
+    assert after.version == ver.bump(released, "minor") and after.content_hash != before.content_hash
+    assert after.content_hash == ver.read_lock(registry_copy / "formulas" / "REGISTRY.lock")[CG][after.version]
+
+
+def test_a_tampered_snapshot_is_an_error(registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    active = load(registry_copy).calculators[IBW].active.version
+    snap = registry_copy / "formulas" / "history" / IBW / f"{active}.yaml"  # the active version's snapshot
+    edit(snap, "value: 2.3", "value: 2.2")
+    assert codes_of(registry_copy) == [(f"formulas/{IBW}.yaml", "R-SNAPSHOT")]
+    code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
+    assert code == 1 and f"snapshot formulas/history/{IBW}/{active}.yaml does not match its hash" in out
+    snap.unlink()
+    code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
+    assert code == 1 and f"snapshot formulas/history/{IBW}/{active}.yaml is missing" in out
+
+
+@pytest.mark.parametrize("damage", ["truncate", "stale", "delete", "extra", "index"])
+def test_the_rendered_catalogue_must_match_a_fresh_render(registry_copy: Path, damage: str,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    texts = registry_copy / "formulas" / "texts"
+    target = texts / "body-mass-index.md"
+    if damage == "truncate":
+        target.write_text(target.read_text(encoding="utf-8")[:40], encoding="utf-8")
+    elif damage == "stale":
+        edit(target, "kg", "lb")
+    elif damage == "delete":
+        target.unlink()
+    elif damage == "extra":
+        target = texts / "no-such-calculator.md"
+        target.write_text("old text\n", encoding="utf-8")
+    else:
+        target = texts / "index.json"
+        target.write_text(re.sub(r'"version": "[^"]+"', '"version": "0.9"', target.read_text(encoding="utf-8"),
+                                 count=1), encoding="utf-8")
+    assert codes_of(registry_copy) == [(f"formulas/texts/{target.name}", "R-CATALOGUE")]
+    code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
+    assert code == 1 and f"formulas/texts/{target.name}" in out and "formula texts render" in out
+    if damage != "extra":  # the fix the message names works
+        assert run(capsys, "texts", "render", "--root", str(registry_copy))[0] == 0
+        assert codes_of(registry_copy) == []
+
+
+def test_lock_rehash_migrates_a_format_1_lock_and_refuses_an_unreleased_edit(
+        registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    fdir = registry_copy / "formulas"
+    committed_lock = (fdir / "REGISTRY.lock").read_text(encoding="utf-8")
+    reg = load(registry_copy)
+    active_snap = (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(encoding="utf-8")
+    # write the active versions as the format-1 tool did (own content only); superseded snapshots stay as they are
+    body = json.loads(committed_lock)
+    for s, c in reg.calculators.items():
+        own = ver.content(c, c.active, reg.units)
+        body["calculators"][s][c.active.version] = ver.content_hash(own)
+        ver.write_snapshot(fdir, s, own)
+    body["format"] = 1
+    (fdir / "REGISTRY.lock").write_text(json.dumps(body), encoding="utf-8")
+    assert codes_of(registry_copy) == [("formulas/REGISTRY.lock", "R-LOCK-FORMAT")]
+    # an edit made under the old lock is not blessed by the migration
+    edit(fdir / f"{IBW}.yaml", "value: 2.3", "value: 2.4", count=-1)
+    code, _, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
+    assert code == 1 and err.startswith("error: ") and f"{IBW} {reg.calculators[IBW].active.version}" in err
+    edit(fdir / f"{IBW}.yaml", "value: 2.4", "value: 2.3", count=-1)
+    code, out, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
+    assert code == 0, err
+    assert (fdir / "REGISTRY.lock").read_text(encoding="utf-8") == committed_lock
+    assert (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(
+        encoding="utf-8") == active_snap
+    assert codes_of(registry_copy) == []
+    # re-running is harmless
+    assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (0, "formulas/REGISTRY.lock is "
+                                                                                 "already format 2; nothing to rehash\n")
+
+
+def test_every_result_names_the_locked_content_hash() -> None:
+    lock = ver.read_lock(PROJECT_ROOT / "formulas" / "REGISTRY.lock")
+    res = compute(CG, MAN)
+    assert res.content_hash == lock[CG][res.version]
+    assert res.to_json()["content_hash"] == res.content_hash
+    seen = set()
+    for row in one_shot_rows():  # one real row per benchmark calculator
+        res = compute(int(row["Calculator ID"]), row["entities"])
+        assert res.content_hash == lock[res.calculator][res.version], res.calculator
+        seen.add(res.calculator)
+    assert len(seen) == 55
