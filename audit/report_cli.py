@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from audit.tables import build_report, split_pair, to_csv, to_markdown
     from audit.runs import read_run
+    from audit.tables import build_report, split_pair, to_csv, to_markdown
 
     try:
         # resolve A:B against the runs' names so a ':' inside a directory name still works

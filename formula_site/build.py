@@ -18,15 +18,23 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from registry.loader import PROJECT_ROOT, Registry, get_registry
-from solver.data import REFERENCE_CASES, file_hash, read_cases
-
 from formula_site import adapters, fhir
 from formula_site.paper_page import paper_page
-from formula_site.registry_pages import (AuditInputs, calculator_page, calculators_index, changelog_page,
-                                         completeness_audit, fidelity_audit, lineage, literature_audit, ordered,
-                                         overview)
+from formula_site.registry_pages import (
+    AuditInputs,
+    calculator_page,
+    calculators_index,
+    changelog_page,
+    completeness_audit,
+    fidelity_audit,
+    lineage,
+    literature_audit,
+    ordered,
+    overview,
+)
 from formula_site.results_pages import calculator_accuracy, read_rows, results_page
+from registry.loader import PROJECT_ROOT, Registry, get_registry
+from solver.data import REFERENCE_CASES, file_hash, read_cases
 
 MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
 STATIC = PROJECT_ROOT / "site"
@@ -200,7 +208,6 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
 
 def _nav(calc_nav: list[Any]) -> list[Any]:
     import yaml
-
     from mkdocs.utils.yaml import get_yaml_loader
 
     with open(MKDOCS_YML, encoding="utf-8") as fh:

@@ -8,19 +8,16 @@ own, and identifiers are never invented).
 """
 from __future__ import annotations
 
-from registry.atomic import atomic_write
 import base64
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from formula_site.registry_pages import fhir_name, ordered, predecessors, version_text
+from registry.atomic import atomic_write
 from registry.loader import Registry
 from registry.schema import Calculator, Citation, Version, VersionStatus
-
-from formula_site.registry_pages import fhir_name, ordered, predecessors, version_text
 
 DEFAULT_BASE = "urn:formula-registry:calculator:"
 STATUS = {VersionStatus.draft: "draft", VersionStatus.active: "active", VersionStatus.superseded: "retired",

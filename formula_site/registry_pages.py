@@ -11,13 +11,25 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from formula_site.markup import (
+    CONCERN_LABELS,
+    GROUP_ORDER,
+    Raw,
+    badge,
+    cite,
+    completeness_badge,
+    esc,
+    group_badge,
+    link,
+    num,
+    pct,
+    table,
+    verified_badge,
+)
 from registry import versions as ver
 from registry.loader import Registry
 from registry.schema import Calculator, Version, VersionStatus
 from registry.texts import TextError, band_condition, fmt_number, render, render_expression
-
-from formula_site.markup import (CONCERN_LABELS, GROUP_LABELS, GROUP_ORDER, Raw, badge, cite, completeness_badge,
-                                 esc, group_badge, link, num, pct, table, verified_badge)
 
 DUE_WINDOW_DAYS = 30
 
@@ -522,7 +534,6 @@ def lineage_svg(reg: Registry) -> str:
     edges = []
     for c in ordered(reg):
         for r in c.replacements:
-            g = reg.guidelines.get(r.guideline) if r.guideline else None
             label = f"{'replaced by' if r.kind == 'replaced_by' else 'alternative'} · {r.jurisdiction} · since {r.since}"
             edges.append((c, r, label))
     h_row, width = 64, 980

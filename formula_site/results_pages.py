@@ -10,10 +10,9 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from registry.loader import Registry
-
 from formula_site import plots
 from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, link, pct, table
+from registry.loader import Registry
 
 ABSTAIN_OUTCOMES = {"abstained", "abstain", "none", "no_output", "no_program", "no_answer", "unsupported"}
 

@@ -105,9 +105,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_export_fhir(args: argparse.Namespace) -> int:
-    from registry.loader import get_registry
-
     from formula_site import fhir
+    from registry.loader import get_registry
 
     reg = get_registry()
     if reg.problems:

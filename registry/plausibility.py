@@ -5,7 +5,6 @@ The calculator library applies these after computing: the `published` variant re
 """
 from __future__ import annotations
 
-
 from typing import Any
 
 from registry.schema import Calculator

@@ -25,12 +25,11 @@ from pydantic import ValidationError
 
 from registry import versions as ver
 from registry.atomic import LockBusy, commit, recover, registry_lock
+from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
-
-from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 
 
 class ReleaseError(Exception):

@@ -14,9 +14,9 @@ registry) and the completeness audit can see, from the template's syntax tree, w
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 

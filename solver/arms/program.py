@@ -12,8 +12,17 @@ import datetime as dt
 from typing import Any
 
 from solver.arms import ARMS
-from solver.arms.base import (ArmResult, CaseInput, ChatReply, Env, call_record, context, messages_sha256, render,
-                              user_messages)
+from solver.arms.base import (
+    ArmResult,
+    CaseInput,
+    ChatReply,
+    Env,
+    call_record,
+    context,
+    messages_sha256,
+    render,
+    user_messages,
+)
 from solver.arms.spec import ArmSpec
 
 

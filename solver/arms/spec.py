@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -193,7 +193,7 @@ def check_access(spec: ArmSpec, env: jinja2.Environment | None = None) -> dict[s
     return hashes
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_spec(name: str) -> ArmSpec:
     path = DEFS / f"{name}.yaml"
     if not path.is_file():

@@ -16,8 +16,8 @@ import time
 from solver.executor.outcome import Outcome
 from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, WALL_SECONDS, get_policy
 from solver.executor.pool import clean_env, interpreter_command, request
-from solver.executor.wire import encode_frame
 from solver.executor.server import classify
+from solver.executor.wire import encode_frame
 
 RUNNER = "from solver.executor.server import fresh_main; fresh_main()"
 

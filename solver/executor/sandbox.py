@@ -10,6 +10,7 @@ so no harness code (atexit, finalizers, buffered files) runs after the program.
 """
 from __future__ import annotations
 
+import _signal
 import builtins
 import calendar
 import datetime
@@ -23,8 +24,6 @@ import time
 import warnings
 from types import CodeType, ModuleType
 
-import _signal
-
 TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any, Callable, NoReturn
@@ -37,7 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
 import _strptime  # noqa: F401,E402
 import unicodedata  # noqa: F401,E402
-from types import CodeType, ModuleType
 from typing import Any, Callable, NoReturn
 
 try:  # Python 3.12+

@@ -1,10 +1,8 @@
 """DIR/manifest.json: everything that produced a run, and the settings a resumed run must share."""
 from __future__ import annotations
 
-from registry.atomic import atomic_write
 import datetime as dt
 import json
-import os
 import platform
 import subprocess
 from importlib import metadata
@@ -12,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from registry.atomic import atomic_write
 
 MANIFEST_FORMAT = 1
 REPO = Path(__file__).resolve().parents[2]

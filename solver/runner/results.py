@@ -7,11 +7,12 @@ cuts off (the row is then simply run again).
 """
 from __future__ import annotations
 
-from registry.atomic import atomic_write
 import json
 import os
 from pathlib import Path
 from typing import Any
+
+from registry.atomic import atomic_write
 
 
 class ResultsError(ValueError):

@@ -8,7 +8,7 @@ agent can fix the call in one step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from registry.loader import Registry, get_registry
@@ -36,7 +36,7 @@ class GateError(ValueError):
         super().__init__(f"{calculator}: {gate} check failed: " + "; ".join(map(str, findings)))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _validator(slug: str, root: str, version: str):  # cache key includes the registry root and version
     from jsonschema import Draft202012Validator
 

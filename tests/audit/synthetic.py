@@ -9,13 +9,17 @@ say from the same rule, independently of the code under test.
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from registry.loader import get_registry
 from registry.texts import render, text_hash
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
 
 
 @dataclass(frozen=True)
@@ -46,7 +50,7 @@ def benchmark_cases(per_calc: int = 4, ids: Iterable[int] | None = None) -> list
     return out
 
 
-@lru_cache(maxsize=None)
+@cache
 def current_text(slug: str) -> tuple[str, str]:
     reg = get_registry()
     c = reg.calculators[slug]

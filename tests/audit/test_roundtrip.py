@@ -106,7 +106,8 @@ def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFix
     root = str(tmp_path)
     code, out, _ = run(capsys, "texts", "changed", "--since", "HEAD", "--root", root)
     assert code == 0 and "no supplied text changed since HEAD" in out
-    assert run(capsys, "fix", "ideal-body-weight", "--set", "base_height=61", "--reason", "r", "--root", root)[0] == 0
+    assert run(capsys, "fix", "ideal-body-weight", "--set", "base_height=61", "--reason", "r", "--root", root,
+               "--with-dependants")[0] == 0
     code, out, _ = run(capsys, "texts", "changed", "--since", "HEAD", "--root", root, "--format", "json")
     # the ideal body weight text changed, and so did every text that states its numbers
     assert {c["slug"] for c in json.loads(out)} == {"ideal-body-weight", "adjusted-body-weight",

@@ -15,7 +15,7 @@ from scipy import stats as sps
 from audit.runs import RunError, read_run
 from audit.tables import build_report, to_csv, to_markdown
 from cli.main import main
-from tests.audit.synthetic import (Case, benchmark_cases, right, slow_bootstrap, slow_sign_flip_p, write_run)
+from tests.audit.synthetic import Case, benchmark_cases, right, slow_bootstrap, slow_sign_flip_p, write_run
 
 SEEDS = (42, 43, 44)
 DRAWS = 200

@@ -12,7 +12,6 @@ from types import SimpleNamespace
 
 import pytest
 
-from solver.arms.base import ChatReply
 from solver.data import ONE_SHOT
 from solver.engines import ChatRequest, EngineError, EngineOptions, build_engine
 from solver.runner import RunConfig, run

@@ -24,7 +24,7 @@ MODEL_ARMS = ["note-only", "note-only-gold", "page-without-formula", "open-book"
               "program-solve-syntax", "blind-program-solve", "blind-vote", "blind-repair", "blind-repair-vote",
               "formulate-solve"]
 N = len(SUBSET_IDS)
-DATE_ROWS = sum(1 for r in ROWS if r.output_type == "date" and r.calculator_id in SUBSET_IDS)  # formulate-solve abstains on these before any call
+DATE_ROWS = sum(1 for r in ROWS if r.output_type == "date" and r.calculator_id in SUBSET_IDS)  # formulate-solve abstains on these before any call  # noqa: E501
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from solver.library.context import Context
-from solver.library.functions import calculator
 from solver.library.errors import BadValue
+from solver.library.functions import calculator
 
 # ---------------------------------------------------------------------------------------- Charlson
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import math
 
 from solver.library.context import Context
-from solver.library.functions import calculator
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 
 @calculator("fib-4")

@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 
 from solver.library.context import Context
-from solver.library.functions import calculator
 from solver.library.errors import OutOfRange
+from solver.library.functions import calculator
 
 _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_total_cholesterol", "ln_hdl",
               "ln_age_ln_hdl", "ln_treated_sbp", "ln_age_ln_treated_sbp", "ln_untreated_sbp",
