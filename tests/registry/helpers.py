@@ -6,10 +6,17 @@ import shutil
 from pathlib import Path
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.loader import PROJECT_ROOT, clear_cache, get_registry, load
 from registry.validate import validate
+from registry.versions import bump
 
 SODIUM = "sodium-correction-hyperglycemia"
+# the shipped sodium correction's versions, its active one and what a minor release of it becomes
+# (read from the registry, so a maintainer's release never breaks these tests)
+SODIUM_VERSIONS = [v.version for v in get_registry().calculators[SODIUM].versions]
+OLD = get_registry().calculators[SODIUM].active.version
+NEW = bump(OLD, "minor")
+NEWER = bump(NEW, "minor")
 
 
 def copy_registry(dst: Path) -> Path:

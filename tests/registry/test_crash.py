@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
-from tests.registry.helpers import SODIUM, copy_registry, problems
+from tests.registry.helpers import NEW, NEWER, OLD, SODIUM_VERSIONS, SODIUM, copy_registry, problems
 
 FORK = multiprocessing.get_context("fork")
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics tested on Linux")
@@ -36,7 +36,7 @@ def test_two_fixes_at_once_both_land_in_order(tmp_path: Path) -> None:
     assert [p.returncode for p in procs] == [0, 0], outs
     assert problems(root) == []
     c = load(root).calculators[SODIUM]
-    assert [v.version for v in c.versions] == ["1.0.0", "1.1.0", "1.2.0"]
+    assert [v.version for v in c.versions] == SODIUM_VERSIONS + [NEW, NEWER]
     assert c.constants["correction_per_mg_dl_glucose"].value == 0.016 and c.constants["reference_glucose"].value == 90
 
 
@@ -87,7 +87,7 @@ def _state(root: Path) -> tuple[str, float]:
 def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tmp_path: Path) -> None:
     from cli.main import main
 
-    old, new = ("1.0.0", 0.024), ("1.1.0", 0.016)
+    old, new = (OLD, 0.024), (NEW, 0.016)
     kills_mid_change = 0
     # kill points: while loading (0), then at writes, renames and the journal's removal, spread over the
     # 13 steps of this fix (journal, YAML, snapshot, lock, index and one text: written, then renamed); the

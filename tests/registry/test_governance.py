@@ -9,8 +9,9 @@ import pytest
 
 from registry.changelog import ChangelogEntry, changelog
 from registry.loader import load
+from registry.versions import bump
 from solver.library import OutOfRange, compute
-from tests.registry.helpers import SODIUM, copy_registry, fingerprint, formula, problems
+from tests.registry.helpers import NEW, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, fingerprint, formula, problems
 
 TODAY = dt.date.today()
 
@@ -52,7 +53,7 @@ def test_repeated_set_applies_every_assignment(capsys, root: Path) -> None:
     c = load(root).calculators[SODIUM]
     assert c.constants["correction_per_mg_dl_glucose"].value == 0.016
     assert c.constants["reference_glucose"].value == 90
-    assert [v.version for v in c.versions] == ["1.0.0", "1.1.0"]
+    assert [v.version for v in c.versions] == SODIUM_VERSIONS + [NEW]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -181,9 +182,9 @@ def test_stale_results_name_changed_texts(capsys, root: Path, tmp_path: Path) ->
     rows = [{"row_number": 1, "calculator_id": 26, "seed": 0, "arm": "program-solve",
              "text_version": entry[SODIUM]["version"], "text_sha256": entry[SODIUM]["sha256"]},
             {"row_number": 2, "calculator_id": 2, "seed": 0, "arm": "program-solve",
-             "text_version": entry["creatinine-clearance"]["version"] if "creatinine-clearance" in entry else "1.0.0",
-             "text_sha256": entry.get("creatinine-clearance", {}).get("sha256")},
-            {"row_number": 3, "slug": SODIUM, "text_version": "1.0.0"}]
+             "text_version": entry["creatinine-clearance-cockcroft-gault"]["version"],
+             "text_sha256": entry["creatinine-clearance-cockcroft-gault"]["sha256"]},
+            {"row_number": 3, "slug": SODIUM, "text_version": OLD}]
     results.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
     code, out, _ = formula(capsys, root, "stale", str(results), "--format", "json")
     assert code == 0 and json.loads(out) == []
@@ -191,7 +192,7 @@ def test_stale_results_name_changed_texts(capsys, root: Path, tmp_path: Path) ->
     code, out, _ = formula(capsys, root, "stale", str(results), "--format", "json")
     stale = json.loads(out)
     assert [r["line"] for r in stale] == [1, 3]
-    assert "text changed" in stale[0]["why"] and "1.0.0 -> 1.1.0" in stale[0]["why"]
+    assert "text changed" in stale[0]["why"] and f"{OLD} -> {NEW}" in stale[0]["why"]
     results.write_text("not json\n", encoding="utf-8")
     code, _, err = formula(capsys, root, "stale", str(results))
     assert code == 1 and "not JSON lines" in err
@@ -202,9 +203,9 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, root: Path) 
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "x",
                              "--date", tomorrow, "--by", "A", "--role", "pharmacist")
     assert code == 0 and "stays active" in out, err
-    assert load(root).calculators[SODIUM].active.version == "1.0.0"
+    assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},
-                   registry=load(root)).version == "1.0.0"
+                   registry=load(root)).version == OLD
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out
@@ -215,8 +216,8 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, root: Path) 
     draft.write_text(draft.read_text(encoding="utf-8").replace(f"effective: {tomorrow}",
                                                                f"effective: {TODAY.isoformat()}"), encoding="utf-8")
     code, out, err = formula(capsys, root, "activate")
-    assert code == 0 and f"{SODIUM} 1.1.0" in out, err
-    assert load(root).calculators[SODIUM].active.version == "1.1.0" and not draft.exists()
+    assert code == 0 and f"{SODIUM} {NEW}" in out, err
+    assert load(root).calculators[SODIUM].active.version == NEW and not draft.exists()
     assert problems(root) == []
 
 
@@ -235,7 +236,8 @@ def test_release_with_dependants(capsys, root: Path) -> None:
                              "--by", "A", "--role", "pharmacist")
     assert code == 0, err
     after = load(root)
-    assert after.calculators["ideal-body-weight"].active.version == "1.1.0"
+    assert after.calculators["ideal-body-weight"].active.version == bump(
+        load(copy_registry(root.parent / "fresh")).calculators["ideal-body-weight"].active.version, "minor")
     for s in users:
         assert after.calculators[s].active.version != reg.calculators[s].active.version, s
         assert "ideal-body-weight" in after.calculators[s].active.changelog
@@ -249,7 +251,7 @@ def test_changelog_function_and_command(capsys, root: Path) -> None:
     entries = changelog(load(root), since=TODAY)
     assert entries and isinstance(entries[0], ChangelogEntry)
     e = next(x for x in entries if x.slug == SODIUM)
-    assert (e.version, e.status, e.released_by, e.role, e.reason) == ("1.1.0", "active", "A. Person", "pharmacist",
+    assert (e.version, e.status, e.released_by, e.role, e.reason) == (NEW, "active", "A. Person", "pharmacist",
                                                                       "why not")
     assert e.changes == ["constant reference_glucose: 100 -> 90 mg/dL"]
     assert len(changelog(load(root))) == before + 1
@@ -283,7 +285,7 @@ def test_changelog_since_a_git_ref(capsys, root: Path) -> None:
     formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "after the tag")
     code, out, err = formula(capsys, root, "changelog", "--since", "HEAD", "--format", "json")
     assert code == 0, err
-    assert [(e["slug"], e["version"]) for e in json.loads(out)] == [(SODIUM, "1.1.0")]
+    assert [(e["slug"], e["version"]) for e in json.loads(out)] == [(SODIUM, NEW)]
 
 
 def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, root: Path) -> None:
@@ -293,12 +295,12 @@ def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, 
                     .replace("lowers the sodium.", "lowers the sodium (a negative correction)."), encoding="utf-8")
     code, out, err = formula(capsys, root, "release", SODIUM, "--reason", "narrower glucose range", "--draft",
                              "--by", "A", "--role", "pharmacist")
-    assert code == 0 and "drafted 1.1.0" in out, err
-    assert path.read_text(encoding="utf-8") == released  # users keep 1.0.0, byte for byte
+    assert code == 0 and f"drafted {NEW}" in out, err
+    assert path.read_text(encoding="utf-8") == released  # users keep the released version, byte for byte
     assert problems(root) == []
-    code, out, _ = formula(capsys, root, "diff", SODIUM, "1.0.0", "1.1.0")
+    code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
     assert "+The correction applies" in out and "input Glucose range: [10, 3000] -> [10, 2500]" in out
-    code, _, err = formula(capsys, root, "approve", SODIUM, "1.1.0", "--by", "B", "--role", "chair")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.input("Glucose").range == (10, 2500) and "negative correction" in c.active.text

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from registry.loader import load
 from solver.library import compute
-from tests.registry.helpers import SODIUM, copy_registry, formula, problems
+from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, formula, problems
 
 ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
 
@@ -19,27 +19,27 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
                              "--reason", "Katz 1973 factor, for comparison", "--draft",
                              "--by", "R. Maintainer", "--role", "clinical informatician")
-    assert code == 0 and "drafted 1.1.0" in out, err
-    assert compute(SODIUM, ENTS, registry=load(root)).value == 137.2  # 130 + 0.024 x 300, still 1.0.0
+    assert code == 0 and f"drafted {NEW}" in out, err
+    assert compute(SODIUM, ENTS, registry=load(root)).value == 137.2  # 130 + 0.024 x 300, still the old version
     assert problems(root) == []
     # 2. the reviewer reads what a clinician will read: the text first, then the numbers
-    code, out, _ = formula(capsys, root, "diff", SODIUM, "1.0.0", "1.1.0")
+    code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
     assert code == 0
     text_part, numbers = out.split("\n\n- ", 1)
     assert "-Corrected sodium = sodium + 0.024 x" in text_part and "+Corrected sodium = sodium + 0.016 x" in text_part
     assert "version" not in text_part.replace("(supplied text)", "").split("@@", 1)[1]
     assert "constant correction_per_mg_dl_glucose: 0.024 -> 0.016" in numbers
     # 3. approval makes it active, re-renders the catalogue, records who approved
-    code, out, err = formula(capsys, root, "approve", SODIUM, "1.1.0", "--by", "Dr A. Chair",
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "Dr A. Chair",
                              "--role", "chair, drug and therapeutics committee")
     assert code == 0 and "now active" in out, err
     assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x 300
     index = json.loads((root / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
-    assert next(e for e in index["texts"] if e["slug"] == SODIUM)["version"] == "1.1.0"
+    assert next(e for e in index["texts"] if e["slug"] == SODIUM)["version"] == NEW
     # 4. the changelog says who, why and what
     code, out, _ = formula(capsys, root, "changelog", "--since", today, "--format", "json")
     [entry] = [e for e in json.loads(out) if e["slug"] == SODIUM]  # other calculators may be released today too
-    assert (entry["version"], entry["released_by"], entry["approved_by"]) == ("1.1.0", "R. Maintainer", "Dr A. Chair")
+    assert (entry["version"], entry["released_by"], entry["approved_by"]) == (NEW, "R. Maintainer", "Dr A. Chair")
     assert entry["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL"]
     # 5. a review signs the active version off and sets the next due date
     code, out, err = formula(capsys, root, "review", SODIUM, "--by", "B. Pharmacist", "--role", "renal pharmacist")
