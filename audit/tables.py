@@ -52,9 +52,10 @@ def calculator_info(reg: Registry) -> dict[int, CalcInfo]:
             for c in reg.calculators.values() if c.medcalc_id is not None}
 
 
-def current_texts(reg: Registry) -> dict[str, tuple[str, str]]:
-    """slug -> (active text version, sha256 hex) from the catalogue, rendering where it is missing."""
-    out: dict[str, tuple[str, str]] = {}
+def current_texts(reg: Registry) -> dict[str, tuple[str, str | None]]:
+    """slug -> (active text version, sha256 hex or None when the catalogue's is not text) from the
+    catalogue, rendering where it is missing."""
+    out: dict[str, tuple[str, str | None]] = {}
     index = reg.formulas_dir / TEXTS_DIR / INDEX_FILE
     if index.exists():
         try:
@@ -234,7 +235,8 @@ def seed_agreement(run: Run, label: str) -> dict[str, Any]:
     }
 
 
-def per_calculator(run: Run, label: str, texts: dict[str, tuple[str, str]]) -> tuple[list[dict[str, Any]], list[str]]:
+def per_calculator(run: Run, label: str,
+                   texts: dict[str, tuple[str, str | None]]) -> tuple[list[dict[str, Any]], list[str]]:
     """One row per calculator: accuracy, the text version(s) it ran with, and staleness."""
     out, warnings = [], []
     for cid, g in run.rows.groupby("calculator_id", sort=True):
@@ -244,7 +246,7 @@ def per_calculator(run: Run, label: str, texts: dict[str, tuple[str, str]]) -> t
         shas = sorted({s for s in (_bare(x) for x in g["text_sha256"]) if s})
         cur = [texts.get(t) for t in text_slugs]
         cur_versions = sorted({c[0] for c in cur if c})
-        cur_shas = sorted({c[1] for c in cur if c})
+        cur_shas = sorted({c[1] for c in cur if c and c[1] is not None})
         stale = bool((versions and set(versions) - set(cur_versions)) or (shas and set(shas) - set(cur_shas)))
         warning = None
         if stale:
@@ -417,7 +419,7 @@ def _hybrids(runs: list[Run], labels: list[str], chosen: Iterable[tuple[str, str
             continue
         h = p.assign(correct=np.where(p["a_answered"], p["a"], p["b"]))
         built[(i, j)] = h
-        entry = {"name": f"{labels[i]} first, {labels[j]} fallback", "library": labels[i], "fallback": labels[j],
+        entry: dict[str, Any] = {"name": f"{labels[i]} first, {labels[j]} fallback", "library": labels[i], "fallback": labels[j],
                  "n_rows": len(h), "library_share": _pct(int(p["a_answered"].sum()), len(h)),
                  "accuracy": _acc(h["correct"]), "gaps": []}
         for k, ref in enumerate(runs):

@@ -1,6 +1,8 @@
 """Extract-Solve library: one greedy extraction call over the whole note, then the library function."""
 from __future__ import annotations
 
+from typing import Any
+
 from solver.arms import ARMS
 from solver.arms.base import ArmResult, CaseInput, Env, call_record, find_json_object, messages_sha256, user_messages
 from solver.arms.library import plain
@@ -18,9 +20,10 @@ class ExtractArm:
         from solver.library import CalculatorError, compute
 
         msgs = user_messages(self.spec, case, program=False)
-        reply = await env.chat(msgs, temperature=self.spec.temperature, max_tokens=self.spec.max_tokens, call=0)
-        base = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
-                    calls=[call_record(0, msgs, reply, self.spec.temperature, self.spec.max_tokens)])
+        temperature, max_tokens = self.spec.decoding()
+        reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
+        base: dict[str, Any] = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
+                    calls=[call_record(0, msgs, reply, temperature, max_tokens)])
         entities = find_json_object(reply.text)
         if entities is None:
             return ArmResult(outcome="unreadable", error="no JSON object in the extraction reply",

@@ -97,9 +97,10 @@ class FormulateArm:
         if case.answer_kind in self.spec.skip_output_kinds:
             return ArmResult(outcome="no_answer", error=f"{case.answer_kind} case: the arm abstains before any call")
         msgs = user_messages(self.spec, case, program=False)
-        reply = await env.chat(msgs, temperature=self.spec.temperature, max_tokens=self.spec.max_tokens, call=0)
-        base = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
-                    calls=[call_record(0, msgs, reply, self.spec.temperature, self.spec.max_tokens)])
+        temperature, max_tokens = self.spec.decoding()
+        reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
+        base: dict[str, Any] = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
+                    calls=[call_record(0, msgs, reply, temperature, max_tokens)])
         obj = find_json_object(reply.text)
         if obj is None:
             return ArmResult(outcome="unreadable", error="no JSON object in the reply", table8="unreadable", **base)

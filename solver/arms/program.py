@@ -66,14 +66,15 @@ class ProgramArm:
         msgs = user_messages(spec, case, program=True)
         calls: list[dict[str, Any]] = []
         counter = iter(range(1_000))
+        temperature, max_tokens = spec.decoding()
 
         def ok(out: Any) -> bool:
             return out.kind == "value" and readable(kind, out.value)
 
         async def turn(messages: list[dict[str, str]]) -> tuple[ChatReply, Any]:
             n = next(counter)
-            reply = await env.chat(messages, temperature=spec.temperature, max_tokens=spec.max_tokens, call=n)
-            calls.append(call_record(n, messages, reply, spec.temperature, spec.max_tokens))
+            reply = await env.chat(messages, temperature=temperature, max_tokens=max_tokens, call=n)
+            calls.append(call_record(n, messages, reply, temperature, max_tokens))
             out = await env.execute(reply.text)
             calls[-1]["executor"] = out.kind
             return reply, out

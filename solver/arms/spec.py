@@ -90,6 +90,12 @@ class ArmSpec(BaseModel):
     def needs_model(self) -> bool:
         return self.kind != "library"
 
+    def decoding(self) -> tuple[float, int]:
+        """(temperature, max_tokens) of a model arm; the validator guarantees a model arm sets both."""
+        if self.temperature is None or self.max_tokens is None:
+            raise ArmError(f"arm {self.name}: a library arm has no decoding settings")
+        return self.temperature, self.max_tokens
+
     def allowed_names(self, role: str) -> frozenset[str]:
         names = set(ALWAYS)
         if self.formula_access == "given":

@@ -16,11 +16,12 @@ class TextArm:
 
     async def run(self, case: CaseInput, env: Env) -> ArmResult:
         msgs = user_messages(self.spec, case, program=False)
-        reply = await env.chat(msgs, temperature=self.spec.temperature, max_tokens=self.spec.max_tokens, call=0)
+        temperature, max_tokens = self.spec.decoding()
+        reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
         kind = "gestational_age" if case.answer_kind == "gestational_age" else case.row.output_type
         outcome, answer = read_answer(reply.text, kind)
         return ArmResult(outcome=outcome, answer=answer, reply=reply.text, prompt_sha256=messages_sha256(msgs),
-                         calls=[call_record(0, msgs, reply, self.spec.temperature, self.spec.max_tokens)],
+                         calls=[call_record(0, msgs, reply, temperature, max_tokens)],
                          table8=None if outcome == "answered" else "unreadable")
 
 

@@ -116,14 +116,6 @@ def _parse_python(text: str) -> ast.Module | None:
         return None
 
 
-def _defines_solve(code: str) -> bool:
-    """A top-level `def solve(` line (cheap, textual: the checker decides for real)."""
-    for line in code.splitlines():
-        if line.startswith("def solve") and line[len("def solve") :].lstrip().startswith("("):
-            return True
-    return False
-
-
 def extract(reply: str, located: dict[str, Any] | None) -> tuple[str | None, ast.Module | None]:
     """Child side: (program text or None, its parse tree when rule 3 already
     parsed it), from the reply and what `locate_blocks` found in it."""

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from solver.executor.extract import load_markdown, locate_blocks
-from solver.executor.outcome import Outcome
+from solver.executor.outcome import Kind, Outcome
 from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, WALL_SECONDS, get_policy
 from solver.executor.wire import read_frame, write_frame
 
@@ -170,8 +170,8 @@ def request(source: str, policy: str) -> dict[str, Any]:
     return {"source": source, "policy": policy, "located": locate_blocks(source)}
 
 
-def _outcome(kind: str, detail: str, policy: str) -> Outcome:
-    return Outcome(kind=kind, detail=detail, policy=policy, hash_seed=HASH_SEED)  # type: ignore[arg-type]
+def _outcome(kind: Kind, detail: str, policy: str) -> Outcome:
+    return Outcome(kind=kind, detail=detail, policy=policy, hash_seed=HASH_SEED)
 
 
 def _early(source: Any, policy: str) -> Outcome | None:

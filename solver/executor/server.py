@@ -330,6 +330,7 @@ def fresh_main() -> None:
     if decided is not None:
         os.write(1, json.dumps({"kind": decided.kind, "detail": decided.detail}).encode())
         os._exit(0)
+    assert isinstance(reply, str)  # precheck has answered every reply that is not text
     if policy not in POLICIES:
         os.write(1, json.dumps({"kind": "rejected", "detail": f"unknown executor policy {policy!r}"}).encode())
         os._exit(0)

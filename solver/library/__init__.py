@@ -3,6 +3,10 @@
     from solver.library import compute, CalculatorError
     compute(2, {"age": [60, "years"], ...}).value
 """
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Mapping
+
 from solver.library.core import FUNCTIONS, VARIANTS, Context, InputRecord, Result, compute, resolve
 from solver.library.errors import (
     BadValue,
@@ -16,8 +20,14 @@ from solver.library.errors import (
 )
 from solver.library.units import round_number
 
+if TYPE_CHECKING:  # pandas stays unimported until compute_many is first called
+    import pandas as pd
 
-def compute_many(calculator, frame, *, variant="benchmark", columns=None, **kw):  # type: ignore[no-untyped-def]
+    from solver.library.batch import ColumnSpec
+
+
+def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
+                 columns: Mapping[str, ColumnSpec] | None = None, **kw: Any) -> pd.DataFrame:
     """One calculator over a pandas DataFrame; see `solver.library.batch` (pandas imported on first use)."""
     from solver.library.batch import compute_many as _compute_many
 

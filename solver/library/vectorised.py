@@ -29,8 +29,9 @@ import pandas as pd
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind
 from solver.library.context import Context
-from solver.library.core import _finish
+from solver.library.core import _compute, _finish
 from solver.library.errors import CalculatorError
+from solver.library.result import Value
 from solver.library.units import round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
@@ -201,7 +202,7 @@ class Columns:
         for cell in uniques:
             ents = {} if cell is MISSING else {name: cell}
             try:
-                v = getattr(Context(self.calc, ents, self.variant, self.reg), method)(name, **kw)
+                v = getattr(Context(self.calc, ents, self.variant, self.reg, _compute), method)(name, **kw)
                 failed.append(False)
             except (CalculatorError, TypeError, ValueError, KeyError):
                 v = fill
@@ -235,15 +236,18 @@ def finish(cols: Columns, raw: np.ndarray) -> np.ndarray:
     good = cols.ok() & np.isfinite(raw)
     cols.bad |= ~np.isfinite(raw)
 
-    rounding, rule = calc.output.rounding, reg.units.rounding  # type: ignore[union-attr]
+    units = reg.units
+    if units is None:  # as in `Context`: the loader reports a missing units.yaml
+        raise ValueError("the registry has no unit data (formulas/units.yaml)")
+    rounding, rule = calc.output.rounding, units.rounding
     if rounding == "round_number":
         out = round_number_array(np.where(good, raw, np.nan), rule)
         cols.bad |= ~np.isfinite(out)
         return out
 
-    def fin(x: float) -> float:
+    def fin(x: float) -> Value:
         try:
-            return _finish(calc, x, reg.units)
+            return _finish(calc, x, units)
         except CalculatorError:
             return np.nan
 

@@ -22,7 +22,7 @@ def skeleton(req: Request, route: str, **kw: Any) -> AnswerRecord:
     return AnswerRecord(
         calculator=c.slug, medcalc_id=c.medcalc_id, version=c.active.version,
         content_hash=version_hash(req.reg, c), registry_lock_digest=registry_digest(req.reg),
-        variant=req.variant, route=route, unit=c.output.unit, entities=req.entities,  # type: ignore[arg-type]
+        variant=req.variant, route=route, unit=c.output.unit, entities=req.entities,
         constants={k: v.model_dump(mode="json").get("value") for k, v in c.constants.items()},
         warnings=list(req.warnings), **kw,
     )

@@ -51,6 +51,8 @@ class Loopback:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # typeshed allows bytes; an IPv4 server binds a str host
+            host = host.decode()
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> "Loopback":

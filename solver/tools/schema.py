@@ -44,13 +44,16 @@ def _unit_range(reg: Registry, spec: Input, unit: str) -> tuple[float, float] | 
     try:
         if kind == InputKind.quantity:
             conv = Converter(units, exact=True)
+            src = spec.unit
+            if src is None:  # the schema gives every quantity input its canonical unit
+                return None
             mm = spec.molar_mass
             val = None
             if spec.analyte and spec.analyte in units.analytes:
-                a = units.analytes[spec.analyte]
-                mm = mm if mm is not None else a.molar_mass
-                val = a.valence
-            f = lambda x: conv.concentration(x, spec.unit, unit, mm, val)  # noqa: E731
+                analyte = units.analytes[spec.analyte]
+                mm = mm if mm is not None else analyte.molar_mass
+                val = analyte.valence
+            f = lambda x: conv.concentration(x, src, unit, mm, val)  # noqa: E731
         elif kind == InputKind.weight:
             f = lambda x: x / units.weight[unit]  # noqa: E731
         elif kind == InputKind.height:
@@ -66,8 +69,9 @@ def _unit_range(reg: Registry, spec: Input, unit: str) -> tuple[float, float] | 
             if unit != "years":
                 return None
             f = lambda x: x  # noqa: E731
-        elif kind == InputKind.special and spec.unit in units.mass and unit in units.mass:
-            f = lambda x: x * units.mass[spec.unit] / units.mass[unit]  # noqa: E731
+        elif kind == InputKind.special and spec.unit is not None and spec.unit in units.mass and unit in units.mass:
+            src_mass = units.mass[spec.unit]
+            f = lambda x: x * src_mass / units.mass[unit]  # noqa: E731
         else:
             f = lambda x: x  # noqa: E731  (measurements: the unit names the canonical one)
         a, b = sorted((f(lo), f(hi)))

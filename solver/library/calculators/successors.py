@@ -45,14 +45,14 @@ def pooled_cohort_equations(ctx: Context) -> float:
         "smoker": smoker, "ln_age_smoker": la * smoker, "diabetes": diabetes,
     }
     consts = ctx.calc.constants
-    total = sum(consts[f"{group}_{t}"].value * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
+    total = sum(ctx.const(f"{group}_{t}") * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
     survival = ctx.const(f"{group}_baseline_survival")
     return ctx.const("percent") * (1 - survival ** math.exp(total - ctx.const(f"{group}_mean")))
 
 
 @calculator("qsofa")
-def qsofa(ctx: Context) -> int:
-    score = 0
+def qsofa(ctx: Context) -> float:
+    score: float = 0
     if ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"):
         score += ctx.lookup("points", "respiratory rate")
     if ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"):
