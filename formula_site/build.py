@@ -18,7 +18,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from formula_site import adapters, fhir
+from audit.runs import Run, RunError, read_run
+from audit.tables import build_report
+from formula_site import fhir
 from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
@@ -32,7 +34,8 @@ from formula_site.registry_pages import (
     ordered,
     overview,
 )
-from formula_site.results_pages import calculator_accuracy, read_rows, results_page
+from formula_site.results_pages import calculator_accuracy, results_page
+from registry.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
 from solver.data import REFERENCE_CASES, file_hash, read_cases
 
@@ -63,7 +66,9 @@ def default_runs() -> list[Path]:
     return sorted(p.parent for p in EMBEDDED_RESULTS.rglob("results.jsonl"))
 
 
-def check_runs(dirs: Sequence[Path]) -> list[Path]:
+def check_runs(dirs: Sequence[Path]) -> list[Run]:
+    """Read every run folder with the audit layer's reader, which names the file, line and field of any
+    problem; nothing is written before all of them read."""
     out = []
     for d in dirs:
         d = Path(d)
@@ -71,37 +76,11 @@ def check_runs(dirs: Sequence[Path]) -> list[Path]:
             if not (d / name).is_file():
                 raise SiteError(f"{d}: not a stored run (no {name}); a run folder holds manifest.json and "
                                 "results.jsonl")
-        _check_run_files(d)
-        out.append(d.resolve())
+        try:
+            out.append(read_run(d.resolve()))
+        except RunError as e:
+            raise SiteError(str(e)) from None
     return out
-
-
-REQUIRED_ROW_FIELDS = ("calculator_id", "arm", "outcome", "correct")
-
-
-def _check_run_files(d: Path) -> None:
-    """Refuse a run the pages cannot read, naming the file, line and field."""
-    import json
-
-    try:
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise SiteError(f"{d / 'manifest.json'}: not valid JSON ({e})") from None
-    if not isinstance(manifest, dict):
-        raise SiteError(f"{d / 'manifest.json'}: expected a JSON object")
-    with open(d / "results.jsonl", encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as e:
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: not valid JSON ({e})") from None
-            missing = [f for f in REQUIRED_ROW_FIELDS if not isinstance(row, dict) or f not in row]
-            if missing:
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: missing field(s) {', '.join(missing)}")
-            if not isinstance(row["calculator_id"], int):
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: calculator_id must be an integer")
 
 
 def _audits(reg: Registry) -> AuditInputs:
@@ -118,27 +97,14 @@ def _audits(reg: Registry) -> AuditInputs:
     )
 
 
-def _compare(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Pairs to compare: every other arm against the first (gold-solve when present)."""
-    arms = [r["arm"] for r in runs]
-    if not arms:
+def default_pairs(runs: Sequence[Run]) -> list[tuple[str, str]]:
+    """Pairs to compare, as (A, B) run folders: every other run against the gold-solve run (the library's
+    benchmark variant), or against the first run when there is no single gold-solve run."""
+    if len(runs) < 2:
         return []
-    base = "gold-solve" if "gold-solve" in arms else arms[0]
-    return [(a, base) for a in dict.fromkeys(arms) if a != base]
-
-
-def _arm(run_dir: Path) -> str:
-    """A run's arm, from its manifest (or its first row, or its folder name)."""
-    import json
-
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    if manifest.get("arm"):
-        return str(manifest["arm"])
-    with open(run_dir / "results.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                return str(json.loads(line).get("arm") or run_dir.name)
-    return run_dir.name
+    gold = [r for r in runs if r.arm == "gold-solve"]
+    base = gold[0] if len(gold) == 1 else runs[0]
+    return [(str(r.dir), str(base.dir)) for r in runs if r is not base]
 
 
 def _package_version() -> str:
@@ -148,7 +114,7 @@ def _package_version() -> str:
         return "unknown"
 
 
-def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date) -> tuple[list[Any], int, int]:
+def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> tuple[list[Any], int, int]:
     """Write every page into src; returns (nav entries of the calculator pages, runs, FHIR files)."""
     if src.exists():
         if any(src.iterdir()) and not (src / MARKER).is_file():
@@ -168,21 +134,23 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
 
     audits = _audits(reg)
     report: dict[str, Any] = {"runs": [], "gaps": []}
-    if run_dirs:
-        pairs = _compare([{"arm": _arm(d)} for d in run_dirs])
+    if runs:
+        pairs = default_pairs(runs)
         try:
-            report = adapters.build_report(list(run_dirs), compare=pairs, registry=reg)
-        except Exception as e:  # noqa: BLE001 - the report layer refuses runs it cannot pair; show them unpaired
+            report = build_report(runs, compare=pairs, registry=reg)
+        except RunError as e:  # runs over different cases or seeds: show them, unpaired
             if not pairs:
-                raise
-            report = adapters.build_report(list(run_dirs), compare=(), registry=reg)
-            report["gap_error"] = f"{type(e).__name__}: {e}"
-    runs = report.get("runs", [])
-    rows_by_dir = {str(r["dir"]): read_rows(Path(r["dir"])) for r in runs}
-    acc = calculator_accuracy(reg, runs, rows_by_dir)
-    changes = adapters.changelog(reg)
+                raise SiteError(str(e)) from None
+            try:
+                report = build_report(runs, compare=(), registry=reg)
+            except RunError as e2:
+                raise SiteError(str(e2)) from None
+            report["gap_error"] = str(e)
+    acc = calculator_accuracy(report)
+    changes = changelog(reg)
+    run_entries = report["runs"]
 
-    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=runs, changes=changes,
+    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=run_entries, changes=changes,
                                audits=audits))
     write("audits/literature.md", literature_audit(reg))
     write("audits/completeness.md", completeness_audit(reg, audits))
@@ -196,14 +164,13 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
     figures: dict[str, str] = {}
     from registry.versions import lock_digest
 
-    write("results/index.md", results_page(reg, report, [Path(r["dir"]) for r in runs], figures,
-                                           lock_digest=lock_digest(reg.lock_path)))
+    write("results/index.md", results_page(reg, report, figures, lock_digest=lock_digest(reg.lock_path)))
     for name, svg in figures.items():
         write(f"results/{name}", svg)
     write("changelog.md", changelog_page(changes))
     write("paper.md", paper_page(STATIC / "data" / "paper.yaml"))
     n_fhir = len(fhir.export(reg, src / "fhir"))
-    return nav, len(runs), n_fhir
+    return nav, len(run_entries), n_fhir
 
 
 def _nav(calc_nav: list[Any]) -> list[Any]:
@@ -246,7 +213,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     if reg.problems:
         raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
                         f"first (first: {reg.problems[0]})")
-    run_dirs = check_runs(default_runs() if results is None else results)
+    runs = check_runs(default_runs() if results is None else results)
     out = Path(out or DEFAULT_OUT).resolve()
     if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):
         raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
@@ -256,7 +223,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
-        calc_nav, n_runs, n_fhir = generate(reg, src, run_dirs, on=on or dt.date.today())
+        calc_nav, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today())
         _swap_in(src, out, calc_nav)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)

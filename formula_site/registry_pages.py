@@ -489,9 +489,10 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
 
     out += ["", "## Accuracy per arm", ""]
     if accuracy:
-        out.append(table(["Run", "Arm", "Model", "Rows", "Correct", "Accuracy (%)"],
+        out.append(table(["Run", "Arm", "Model", "Rows", "Accuracy (%)", "Text"],
                          [[link(f"../results/index.html#{r['anchor']}", r["label"]), r["arm"], r["model"], r["n"],
-                           r["correct"], pct(r["accuracy"])] for r in accuracy], sortable=False))
+                           pct(r["accuracy"]), Raw(badge("stale", "warn") + " the run used an older text")
+                           if r.get("stale") else "current"] for r in accuracy], sortable=False))
     elif c.medcalc_id is None:
         out.append("Not in the benchmark, so no stored run scores it.")
     else:
