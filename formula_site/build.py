@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from audit.runs import Run, RunError, read_run
 from audit.tables import build_report
 from formula_site import fhir
+from formula_site.impact_pages import compute_pages, index_page, pair_page
 from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
@@ -37,7 +38,7 @@ from formula_site.registry_pages import (
 from formula_site.results_pages import calculator_accuracy, results_page
 from registry.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
-from solver.data import REFERENCE_CASES, file_hash, read_cases
+from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 
 MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
 STATIC = PROJECT_ROOT / "site"
@@ -83,11 +84,10 @@ def check_runs(dirs: Sequence[Path]) -> list[Run]:
     return out
 
 
-def _audits(reg: Registry) -> AuditInputs:
+def _audits(reg: Registry, cases: list[Case]) -> AuditInputs:
     from audit.completeness import audit as completeness
     from audit.deviations import fidelity
 
-    cases = read_cases(REFERENCE_CASES)
     return AuditInputs(
         completeness={a.slug: a for a in completeness(reg, cases)},
         fidelity={r.slug: r for r in fidelity(reg, cases)},
@@ -114,8 +114,8 @@ def _package_version() -> str:
         return "unknown"
 
 
-def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> tuple[list[Any], int, int]:
-    """Write every page into src; returns (nav entries of the calculator pages, runs, FHIR files)."""
+def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> tuple[dict[str, list[Any]], int, int]:
+    """Write every page into src; returns (generated nav entries by section, runs, FHIR files)."""
     if src.exists():
         if any(src.iterdir()) and not (src / MARKER).is_file():
             raise SiteError(f"{src}: the folder for the generated pages holds files this command did not write; "
@@ -132,7 +132,8 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
 
-    audits = _audits(reg)
+    cases = read_cases(REFERENCE_CASES)
+    audits = _audits(reg, cases)
     report: dict[str, Any] = {"runs": [], "gaps": []}
     if runs:
         pairs = default_pairs(runs)
@@ -156,7 +157,8 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
     write("audits/completeness.md", completeness_audit(reg, audits))
     write("audits/fidelity.md", fidelity_audit(reg, audits))
     write("calculators/index.md", calculators_index(reg, on))
-    nav = []
+    nav: list[Any] = []
+    nav_impact: list[Any] = []
     for c in ordered(reg):
         write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
         nav.append({c.name: f"calculators/{c.slug}.md"})
@@ -167,13 +169,23 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
     write("results/index.md", results_page(reg, report, figures, lock_digest=lock_digest(reg.lock_path)))
     for name, svg in figures.items():
         write(f"results/{name}", svg)
+    data_label = f"the shipped reference cases, {REFERENCE_CASES.name} ({file_hash(REFERENCE_CASES)[:19]})"
+    impact = compute_pages(reg, cases)
+    write("impact/index.md", index_page(reg, impact, data_label))
+    impact_figures: dict[str, str] = {}
+    for p in impact:
+        write(f"impact/{p.name}.md", pair_page(reg, p, data_label, impact_figures))
+        nav_impact.append({f"{p.predecessor} → {p.successor}": f"impact/{p.name}.md"})
+    for name, svg in impact_figures.items():
+        write(f"impact/{name}", svg)
     write("changelog.md", changelog_page(changes))
     write("paper.md", paper_page(STATIC / "data" / "paper.yaml"))
     n_fhir = len(fhir.export(reg, src / "fhir"))
-    return nav, len(run_entries), n_fhir
+    return {"Calculators": nav, "Impact": nav_impact}, len(run_entries), n_fhir
 
 
-def _nav(calc_nav: list[Any]) -> list[Any]:
+def _nav(generated: dict[str, list[Any]]) -> list[Any]:
+    """mkdocs.yml's nav with the generated pages appended to their sections (Calculators, Impact)."""
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader
 
@@ -181,12 +193,14 @@ def _nav(calc_nav: list[Any]) -> list[Any]:
         cfg = yaml.load(fh, Loader=get_yaml_loader())
     nav = cfg["nav"]
     for entry in nav:
-        if isinstance(entry, dict) and "Calculators" in entry:
-            entry["Calculators"] = list(entry["Calculators"]) + calc_nav
+        if isinstance(entry, dict):
+            for section, pages in generated.items():
+                if section in entry:
+                    entry[section] = list(entry[section]) + pages
     return nav
 
 
-def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
+def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> None:
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -194,7 +208,7 @@ def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     try:
         cfg = load_config(config_file=str(MKDOCS_YML), docs_dir=str(src), site_dir=str(site_dir), strict=True,
-                          nav=_nav(calc_nav))
+                          nav=_nav(generated))
         mkdocs_build(cfg)
     except MkDocsException as e:
         raise SiteError(f"mkdocs: {e}") from None
@@ -223,8 +237,8 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
-        calc_nav, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today())
-        _swap_in(src, out, calc_nav)
+        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today())
+        _swap_in(src, out, generated)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)
 
@@ -248,11 +262,11 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _swap_in(src: Path, out: Path, calc_nav: list[Any]) -> None:
+def _swap_in(src: Path, out: Path, generated: dict[str, list[Any]]) -> None:
     """Build into a fresh folder next to `out`, then put it in place."""
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        run_mkdocs(src, tmp / "site", calc_nav)
+        run_mkdocs(src, tmp / "site", generated)
         (tmp / "site" / MARKER).write_text("Built by `formula site build`; the next build replaces this folder.\n",
                                            encoding="utf-8")
         old = None

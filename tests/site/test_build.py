@@ -31,7 +31,7 @@ def test_every_page_is_built(built_site):
     reg = get_registry()
     for rel in ("index.html", "audits/literature.html", "audits/completeness.html", "audits/fidelity.html",
                 "calculators/index.html", "lineage.html", "results/index.html", "changelog.html", "paper.html",
-                "about.html"):
+                "about.html", "impact/index.html"):
         assert (built_site.out / rel).is_file(), rel
     for slug in reg.calculators:
         assert (built_site.out / "calculators" / f"{slug}.html").is_file(), slug
@@ -282,7 +282,7 @@ def test_strict_mode_fails_on_a_broken_link(built_site, tmp_path):
     shutil.copytree(built_site.out.parent / "site-src", src)
     with open(src / "about.md", "a", encoding="utf-8") as fh:
         fh.write("\nSee [the missing page](missing.md).\n")
-    nav = [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]
+    nav = {"Calculators": [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]}
     with pytest.raises(SiteError, match="Aborted with 1 warning"):
         run_mkdocs(src, tmp_path / "out", nav)
 
