@@ -448,8 +448,8 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             if r.note:
                 line += f". {esc(r.note)}"
             out.append(line)
-        for p in preds:
-            out.append(f"- **Successor of** [{p.name}]({p.slug}.md)")
+        for pc in preds:
+            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md)")
         out += ["", "See the [lineage diagram](../lineage.md)."]
 
     if c.deviations:
