@@ -140,9 +140,11 @@ def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, 
         return "\n".join(out)
     unit = succ.output.unit or ""
     out += [f"In the successor's unit{f' ({unit})' if unit else ''}; higher / lower / same count the cases.", "",
-            table(["n", "mean", "sd", "min", "p5", "p25", "median", "p75", "p95", "max", "higher", "lower", "same"],
-                  [[s["n"]] + [_n(s[k]) for k in ("mean", "sd", "min", "p5", "p25", "median", "p75", "p95", "max")]
-                   + [s["higher"], s["lower"], s["same"]]], sortable=False)]
+            table(["Cases", "Higher", "Lower", "Same", "Mean", "SD"],
+                  [[s["n"], s["higher"], s["lower"], s["same"], _n(s["mean"]), _n(s["sd"])]], sortable=False), "",
+            table(["Min", "5th", "25th", "Median", "75th", "95th", "Max"],
+                  [[_n(s[k]) for k in ("min", "p5", "p25", "median", "p75", "p95", "max")]], sortable=False,
+                  caption="Percentiles of the difference")]
     fig = f"{p.name}.svg"
     figures[fig] = plots.differences(rep.differences, f"{succ.slug} minus {pred.slug}" + (f" ({unit})" if unit else ""))
     out += ["", f'<figure class="fr-figure"><img src="{fig}" alt="Distribution of the differences">'

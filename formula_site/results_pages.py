@@ -129,14 +129,19 @@ def _gap_tables(report: dict[str, Any]) -> list[str]:
             "discordant rows, and Holm's adjustment of the permutation p across the comparisons on one set. An "
             "interval crossing zero establishes neither a difference nor equivalence.", ""]
     out.append(table(
-        ["A − B", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI",
-         "Cluster 95% CI", "A only right", "B only right", "Permutation p", "McNemar p", "Holm p", "ICC",
-         "Effective n"],
+        ["A − B", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI", "Cluster 95% CI"],
         [[f"{g['a']} − {g['b']}", SUBSET_LABELS.get(g["subset"], g["subset"]), g["n"], g["calculators"],
-          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"]),
-          (g.get("discordant") or {}).get("a_only", "–"), (g.get("discordant") or {}).get("b_only", "–"),
-          _p(g["perm_p"]), _p(g["mcnemar_p"]), _p(g["holm_p"]), _num(g["icc"], 3), _num(g["n_eff"], 0)]
+          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"])]
          for g in gaps]))
+    out += ["", "### Tests and clustering", "",
+            "Discordant rows (right in one run only), the p-values, the intra-calculator correlation of the "
+            "per-case differences and the effective number of independent cases it implies.", "",
+            table(["A − B", "Calculator set", "A only right", "B only right", "Permutation p", "McNemar p", "Holm p",
+                   "ICC", "Effective n"],
+                  [[f"{g['a']} − {g['b']}", SUBSET_LABELS.get(g["subset"], g["subset"]),
+                    (g.get("discordant") or {}).get("a_only", "–"), (g.get("discordant") or {}).get("b_only", "–"),
+                    _p(g["perm_p"]), _p(g["mcnemar_p"]), _p(g["holm_p"]), _num(g["icc"], 3), _num(g["n_eff"], 0)]
+                   for g in gaps])]
     hybrids = report.get("hybrids") or []
     if hybrids:
         out += ["", "### Library-first hybrids", "",
@@ -225,7 +230,7 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
                  lock_digest: str | None = None) -> str:
     """Markdown for results/index.md from `audit.tables.build_report`'s dict; fills `figures` with name -> SVG."""
     runs = report.get("runs", [])
-    out = ["# Results", ""]
+    out = ["---\nhide:\n  - toc\n---", "# Results", ""]  # the tables need the width
     if not runs:
         out += ["No stored runs were given to this build. Runs are folders with `manifest.json` and "
                 "`results.jsonl`; build with `formula site build --results DIR` (repeatable), or put them under "

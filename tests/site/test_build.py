@@ -118,12 +118,14 @@ def test_results_paired_gaps_per_calculator_set(built_site):
     # calculator and every calculator-resample gives -50 exactly; B alone is right on 2 rows per calculator.
     expected = [("all", 55), ("not replaced", 55 - N_GROUP["replaced"]), ("no issue identified", N_GROUP["none"])]
     assert [(g[0], g[1]) for g in gaps] == [("half-arm − gold-solve", s) for s, _ in expected]
-    for g, (_, calcs) in zip(gaps, expected):
-        assert g[2:10] == [str(4 * calcs), str(calcs), "50.00", "100.00", "-50.00", g[7], "[-50.00, -50.00]", "0"]
-        assert g[10] == str(2 * calcs)
+    tests = table_after(text, "tests-and-clustering")
+    assert [(t[0], t[1]) for t in tests] == [(g[0], g[1]) for g in gaps]
+    for g, t, (_, calcs) in zip(gaps, tests, expected):
+        assert g[2:9] == [str(4 * calcs), str(calcs), "50.00", "100.00", "-50.00", g[7], "[-50.00, -50.00]"]
         lo, hi = (float(x) for x in g[7].strip("[]").split(","))
         assert lo < -50 < hi  # the case interval: cases resampled, so it has width
-        assert g[11] == g[12] == g[13] == "<0.001"  # 0 against 2n discordant rows
+        assert t[2:4] == ["0", str(2 * calcs)]  # discordant: A alone right never, B alone on k = 1 and 3
+        assert t[4] == t[5] == t[6] == "<0.001"  # 0 against 2n discordant rows
     assert "How each statistic is computed" in text
     hybrid = table_after(text, "library-first-hybrids")
     assert hybrid[0][:3] == ["gold-solve first, half-arm fallback", "100.0", "100.00"]
