@@ -160,20 +160,28 @@ def _gap_tables(report: dict[str, Any]) -> list[str]:
 
 
 def _outcome_tables(runs: list[dict[str, Any]], labels: list[str]) -> list[str]:
+    split = any(r["outcomes"]["unsupported"]["rows"] for r in runs)  # some rows outside the library's calculators
+    head = ["Run", "Rows", "Right", "Wrong", "None", "No output", "Executor", "Unreadable", "Attempted acc.",
+            "Dates acc."] + (["Supported right/wrong/none", "Unsupported right/wrong/none"] if split else [])
+    body = []
+    for r, lab in zip(runs, labels):
+        o = r["outcomes"]
+        row: list[Any] = [link("#" + anchor(r["dir"]), lab), r["n_rows"]]
+        row += [pct(o[k], 1) for k in ("right_pct", "wrong_pct", "none_pct", "no_output_pct", "executor_pct",
+                                       "unreadable_pct")]
+        row += [pct(o["attempted_accuracy"]), pct(o["dates_accuracy"])]
+        if split:
+            row += [" / ".join("–" if o[s][k] is None else f"{o[s][k]:.1f}" for k in ("right_pct", "wrong_pct",
+                                                                                       "none_pct"))
+                    + f" ({o[s]['rows']} rows)" for s in ("supported", "unsupported")]
+        body.append(row)
     out = ["## Outcome accounting", "",
            "What happened on every case-seed row (% of rows): right, wrong, or no valid answer, and why there was "
            "none (no output, an executor failure, or an unreadable reply). Attempted accuracy leaves out the rows "
-           "without an answer; supported rows are those of calculators the library implements.", "",
-           table(["Run", "Rows", "Right", "Wrong", "None", "No output", "Executor", "Unreadable", "Attempted acc.",
-                  "Dates acc.", "Supported right/wrong/none", "Unsupported right/wrong/none"],
-                 [[link("#" + anchor(r["dir"]), lab), r["n_rows"]]
-                  + [pct(r["outcomes"][k], 1) for k in ("right_pct", "wrong_pct", "none_pct", "no_output_pct",
-                                                        "executor_pct", "unreadable_pct")]
-                  + [pct(r["outcomes"]["attempted_accuracy"]), pct(r["outcomes"]["dates_accuracy"])]
-                  + [" / ".join("–" if r["outcomes"][s][k] is None else f"{r['outcomes'][s][k]:.1f}"
-                                for k in ("right_pct", "wrong_pct", "none_pct")) + f" ({r['outcomes'][s]['rows']} rows)"
-                     for s in ("supported", "unsupported")]
-                  for r, lab in zip(runs, labels)], sortable=False)]
+           "without an answer; dates accuracy is on the date calculators' rows."
+           + (" Supported rows are those of calculators the library implements." if split
+              else " Every row is of a calculator the library implements."), "",
+           table(head, body, sortable=False)]
     kinds = sorted({k for r in runs for k in r["outcomes"]["by_kind"]})
     out += ["", "### Outcome kinds (rows)", "",
             table(["Run", "Rows"] + kinds, [[lab, r["n_rows"]] + [r["outcomes"]["by_kind"].get(k, 0) for k in kinds]
