@@ -151,8 +151,9 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
     changes = changelog(reg)
     run_entries = report["runs"]
 
+    impact = compute_pages(reg, cases)
     write("index.md", overview(reg, on=on, package_version=_package_version(), runs=run_entries, changes=changes,
-                               audits=audits))
+                               audits=audits, impact_pairs=[f"{p.predecessor} → {p.successor}" for p in impact]))
     write("audits/literature.md", literature_audit(reg))
     write("audits/completeness.md", completeness_audit(reg, audits))
     write("audits/fidelity.md", fidelity_audit(reg, audits))
@@ -170,7 +171,6 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
     for name, svg in figures.items():
         write(f"results/{name}", svg)
     data_label = f"the shipped reference cases, {REFERENCE_CASES.name} ({file_hash(REFERENCE_CASES)[:19]})"
-    impact = compute_pages(reg, cases)
     write("impact/index.md", index_page(reg, impact, data_label))
     impact_figures: dict[str, str] = {}
     for p in impact:

@@ -9,7 +9,7 @@ import datetime as dt
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from formula_site.markup import (
     CONCERN_LABELS,
@@ -91,7 +91,7 @@ def _card(number: Any, label: str, href: str, detail: str = "") -> str:
 
 
 def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dict[str, Any]],
-             changes: list[Any], audits: AuditInputs | None = None) -> str:
+             changes: list[Any], audits: AuditInputs | None = None, impact_pairs: Sequence[str] = ()) -> str:
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
     released = sum(len(ver.released(c)) for c in calcs)
@@ -122,6 +122,9 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
         _card(len(runs), "stored runs scored by audit group", "results/index.html",
               ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
     ]
+    if impact_pairs:
+        cards.append(_card(len(impact_pairs), "predecessor → successor pairs with a version-impact report",
+                           "impact/index.html", ", ".join(impact_pairs[:4]) + (", …" if len(impact_pairs) > 4 else "")))
     out = [
         "# Formula provenance audit",
         "",

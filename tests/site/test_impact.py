@@ -6,6 +6,7 @@ definitions, not from the site's code.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 
 from registry.loader import get_registry
@@ -37,8 +38,11 @@ def test_a_page_per_linked_pair(built_site):
     for pred, succ in linked:
         assert (built_site.out / "impact" / f"{pred}--{succ}.html").is_file(), (pred, succ)
         assert f'href="{pred}--{succ}.html"' in index
-    # the generated pages are in the navigation, under Impact
+    # the generated pages are in the navigation, under Impact, and the overview counts the pairs
     assert "mdrd-gfr → ckd-epi-2021" in page(built_site, "impact/mdrd-gfr--ckd-epi-2021.html")
+    overview = page(built_site, "index.html")
+    assert re.search(r'href="impact/index.html"><span class="fr-card-number">(\d+)<', overview).group(1) == \
+        str(len(linked))
 
 
 def test_every_required_pair_accounts_for_each_reference_case(built_site):
