@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from audit.impact import ImpactError, ImpactReport, impact
 from formula_site import plots
-from formula_site.markup import Raw, badge, esc, link, table
+from formula_site.markup import Raw, badge, esc, impact_page, link, table
 from registry.loader import Registry
 from registry.schema import Replacement
 from solver.data import Case
@@ -29,7 +29,7 @@ class ImpactPage:
 
     @property
     def name(self) -> str:
-        return f"{self.predecessor}--{self.successor}"
+        return impact_page(self.predecessor, self.successor)
 
 
 def linked_pairs(reg: Registry) -> list[tuple[str, Replacement]]:

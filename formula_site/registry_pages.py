@@ -20,6 +20,7 @@ from formula_site.markup import (
     completeness_badge,
     esc,
     group_badge,
+    impact_page,
     link,
     num,
     pct,
@@ -450,9 +451,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                 line += f", per {esc(g.title)} ({esc(g.body)} {g.year})"
             if r.note:
                 line += f". {esc(r.note)}"
+            if r.successor in reg.calculators:  # the Impact section has a page for every linked pair
+                line += f" ([version-impact report](../impact/{impact_page(c.slug, r.successor)}.md))"
             out.append(line)
         for pc in preds:
-            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md)")
+            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md) ([version-impact report]"
+                       f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
 
     if c.deviations:

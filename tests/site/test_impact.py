@@ -78,3 +78,9 @@ def test_mdrd_reclassification_matrix_covers_the_compared_cases(built_site):
     assert sum(int(v) for r in matrix for v in r[1:]) == compared
     # KDIGO's six GFR categories, G1 to G5, as the rows (from) and the columns (to)
     assert [r[0].split()[0] for r in matrix] == ["G1", "G2", "G3a", "G3b", "G4", "G5"]
+
+
+def test_calculator_pages_link_their_impact_reports(built_site):
+    assert 'href="../impact/mdrd-gfr--ckd-epi-2021.html"' in page(built_site, "calculators/mdrd-gfr.html")
+    succ = page(built_site, "calculators/pooled-cohort-equations.html")
+    assert 'href="../impact/framingham-hard-chd--pooled-cohort-equations.html"' in succ
