@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from audit.runs import Run, RunError, read_run
-from audit.tables import build_report
+from audit.tables import build_report, split_pair
 from formula_site import fhir
 from formula_site.impact_pages import compute_pages, index_page, pair_page
 from formula_site.paper_page import paper_page
@@ -97,6 +97,21 @@ def _audits(reg: Registry, cases: list[Case]) -> AuditInputs:
     )
 
 
+def chosen_pairs(texts: Sequence[str], runs: Sequence[Run]) -> list[tuple[str, str]]:
+    """--compare A:B (run folder name, folder or arm) as (A, B) run folders; refused before anything is written."""
+    labels = [r.label for r in runs]
+    out = []
+    for text in texts:
+        try:
+            a, b = split_pair(text, list(runs), labels)
+        except RunError as e:
+            raise SiteError(f"--compare {e}") from None
+        if a == b:
+            raise SiteError(f"--compare {text}: compares a run with itself")
+        out.append((str(runs[a].dir), str(runs[b].dir)))
+    return out
+
+
 def default_pairs(runs: Sequence[Run]) -> list[tuple[str, str]]:
     """Pairs to compare, as (A, B) run folders: every other run against the gold-solve run (the library's
     benchmark variant), or against the first run when there is no single gold-solve run."""
@@ -114,7 +129,8 @@ def _package_version() -> str:
         return "unknown"
 
 
-def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> tuple[dict[str, list[Any]], int, int]:
+def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
+             pairs: Sequence[tuple[str, str]] | None = None) -> tuple[dict[str, list[Any]], int, int]:
     """Write every page into src; returns (generated nav entries by section, runs, FHIR files)."""
     if src.exists():
         if any(src.iterdir()) and not (src / MARKER).is_file():
@@ -136,11 +152,12 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date) -> t
     audits = _audits(reg, cases)
     report: dict[str, Any] = {"runs": [], "gaps": []}
     if runs:
-        pairs = default_pairs(runs)
+        explicit = pairs is not None
+        pairs = default_pairs(runs) if pairs is None else pairs
         try:
             report = build_report(runs, compare=pairs, registry=reg)
-        except RunError as e:  # runs over different cases or seeds: show them, unpaired
-            if not pairs:
+        except RunError as e:  # runs over different cases or seeds: show them, unpaired (unless asked to pair)
+            if not pairs or explicit:
                 raise SiteError(str(e)) from None
             try:
                 report = build_report(runs, compare=(), registry=reg)
@@ -217,7 +234,8 @@ def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> No
 
 
 def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on: dt.date | None = None,
-          registry: Registry | None = None) -> BuildResult:
+          registry: Registry | None = None, compare: Sequence[str] | None = None) -> BuildResult:
+    """Build the site; `compare` holds "A:B" run pairs (default: every run against the gold-solve run)."""
     t0 = time.perf_counter()
     missing = [p for p in (MKDOCS_YML, STATIC / "pages", STATIC / "assets") if not p.exists()]
     if missing:
@@ -228,6 +246,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
         raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
                         f"first (first: {reg.problems[0]})")
     runs = check_runs(default_runs() if results is None else results)
+    pairs = chosen_pairs(compare, runs) if compare else None
     out = Path(out or DEFAULT_OUT).resolve()
     if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):
         raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
@@ -237,7 +256,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
-        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today())
+        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today(), pairs=pairs)
         _swap_in(src, out, generated)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)

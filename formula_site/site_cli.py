@@ -40,6 +40,9 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", type=Path, action="append", default=None, metavar="DIR",
                    help="a stored run folder (manifest.json + results.jsonl); repeatable "
                    "(default: every run under results/embedded/)")
+    p.add_argument("--compare", action="append", default=None, metavar="A:B",
+                   help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
+                   "(default: every run against the gold-solve run)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default build/site)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
@@ -65,7 +68,7 @@ def _build(args: argparse.Namespace):
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
         return None
     try:
-        return build(args.results, args.out, on=on)
+        return build(args.results, args.out, on=on, compare=args.compare)
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:

@@ -9,7 +9,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from registry.loader import get_registry
-from tests.site.helpers import NAMESPACE_HOSTS, URL_RE
+from tests.site.helpers import NAMESPACE_HOSTS, URL_RE, benchmark_ids
 
 
 def page(built, rel: str) -> str:
@@ -240,6 +240,8 @@ def test_lineage_diagram_links_predecessors_to_successors(built_site):
 @pytest.mark.parametrize("args, message", [
     (["site", "build", "--results", "/nonexistent/run"], "not a stored run"),
     (["site", "build", "--on", "yesterday"], "--on must be a date"),
+    (["site", "build", "--compare", "nope:gold-solve"], "'nope' is not one of the runs given"),
+    (["site", "build", "--compare", "gold-solve"], "expected A:B"),
 ])
 def test_bad_arguments_are_clear_errors(capsys, args, message):
     from cli.main import main
@@ -323,3 +325,20 @@ def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path):
     text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
     assert "could not pair these runs" in text and "seeds differ" in text
     assert [r[5] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
+
+
+def test_compare_chooses_the_paired_gaps(tmp_path):
+    """--compare A:B replaces the default pairs (every run against gold-solve) with the ones asked for."""
+    from formula_site.build import build
+    from tests.site.helpers import make_run
+
+    runs = tmp_path / "runs"
+    gold = make_run(runs, "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    none = make_run(runs, "none-right", lambda cid, k: False, rows_per_calc=1)
+    half = make_run(runs, "half-right", lambda cid, k: cid % 2 == 0, rows_per_calc=1)
+    res = build([gold, none, half], tmp_path / "site", compare=["half-right:none-right"])
+    text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
+    gaps = table_after(text, "paired-gaps")
+    assert {g[0] for g in gaps} == {"half-right − none-right"}
+    even = sum(1 for cid in benchmark_ids() if cid % 2 == 0)
+    assert gaps[0][1:4] == ["all", "55", "55"] and gaps[0][6] == f"{100 * even / 55:+.2f}"
