@@ -1,6 +1,7 @@
-"""Synthetic stored runs for the site tests, and a built site shared by them."""
+"""Synthetic stored runs for the site tests, and reading the pages of the built site."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -47,3 +48,33 @@ def make_run(root: Path, arm: str, correct: Callable[[int, int], bool | None], *
                 n += 1
     (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return d
+
+
+# Reading the built pages
+
+
+def page(built, rel: str) -> str:
+    return (built.out / rel).read_text(encoding="utf-8")
+
+
+def rows(text: str, table_no: int = 0) -> list[list[str]]:
+    """The body cells (as text) of the n-th table of a page."""
+    t = re.findall(r"<table.*?</table>", text, re.S)[table_no]
+    body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
+    out = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        out.append([html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+                    for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
+    return out
+
+
+def table_after(text: str, heading_id: str) -> list[list[str]]:
+    """The body cells of the first table after the heading with this id."""
+    at = text.index(f'id="{heading_id}"')
+    return rows(text[at:], 0)
+
+
+def header_after(text: str, heading_id: str) -> list[str]:
+    at = text.index(f'id="{heading_id}"')
+    head = re.search(r"<thead>(.*?)</thead>", text[at:], re.S).group(1)
+    return [html.unescape(re.sub(r"<[^>]+>", "", th)).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]

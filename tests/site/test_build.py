@@ -9,22 +9,7 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from registry.loader import get_registry
-from tests.site.helpers import NAMESPACE_HOSTS, URL_RE, benchmark_ids
-
-
-def page(built, rel: str) -> str:
-    return (built.out / rel).read_text(encoding="utf-8")
-
-
-def rows(text: str, table_no: int = 0) -> list[list[str]]:
-    """The body cells (as text) of the n-th table of a page."""
-    t = re.findall(r"<table.*?</table>", text, re.S)[table_no]
-    body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
-    out = []
-    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
-        out.append([html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
-                    for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
-    return out
+from tests.site.helpers import NAMESPACE_HOSTS, URL_RE, benchmark_ids, header_after, page, rows, table_after
 
 
 def test_every_page_is_built(built_site):
@@ -75,18 +60,6 @@ def test_overview_counts_groups_and_names_the_lock_digest(built_site):
     assert lock_digest(get_registry().lock_path) in text
     groups = dict((r[0], r[1]) for r in rows(text, 1))
     assert groups == {"Replaced by guideline": "4", "Other concern": "12", "No issue identified": "39"}
-
-
-def table_after(text: str, heading_id: str) -> list[list[str]]:
-    """The body cells of the first table after the heading with this id."""
-    at = text.index(f'id="{heading_id}"')
-    return rows(text[at:], 0)
-
-
-def header_after(text: str, heading_id: str) -> list[str]:
-    at = text.index(f'id="{heading_id}"')
-    head = re.search(r"<thead>(.*?)</thead>", text[at:], re.S).group(1)
-    return [html.unescape(re.sub(r"<[^>]+>", "", th)).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
 
 
 # The session's runs (tests/site/conftest.py): 55 calculators x 4 rows, one seed. gold-solve is right on

@@ -11,7 +11,7 @@ from collections import Counter
 
 from registry.loader import get_registry
 from solver.data import REFERENCE_CASES
-from tests.site.test_build import page, rows, table_after
+from tests.site.helpers import page, rows, table_after
 
 REQUIRED_PAIRS = [("mdrd-gfr", "ckd-epi-2021"), ("cha2ds2-vasc", "cha2ds2-va"),
                   ("framingham-hard-chd", "pooled-cohort-equations")]
