@@ -18,7 +18,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from formula_site import adapters, fhir
+from audit.runs import Run, RunError, read_run
+from audit.tables import build_report, split_pair
+from formula_site import fhir
+from formula_site.impact_pages import compute_pages, index_page, pair_page
 from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
@@ -32,9 +35,10 @@ from formula_site.registry_pages import (
     ordered,
     overview,
 )
-from formula_site.results_pages import calculator_accuracy, read_rows, results_page
+from formula_site.results_pages import calculator_accuracy, results_page
+from registry.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
-from solver.data import REFERENCE_CASES, file_hash, read_cases
+from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 
 MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
 STATIC = PROJECT_ROOT / "site"
@@ -63,7 +67,9 @@ def default_runs() -> list[Path]:
     return sorted(p.parent for p in EMBEDDED_RESULTS.rglob("results.jsonl"))
 
 
-def check_runs(dirs: Sequence[Path]) -> list[Path]:
+def check_runs(dirs: Sequence[Path]) -> list[Run]:
+    """Read every run folder with the audit layer's reader, which names the file, line and field of any
+    problem; nothing is written before all of them read."""
     out = []
     for d in dirs:
         d = Path(d)
@@ -71,44 +77,17 @@ def check_runs(dirs: Sequence[Path]) -> list[Path]:
             if not (d / name).is_file():
                 raise SiteError(f"{d}: not a stored run (no {name}); a run folder holds manifest.json and "
                                 "results.jsonl")
-        _check_run_files(d)
-        out.append(d.resolve())
+        try:
+            out.append(read_run(d.resolve()))
+        except RunError as e:
+            raise SiteError(str(e)) from None
     return out
 
 
-REQUIRED_ROW_FIELDS = ("calculator_id", "arm", "outcome", "correct")
-
-
-def _check_run_files(d: Path) -> None:
-    """Refuse a run the pages cannot read, naming the file, line and field."""
-    import json
-
-    try:
-        manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as e:
-        raise SiteError(f"{d / 'manifest.json'}: not valid JSON ({e})") from None
-    if not isinstance(manifest, dict):
-        raise SiteError(f"{d / 'manifest.json'}: expected a JSON object")
-    with open(d / "results.jsonl", encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as e:
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: not valid JSON ({e})") from None
-            missing = [f for f in REQUIRED_ROW_FIELDS if not isinstance(row, dict) or f not in row]
-            if missing:
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: missing field(s) {', '.join(missing)}")
-            if not isinstance(row["calculator_id"], int):
-                raise SiteError(f"{d / 'results.jsonl'}:{n}: calculator_id must be an integer")
-
-
-def _audits(reg: Registry) -> AuditInputs:
+def _audits(reg: Registry, cases: list[Case]) -> AuditInputs:
     from audit.completeness import audit as completeness
     from audit.deviations import fidelity
 
-    cases = read_cases(REFERENCE_CASES)
     return AuditInputs(
         completeness={a.slug: a for a in completeness(reg, cases)},
         fidelity={r.slug: r for r in fidelity(reg, cases)},
@@ -118,27 +97,29 @@ def _audits(reg: Registry) -> AuditInputs:
     )
 
 
-def _compare(runs: list[dict[str, Any]]) -> list[tuple[str, str]]:
-    """Pairs to compare: every other arm against the first (gold-solve when present)."""
-    arms = [r["arm"] for r in runs]
-    if not arms:
+def chosen_pairs(texts: Sequence[str], runs: Sequence[Run]) -> list[tuple[str, str]]:
+    """--compare A:B (run folder name, folder or arm) as (A, B) run folders; refused before anything is written."""
+    labels = [r.label for r in runs]
+    out = []
+    for text in texts:
+        try:
+            a, b = split_pair(text, list(runs), labels)
+        except RunError as e:
+            raise SiteError(f"--compare {e}") from None
+        if a == b:
+            raise SiteError(f"--compare {text}: compares a run with itself")
+        out.append((str(runs[a].dir), str(runs[b].dir)))
+    return out
+
+
+def default_pairs(runs: Sequence[Run]) -> list[tuple[str, str]]:
+    """Pairs to compare, as (A, B) run folders: every other run against the gold-solve run (the library's
+    benchmark variant), or against the first run when there is no single gold-solve run."""
+    if len(runs) < 2:
         return []
-    base = "gold-solve" if "gold-solve" in arms else arms[0]
-    return [(a, base) for a in dict.fromkeys(arms) if a != base]
-
-
-def _arm(run_dir: Path) -> str:
-    """A run's arm, from its manifest (or its first row, or its folder name)."""
-    import json
-
-    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
-    if manifest.get("arm"):
-        return str(manifest["arm"])
-    with open(run_dir / "results.jsonl", encoding="utf-8") as fh:
-        for line in fh:
-            if line.strip():
-                return str(json.loads(line).get("arm") or run_dir.name)
-    return run_dir.name
+    gold = [r for r in runs if r.arm == "gold-solve"]
+    base = gold[0] if len(gold) == 1 else runs[0]
+    return [(str(r.dir), str(base.dir)) for r in runs if r is not base]
 
 
 def _package_version() -> str:
@@ -148,8 +129,9 @@ def _package_version() -> str:
         return "unknown"
 
 
-def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date) -> tuple[list[Any], int, int]:
-    """Write every page into src; returns (nav entries of the calculator pages, runs, FHIR files)."""
+def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
+             pairs: Sequence[tuple[str, str]] | None = None) -> tuple[dict[str, list[Any]], int, int]:
+    """Write every page into src; returns (generated nav entries by section, runs, FHIR files)."""
     if src.exists():
         if any(src.iterdir()) and not (src / MARKER).is_file():
             raise SiteError(f"{src}: the folder for the generated pages holds files this command did not write; "
@@ -166,29 +148,35 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
 
-    audits = _audits(reg)
+    cases = read_cases(REFERENCE_CASES)
+    audits = _audits(reg, cases)
     report: dict[str, Any] = {"runs": [], "gaps": []}
-    if run_dirs:
-        pairs = _compare([{"arm": _arm(d)} for d in run_dirs])
+    if runs:
+        explicit = pairs is not None
+        pairs = default_pairs(runs) if pairs is None else pairs
         try:
-            report = adapters.build_report(list(run_dirs), compare=pairs, registry=reg)
-        except Exception as e:  # noqa: BLE001 - the report layer refuses runs it cannot pair; show them unpaired
-            if not pairs:
-                raise
-            report = adapters.build_report(list(run_dirs), compare=(), registry=reg)
-            report["gap_error"] = f"{type(e).__name__}: {e}"
-    runs = report.get("runs", [])
-    rows_by_dir = {str(r["dir"]): read_rows(Path(r["dir"])) for r in runs}
-    acc = calculator_accuracy(reg, runs, rows_by_dir)
-    changes = adapters.changelog(reg)
+            report = build_report(runs, compare=pairs, registry=reg)
+        except RunError as e:  # runs over different cases or seeds: show them, unpaired (unless asked to pair)
+            if not pairs or explicit:
+                raise SiteError(str(e)) from None
+            try:
+                report = build_report(runs, compare=(), registry=reg)
+            except RunError as e2:
+                raise SiteError(str(e2)) from None
+            report["gap_error"] = str(e)
+    acc = calculator_accuracy(report)
+    changes = changelog(reg)
+    run_entries = report["runs"]
 
-    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=runs, changes=changes,
-                               audits=audits))
+    impact = compute_pages(reg, cases)
+    write("index.md", overview(reg, on=on, package_version=_package_version(), runs=run_entries, changes=changes,
+                               audits=audits, impact_pairs=[f"{p.predecessor} → {p.successor}" for p in impact]))
     write("audits/literature.md", literature_audit(reg))
     write("audits/completeness.md", completeness_audit(reg, audits))
     write("audits/fidelity.md", fidelity_audit(reg, audits))
     write("calculators/index.md", calculators_index(reg, on))
-    nav = []
+    nav: list[Any] = []
+    nav_impact: list[Any] = []
     for c in ordered(reg):
         write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
         nav.append({c.name: f"calculators/{c.slug}.md"})
@@ -196,17 +184,25 @@ def generate(reg: Registry, src: Path, run_dirs: Sequence[Path], *, on: dt.date)
     figures: dict[str, str] = {}
     from registry.versions import lock_digest
 
-    write("results/index.md", results_page(reg, report, [Path(r["dir"]) for r in runs], figures,
-                                           lock_digest=lock_digest(reg.lock_path)))
+    write("results/index.md", results_page(reg, report, figures, lock_digest=lock_digest(reg.lock_path)))
     for name, svg in figures.items():
         write(f"results/{name}", svg)
+    data_label = f"the shipped reference cases, {REFERENCE_CASES.name} ({file_hash(REFERENCE_CASES)[:19]})"
+    write("impact/index.md", index_page(reg, impact, data_label))
+    impact_figures: dict[str, str] = {}
+    for p in impact:
+        write(f"impact/{p.name}.md", pair_page(reg, p, data_label, impact_figures))
+        nav_impact.append({f"{p.predecessor} → {p.successor}": f"impact/{p.name}.md"})
+    for name, svg in impact_figures.items():
+        write(f"impact/{name}", svg)
     write("changelog.md", changelog_page(changes))
     write("paper.md", paper_page(STATIC / "data" / "paper.yaml"))
     n_fhir = len(fhir.export(reg, src / "fhir"))
-    return nav, len(runs), n_fhir
+    return {"Calculators": nav, "Impact": nav_impact}, len(run_entries), n_fhir
 
 
-def _nav(calc_nav: list[Any]) -> list[Any]:
+def _nav(generated: dict[str, list[Any]]) -> list[Any]:
+    """mkdocs.yml's nav with the generated pages appended to their sections (Calculators, Impact)."""
     import yaml
     from mkdocs.utils.yaml import get_yaml_loader
 
@@ -214,12 +210,14 @@ def _nav(calc_nav: list[Any]) -> list[Any]:
         cfg = yaml.load(fh, Loader=get_yaml_loader())
     nav = cfg["nav"]
     for entry in nav:
-        if isinstance(entry, dict) and "Calculators" in entry:
-            entry["Calculators"] = list(entry["Calculators"]) + calc_nav
+        if isinstance(entry, dict):
+            for section, pages in generated.items():
+                if section in entry:
+                    entry[section] = list(entry[section]) + pages
     return nav
 
 
-def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
+def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> None:
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -227,7 +225,7 @@ def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     try:
         cfg = load_config(config_file=str(MKDOCS_YML), docs_dir=str(src), site_dir=str(site_dir), strict=True,
-                          nav=_nav(calc_nav))
+                          nav=_nav(generated))
         mkdocs_build(cfg)
     except MkDocsException as e:
         raise SiteError(f"mkdocs: {e}") from None
@@ -236,7 +234,8 @@ def run_mkdocs(src: Path, site_dir: Path, calc_nav: list[Any]) -> None:
 
 
 def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on: dt.date | None = None,
-          registry: Registry | None = None) -> BuildResult:
+          registry: Registry | None = None, compare: Sequence[str] | None = None) -> BuildResult:
+    """Build the site; `compare` holds "A:B" run pairs (default: every run against the gold-solve run)."""
     t0 = time.perf_counter()
     missing = [p for p in (MKDOCS_YML, STATIC / "pages", STATIC / "assets") if not p.exists()]
     if missing:
@@ -246,7 +245,8 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     if reg.problems:
         raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
                         f"first (first: {reg.problems[0]})")
-    run_dirs = check_runs(default_runs() if results is None else results)
+    runs = check_runs(default_runs() if results is None else results)
+    pairs = chosen_pairs(compare, runs) if compare else None
     out = Path(out or DEFAULT_OUT).resolve()
     if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):
         raise SiteError(f"--out {out}: choose a folder of its own (it is replaced by every build)")
@@ -256,8 +256,8 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
-        calc_nav, n_runs, n_fhir = generate(reg, src, run_dirs, on=on or dt.date.today())
-        _swap_in(src, out, calc_nav)
+        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today(), pairs=pairs)
+        _swap_in(src, out, generated)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)
 
@@ -281,11 +281,11 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _swap_in(src: Path, out: Path, calc_nav: list[Any]) -> None:
+def _swap_in(src: Path, out: Path, generated: dict[str, list[Any]]) -> None:
     """Build into a fresh folder next to `out`, then put it in place."""
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        run_mkdocs(src, tmp / "site", calc_nav)
+        run_mkdocs(src, tmp / "site", generated)
         (tmp / "site" / MARKER).write_text("Built by `formula site build`; the next build replaces this folder.\n",
                                            encoding="utf-8")
         old = None

@@ -93,8 +93,8 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         prev = max(earlier, key=lambda x: x.key)
         ra.append({"type": "predecessor", "label": "previous version", "display": f"{c.name} {prev.version}",
                    "resource": f"{canonical(c.slug, base)}|{prev.version}"})
-    for p in predecessors(reg, c.slug):
-        ra.append({"type": "predecessor", "display": p.name, "resource": canonical(p.slug, base)})
+    for pc in predecessors(reg, c.slug):
+        ra.append({"type": "predecessor", "display": pc.name, "resource": canonical(pc.slug, base)})
     later = [x for x in c.versions if x.key > v.key and x.status in (VersionStatus.active, VersionStatus.superseded)]
     if later:
         nxt = min(later, key=lambda x: x.key)

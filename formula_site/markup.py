@@ -21,6 +21,11 @@ CONCERN_LABELS = {
 }
 
 
+def impact_page(predecessor: str, successor: str) -> str:
+    """The Impact section's page name for a predecessor -> successor pair (without extension)."""
+    return f"{predecessor}--{successor}"
+
+
 @dataclass(frozen=True)
 class Raw:
     """Cell content that is already HTML."""

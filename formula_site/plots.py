@@ -83,3 +83,20 @@ def per_calculator(names: Sequence[str], series: Sequence[tuple[str, Sequence[fl
     ax.grid(axis="x", color="#e0e0e0", linewidth=0.6)
     ax.legend(frameon=False, fontsize=8, loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=min(3, len(series)))
     return _svg(fig)
+
+
+def differences(values: Sequence[float], xlabel: str) -> str:
+    """A histogram of successor-minus-predecessor differences, with zero marked."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6.5, 2.8))
+    distinct = sorted(set(values))
+    if len(distinct) <= 12:  # few distinct values (scores): one bar per value
+        counts = [sum(1 for v in values if v == d) for d in distinct]
+        ax.bar(distinct, counts, width=0.6 if all(float(d).is_integer() for d in distinct) else 0.8 * min(
+            (b - a for a, b in zip(distinct, distinct[1:])), default=1.0), color=COLORS[0])
+    else:
+        ax.hist(values, bins=min(30, max(8, len(values) // 3)), color=COLORS[0], edgecolor="white", linewidth=0.5)
+    ax.axvline(0, color="#9e9e9e", linestyle="--", linewidth=1)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("cases")
+    return _svg(fig)

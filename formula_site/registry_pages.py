@@ -9,7 +9,7 @@ import datetime as dt
 import difflib
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from formula_site.markup import (
     CONCERN_LABELS,
@@ -20,6 +20,7 @@ from formula_site.markup import (
     completeness_badge,
     esc,
     group_badge,
+    impact_page,
     link,
     num,
     pct,
@@ -91,7 +92,7 @@ def _card(number: Any, label: str, href: str, detail: str = "") -> str:
 
 
 def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dict[str, Any]],
-             changes: list[Any], audits: AuditInputs | None = None) -> str:
+             changes: list[Any], audits: AuditInputs | None = None, impact_pairs: Sequence[str] = ()) -> str:
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
     released = sum(len(ver.released(c)) for c in calcs)
@@ -122,6 +123,9 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
         _card(len(runs), "stored runs scored by audit group", "results/index.html",
               ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
     ]
+    if impact_pairs:
+        cards.append(_card(len(impact_pairs), "predecessor → successor pairs with a version-impact report",
+                           "impact/index.html", ", ".join(impact_pairs[:4]) + (", …" if len(impact_pairs) > 4 else "")))
     out = [
         "# Formula provenance audit",
         "",
@@ -447,9 +451,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                 line += f", per {esc(g.title)} ({esc(g.body)} {g.year})"
             if r.note:
                 line += f". {esc(r.note)}"
+            if r.successor in reg.calculators:  # the Impact section has a page for every linked pair
+                line += f" ([version-impact report](../impact/{impact_page(c.slug, r.successor)}.md))"
             out.append(line)
-        for p in preds:
-            out.append(f"- **Successor of** [{p.name}]({p.slug}.md)")
+        for pc in preds:
+            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md) ([version-impact report]"
+                       f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
 
     if c.deviations:
@@ -489,9 +496,10 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
 
     out += ["", "## Accuracy per arm", ""]
     if accuracy:
-        out.append(table(["Run", "Arm", "Model", "Rows", "Correct", "Accuracy (%)"],
+        out.append(table(["Run", "Arm", "Model", "Rows", "Accuracy (%)", "Text"],
                          [[link(f"../results/index.html#{r['anchor']}", r["label"]), r["arm"], r["model"], r["n"],
-                           r["correct"], pct(r["accuracy"])] for r in accuracy], sortable=False))
+                           pct(r["accuracy"]), Raw(badge("stale", "warn") + " the run used an older text")
+                           if r.get("stale") else "current"] for r in accuracy], sortable=False))
     elif c.medcalc_id is None:
         out.append("Not in the benchmark, so no stored run scores it.")
     else:

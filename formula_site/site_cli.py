@@ -7,6 +7,8 @@ import functools
 import sys
 from pathlib import Path
 
+from registry.cliutil import add_root, load_registry
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("site", help="build or preview the published audit report (a static site)",
@@ -33,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Write Library-<slug>-<version>.json for every active and superseded version.")
     f.add_argument("--out", type=Path, required=True, help="folder to write the resources into")
     f.add_argument("--base", default=None, help="canonical URL base (default urn:formula-registry:calculator:)")
+    add_root(f)
     f.set_defaults(handler=cmd_export_fhir)
 
 
@@ -40,9 +43,13 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", type=Path, action="append", default=None, metavar="DIR",
                    help="a stored run folder (manifest.json + results.jsonl); repeatable "
                    "(default: every run under results/embedded/)")
+    p.add_argument("--compare", action="append", default=None, metavar="A:B",
+                   help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
+                   "(default: every run against the gold-solve run)")
     p.add_argument("--out", type=Path, default=None, help="output folder (default build/site)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
+    add_root(p)
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -65,7 +72,7 @@ def _build(args: argparse.Namespace):
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
         return None
     try:
-        return build(args.results, args.out, on=on)
+        return build(args.results, args.out, on=on, compare=args.compare, registry=load_registry(args.root))
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:
@@ -106,12 +113,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_export_fhir(args: argparse.Namespace) -> int:
     from formula_site import fhir
-    from registry.loader import get_registry
 
-    reg = get_registry()
-    if reg.problems:
-        print(f"error: the registry has {len(reg.problems)} problem(s); run `formula validate`", file=sys.stderr)
-        return 1
+    reg = load_registry(args.root)
     if args.out.exists() and not args.out.is_dir():
         print(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
         return 1

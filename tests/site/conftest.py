@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.site.helpers import make_run
+from tests.site.helpers import current_text_versions, make_run
 
 pytest.importorskip("mkdocs", reason="the site extra is not installed: pip install -e '.[site]'")
 
@@ -26,8 +26,11 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Built:
     from registry.loader import get_registry
     from registry.versions import lock_digest
 
-    gold = make_run(root, "gold-solve", lambda cid, k: True, lock=lock_digest(get_registry().lock_path))
-    # correct on k = 0, 2; wrong on k = 1; abstains on k = 3: 50% accuracy, 75% coverage
+    # gold-solve: every row right, with the current texts and registry; half-arm: right on k = 0 and 2, wrong
+    # on k = 1, no answer on k = 3 (50% accuracy, 75% coverage), with an old text version for every calculator
+    texts = current_text_versions()
+    gold = make_run(root, "gold-solve", lambda cid, k: True, lock=lock_digest(get_registry().lock_path),
+                    text_version=lambda cid: texts[cid])
     half = make_run(root, "half-arm", lambda cid, k: None if k == 3 else k % 2 == 0, model="test-model")
     out = tmp_path_factory.mktemp("site") / "site"
     build([gold, half], out, on=dt.date(2026, 12, 1))

@@ -1,6 +1,7 @@
-"""Synthetic stored runs for the site tests, and a built site shared by them."""
+"""Synthetic stored runs for the site tests, and reading the pages of the built site."""
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -17,9 +18,18 @@ def benchmark_ids() -> list[int]:
     return sorted(c.medcalc_id for c in get_registry().calculators.values() if c.medcalc_id is not None)
 
 
+def current_text_versions() -> dict[int, str]:
+    """Benchmark id -> the active text version, read from the rendered catalogue (formulas/texts/index.json)."""
+    reg = get_registry()
+    index = json.loads((reg.formulas_dir / "texts" / "index.json").read_text(encoding="utf-8"))
+    return {e["medcalc_id"]: e["version"] for e in index["texts"] if e.get("medcalc_id") is not None}
+
+
 def make_run(root: Path, arm: str, correct: Callable[[int, int], bool | None], *, rows_per_calc: int = 4,
-             seeds: tuple[int, ...] = (42,), model: str = "none", lock: str = "sha256:test") -> Path:
-    """A run folder: `correct(calculator_id, k)` gives True/False, or None for an abstention."""
+             seeds: tuple[int, ...] = (42,), model: str = "none", lock: str = "sha256:test",
+             text_version: Callable[[int], str] = lambda cid: "0.0.1") -> Path:
+    """A run folder: `correct(calculator_id, k)` gives True/False, or None for no answer (outcome no_answer);
+    `text_version(calculator_id)` is the supplied-text version the run records."""
     d = root / arm
     d.mkdir(parents=True)
     (d / "manifest.json").write_text(json.dumps({"arm": arm, "model": model, "engine": "synthetic",
@@ -30,10 +40,41 @@ def make_run(root: Path, arm: str, correct: Callable[[int, int], bool | None], *
             for k in range(rows_per_calc):
                 ok = correct(cid, k)
                 rows.append({"row_number": cid * 100 + k, "calculator_id": cid, "seed": seed, "arm": arm,
-                             "model": model, "prompt_sha256": None, "text_version": "1.0.0", "text_sha256": None,
-                             "reply": None, "program": None, "outcome": "abstained" if ok is None else "value",
+                             "model": model, "prompt_sha256": None, "text_version": text_version(cid),
+                             "text_sha256": None, "reply": None, "program": None,
+                             "outcome": "no_answer" if ok is None else "answered",
                              "answer": None if ok is None else 1.0, "correct": bool(ok), "ground_truth": 1.0,
                              "lower_limit": 0.95, "upper_limit": 1.05})
                 n += 1
     (d / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return d
+
+
+# Reading the built pages
+
+
+def page(built, rel: str) -> str:
+    return (built.out / rel).read_text(encoding="utf-8")
+
+
+def rows(text: str, table_no: int = 0) -> list[list[str]]:
+    """The body cells (as text) of the n-th table of a page."""
+    t = re.findall(r"<table.*?</table>", text, re.S)[table_no]
+    body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
+    out = []
+    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
+        out.append([html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+                    for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
+    return out
+
+
+def table_after(text: str, heading_id: str) -> list[list[str]]:
+    """The body cells of the first table after the heading with this id."""
+    at = text.index(f'id="{heading_id}"')
+    return rows(text[at:], 0)
+
+
+def header_after(text: str, heading_id: str) -> list[str]:
+    at = text.index(f'id="{heading_id}"')
+    head = re.search(r"<thead>(.*?)</thead>", text[at:], re.S).group(1)
+    return [html.unescape(re.sub(r"<[^>]+>", "", th)).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]

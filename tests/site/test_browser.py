@@ -1,6 +1,6 @@
 """The built report in a real browser: Debian's Chromium, headless, over loopback HTTP.
 
-Loads the overview, an audit table, the results page and a calculator page; checks that the tables
+Loads the overview, an audit table, the results page, a calculator page and an impact page; checks that the tables
 were set up by the site's script (sortable, filterable), that the plots loaded, that the console
 shows no error and that the page asked for nothing beyond the loopback server; saves a screenshot of
 each page into the test's temporary folder.
@@ -25,6 +25,7 @@ PAGES = {
     "literature-audit": ("audits/literature.html", ["16 of 16 rows"]),
     "results": ("results/index.html", ["Accuracy by audit group", "Paired gaps"]),
     "calculator": ("calculators/meld-na.html", ["Supplied text", "Version history"]),
+    "impact": ("impact/mdrd-gfr--ckd-epi-2021.html", ["Reclassification", "G3a"]),
 }
 PROBE = "/__console_probe.html"  # served by the test only: a page that logs a console error
 
@@ -140,6 +141,8 @@ def test_page_renders_in_chromium(browser, server, tmp_path, name):
     if name in ("literature-audit", "results"):
         assert any('data-ready="true"' in t for t in tables), "the table script did not run"
         assert "fr-filter" in dom
+    if name == "impact":
+        assert any(p.endswith("mdrd-gfr--ckd-epi-2021.svg") and c == 200 for p, c in served[before:])
     if name == "results":
         for svg in ("accuracy-by-group.svg", "coverage-accuracy.svg", "per-calculator.svg"):
             assert any(p.endswith(svg) and c == 200 for p, c in served[before:]), f"{svg} not loaded"

@@ -9,29 +9,14 @@ from urllib.parse import unquote, urlparse
 import pytest
 
 from registry.loader import get_registry
-from tests.site.helpers import NAMESPACE_HOSTS, URL_RE
-
-
-def page(built, rel: str) -> str:
-    return (built.out / rel).read_text(encoding="utf-8")
-
-
-def rows(text: str, table_no: int = 0) -> list[list[str]]:
-    """The body cells (as text) of the n-th table of a page."""
-    t = re.findall(r"<table.*?</table>", text, re.S)[table_no]
-    body = re.search(r"<tbody>(.*?)</tbody>", t, re.S).group(1)
-    out = []
-    for tr in re.findall(r"<tr>(.*?)</tr>", body, re.S):
-        out.append([html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
-                    for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)])
-    return out
+from tests.site.helpers import NAMESPACE_HOSTS, URL_RE, benchmark_ids, header_after, page, rows, table_after
 
 
 def test_every_page_is_built(built_site):
     reg = get_registry()
     for rel in ("index.html", "audits/literature.html", "audits/completeness.html", "audits/fidelity.html",
                 "calculators/index.html", "lineage.html", "results/index.html", "changelog.html", "paper.html",
-                "about.html"):
+                "about.html", "impact/index.html"):
         assert (built_site.out / rel).is_file(), rel
     for slug in reg.calculators:
         assert (built_site.out / "calculators" / f"{slug}.html").is_file(), slug
@@ -77,16 +62,67 @@ def test_overview_counts_groups_and_names_the_lock_digest(built_site):
     assert groups == {"Replaced by guideline": "4", "Other concern": "12", "No issue identified": "39"}
 
 
-def test_results_show_the_runs_as_stored(built_site):
+# The session's runs (tests/site/conftest.py): 55 calculators x 4 rows, one seed. gold-solve is right on
+# every row; half-arm is right on k = 0 and 2, wrong on k = 1 and gives no answer on k = 3. The registry
+# has 4 replaced, 12 other-concern and 39 no-issue benchmark calculators (the paper's Table 11).
+N_GROUP = {"replaced": 4, "other": 12, "none": 39}
+
+
+def test_results_accuracy_by_subset_and_group(built_site):
     text = page(built_site, "results/index.html")
-    table13 = rows(text, 0)  # group, calcs, gold-solve, half-arm
+    assert header_after(text, "accuracy")[5:] == ["all (55)", "not replaced (51)", "no issue identified (39)"]
+    acc = table_after(text, "accuracy")
+    assert [r[:5] for r in acc] == [["gold-solve", "gold-solve", "220", "220", "1"],
+                                    ["half-arm · test-model", "half-arm", "220", "220", "1"]]
+    assert acc[0][5:] == ["100.00"] * 3 and acc[1][5:] == ["50.00"] * 3
+    table13 = table_after(text, "accuracy-by-audit-group")  # group, calcs, gold-solve, half-arm
     assert [r[:2] for r in table13] == [["Replaced by guideline", "4"], ["Other concern", "12"],
                                         ["No issue identified", "39"], ["All", "55"]]
     assert all(r[2] == "100.00" and r[3] == "50.00" for r in table13)
-    gap = rows(text, 1)
-    assert gap == [["half-arm", "gold-solve", "all 55", "220", "-50.00", "[-50.00, -50.00]"]]
-    outcomes = rows(text, 2)
-    assert outcomes[1][1:] == ["220", "165", "55"]  # rows, value, abstained (4 rows x 55 calculators)
+    for heading in ("by-category", "by-output-type"):
+        cells = table_after(text, heading)
+        assert all(c == "100.00" for c in cells[0][1:]) and all(c == "50.00" for c in cells[1][1:]), heading
+
+
+def test_results_paired_gaps_per_calculator_set(built_site):
+    text = page(built_site, "results/index.html")
+    gaps = table_after(text, "paired-gaps")
+    # half-arm - gold-solve: A right on 2 of 4 rows per calculator, B on all 4, so the gap is -50 pp on every
+    # calculator and every calculator-resample gives -50 exactly; B alone is right on 2 rows per calculator.
+    expected = [("all", 55), ("not replaced", 55 - N_GROUP["replaced"]), ("no issue identified", N_GROUP["none"])]
+    assert [(g[0], g[1]) for g in gaps] == [("half-arm − gold-solve", s) for s, _ in expected]
+    tests = table_after(text, "tests-and-clustering")
+    assert [(t[0], t[1]) for t in tests] == [(g[0], g[1]) for g in gaps]
+    for g, t, (_, calcs) in zip(gaps, tests, expected):
+        assert g[2:9] == [str(4 * calcs), str(calcs), "50.00", "100.00", "-50.00", g[7], "[-50.00, -50.00]"]
+        lo, hi = (float(x) for x in g[7].strip("[]").split(","))
+        assert lo < -50 < hi  # the case interval: cases resampled, so it has width
+        assert t[2:4] == ["0", str(2 * calcs)]  # discordant: A alone right never, B alone on k = 1 and 3
+        assert t[4] == t[5] == t[6] == "<0.001"  # 0 against 2n discordant rows
+    assert "How each statistic is computed" in text
+    hybrid = table_after(text, "library-first-hybrids")
+    assert hybrid[0][:3] == ["gold-solve first, half-arm fallback", "100.0", "100.00"]
+
+
+def test_results_outcome_accounting(built_site):
+    text = page(built_site, "results/index.html")
+    out = table_after(text, "outcome-accounting")
+    assert out[0][1:10] == ["220", "100.0", "0.0", "0.0", "0.0", "0.0", "0.0", "100.00", "100.00"]
+    # 110 right, 55 wrong, 55 without an answer (no output); attempted accuracy 110 / 165; the date
+    # calculators' rows follow the same 2-of-4 pattern
+    assert out[1][1:10] == ["220", "50.0", "25.0", "25.0", "25.0", "0.0", "0.0", "66.67", "50.00"]
+    kinds = table_after(text, "outcome-kinds-rows")
+    assert header_after(text, "outcome-kinds-rows") == ["Run", "Rows", "answered", "no_answer"]
+    assert [r[1:] for r in kinds] == [["220", "220", "0"], ["220", "165", "55"]]
+
+
+def test_results_per_calculator_and_staleness(built_site):
+    text = page(built_site, "results/index.html")
+    per = table_after(text, "accuracy-per-calculator")
+    assert len(per) == 55
+    # gold-solve recorded each calculator's current text version, half-arm a version that never existed
+    assert all(r[4].startswith("100.0 v") and "stale" not in r[4] for r in per)
+    assert all(r[5] == "50.0 v0.0.1 stale" for r in per)
     # the gold run recorded the current lock digest, the other one a made-up digest
     assert text.count("the run used this registry") == 1 and text.count("the registry has changed since this run") == 1
     article = re.search(r"<article.*?</article>", text, re.S).group(0)
@@ -113,7 +149,8 @@ def test_calculator_page_has_text_provenance_lineage_and_fhir(built_site):
     assert 'href="../fhir/Library-meld-na-1.0.0.json"' in text
     assert "unverified" in text or "verified" in text
     acc = rows(text, len(re.findall(r"<table", text)) - 1)
-    assert [r[1] for r in acc] == ["gold-solve", "half-arm"] and [r[5] for r in acc] == ["100.00", "50.00"]
+    assert [r[1] for r in acc] == ["gold-solve", "half-arm"] and [r[4] for r in acc] == ["100.00", "50.00"]
+    assert [r[5] for r in acc] == ["current", "stale the run used an older text"]
 
 
 def _refs(text: str) -> list[str]:
@@ -176,6 +213,8 @@ def test_lineage_diagram_links_predecessors_to_successors(built_site):
 @pytest.mark.parametrize("args, message", [
     (["site", "build", "--results", "/nonexistent/run"], "not a stored run"),
     (["site", "build", "--on", "yesterday"], "--on must be a date"),
+    (["site", "build", "--compare", "nope:gold-solve"], "'nope' is not one of the runs given"),
+    (["site", "build", "--compare", "gold-solve"], "expected A:B"),
 ])
 def test_bad_arguments_are_clear_errors(capsys, args, message):
     from cli.main import main
@@ -185,10 +224,15 @@ def test_bad_arguments_are_clear_errors(capsys, args, message):
     assert err.startswith("error:") and message in err and "Traceback" not in err
 
 
+GOOD_ROW = '{"row_number": 1, "calculator_id": 2, "seed": 42, "outcome": "answered", "correct": true}'
+
+
 @pytest.mark.parametrize("manifest, rows, message", [
-    ("{not json", "", "manifest.json: not valid JSON"),
-    ("{}", '{"calculator_id": 2, "arm": "x", "outcome": "value"}\n', "results.jsonl:1: missing field(s) correct"),
-    ("{}", '{"calculator_id": 2}\n{oops\n', "results.jsonl:1: missing field(s) arm, outcome, correct"),
+    ("{not json", GOOD_ROW + "\n", "manifest.json: not readable JSON"),
+    ("{}", '{"row_number": 1, "calculator_id": 2, "seed": 42, "outcome": "answered"}\n',
+     "results.jsonl:1: missing field 'correct'"),
+    ("{}", GOOD_ROW + "\n{oops\n", "results.jsonl:2: not valid JSON"),
+    ("{}", GOOD_ROW.replace('"seed": 42', '"seed": "42"') + "\n", "results.jsonl:1: field 'seed' must be int"),
 ])
 def test_a_bad_run_is_refused_with_its_file_and_line(tmp_path, capsys, manifest, rows, message):
     from cli.main import main
@@ -215,7 +259,7 @@ def test_strict_mode_fails_on_a_broken_link(built_site, tmp_path):
     shutil.copytree(built_site.out.parent / "site-src", src)
     with open(src / "about.md", "a", encoding="utf-8") as fh:
         fh.write("\nSee [the missing page](missing.md).\n")
-    nav = [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]
+    nav = {"Calculators": [{c.name: f"calculators/{c.slug}.md"} for c in ordered(get_registry())]}
     with pytest.raises(SiteError, match="Aborted with 1 warning"):
         run_mkdocs(src, tmp_path / "out", nav)
 
@@ -242,21 +286,32 @@ def test_default_runs_are_every_run_under_results_embedded(tmp_path, monkeypatch
     assert build.default_runs() == [a, b]
 
 
-def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path, monkeypatch):
-    from formula_site import adapters
+def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path):
+    """Runs over different seeds cannot be paired (audit.runs.pair refuses them): the site shows both, unpaired,
+    with the report's reason."""
     from formula_site.build import build
     from tests.site.helpers import make_run
 
-    real = adapters.build_report
-
-    def refuse_pairs(run_dirs, compare=(), **kw):
-        if compare:
-            raise ValueError("runs do not share cases and seeds: seed 42 vs 43")
-        return real(run_dirs, compare=compare, **kw)
-
-    monkeypatch.setattr(adapters, "build_report", refuse_pairs)
     a = make_run(tmp_path / "runs", "gold-solve", lambda cid, k: True, rows_per_calc=1)
     b = make_run(tmp_path / "runs", "other-arm", lambda cid, k: False, rows_per_calc=1, seeds=(43,))
     res = build([a, b], tmp_path / "site")
     text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
-    assert "could not pair these runs" in text and "seed 42 vs 43" in text
+    assert "could not pair these runs" in text and "seeds differ" in text
+    assert [r[5] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
+
+
+def test_compare_chooses_the_paired_gaps(tmp_path):
+    """--compare A:B replaces the default pairs (every run against gold-solve) with the ones asked for."""
+    from formula_site.build import build
+    from tests.site.helpers import make_run
+
+    runs = tmp_path / "runs"
+    gold = make_run(runs, "gold-solve", lambda cid, k: True, rows_per_calc=1)
+    none = make_run(runs, "none-right", lambda cid, k: False, rows_per_calc=1)
+    half = make_run(runs, "half-right", lambda cid, k: cid % 2 == 0, rows_per_calc=1)
+    res = build([gold, none, half], tmp_path / "site", compare=["half-right:none-right"])
+    text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
+    gaps = table_after(text, "paired-gaps")
+    assert {g[0] for g in gaps} == {"half-right − none-right"}
+    even = sum(1 for cid in benchmark_ids() if cid % 2 == 0)
+    assert gaps[0][1:4] == ["all", "55", "55"] and gaps[0][6] == f"{100 * even / 55:+.2f}"

@@ -17,23 +17,27 @@ def two_versions(tmp_path_factory):
     root = tmp_path_factory.mktemp("registry")
     for sub in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / sub, root / sub)
+    before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
     release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
             sets=["correction_per_mg_dl_glucose=0.016"])
     reg = load(root)
     clear_cache()
     assert not reg.problems, reg.problems[:3]
-    return reg
+    after = reg.calculators["sodium-correction-hyperglycemia"].active.version
+    assert after != before
+    return reg, before, after
 
 
 def test_page_shows_text_diff_and_both_versions(two_versions):
     from formula_site.registry_pages import AuditInputs, calculator_page
 
+    two_versions, before, after = two_versions
     c = two_versions.calculators["sodium-correction-hyperglycemia"]
     text = calculator_page(two_versions, c, audits=AuditInputs(), on=dt.date(2026, 12, 1), accuracy=[])
-    assert "Text changes 1.0.0 → 1.1.0" in text
+    assert f"Text changes {before} → {after}" in text
     assert '<span class="fr-add">' in text and "0.016" in text
-    assert "Library-sodium-correction-hyperglycemia-1.0.0.json" in text
-    assert "Library-sodium-correction-hyperglycemia-1.1.0.json" in text
+    assert f"Library-sodium-correction-hyperglycemia-{before}.json" in text
+    assert f"Library-sodium-correction-hyperglycemia-{after}.json" in text
 
 
 def test_fhir_links_the_versions(two_versions):
@@ -41,14 +45,15 @@ def test_fhir_links_the_versions(two_versions):
 
     from formula_site import fhir
 
+    two_versions, before, after = two_versions
     libs = fhir.libraries(two_versions)
-    old = libs["Library-sodium-correction-hyperglycemia-1.0.0.json"]
-    new = libs["Library-sodium-correction-hyperglycemia-1.1.0.json"]
+    old = libs[f"Library-sodium-correction-hyperglycemia-{before}.json"]
+    new = libs[f"Library-sodium-correction-hyperglycemia-{after}.json"]
     for res in (old, new):
         Library.model_validate(res)
     assert old["status"] == "retired" and new["status"] == "active"
-    assert any(a["type"] == "successor" and a["resource"].endswith("|1.1.0") for a in old["relatedArtifact"])
-    assert any(a["type"] == "predecessor" and a["resource"].endswith("|1.0.0") for a in new["relatedArtifact"])
+    assert any(a["type"] == "successor" and a["resource"].endswith(f"|{after}") for a in old["relatedArtifact"])
+    assert any(a["type"] == "predecessor" and a["resource"].endswith(f"|{before}") for a in new["relatedArtifact"])
     import base64
     assert b"0.016" in base64.b64decode(new["content"][0]["data"])
     assert b"0.016" not in base64.b64decode(old["content"][0]["data"])
