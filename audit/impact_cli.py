@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from audit.impact import ImpactError, impact, markdown
+from registry.cliutil import add_root
 from registry.loader import get_registry
 from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 from solver.library import VARIANTS
@@ -26,6 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--variant", choices=VARIANTS, default="published",
                    help="library variant for both formulas (default: published)")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    add_root(p)
     p.set_defaults(handler=run)
 
 

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from audit.runs import RunError
+from registry.cliutil import add_root
 
 
 def _pair(text: str) -> tuple[str, str]:
@@ -48,6 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--format", choices=["markdown", "json", "csv"], default="markdown")
     t.add_argument("--draws", type=_positive, default=10_000, help="bootstrap and permutation draws (default 10000)")
     t.add_argument("--seed", type=int, default=0, help="random seed of every draw (default 0)")
+    add_root(t)
     t.set_defaults(handler=cmd_tables)
 
 

@@ -6,6 +6,7 @@ adds its sub-commands; this module composes them in layer order and is imported 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from audit import cli as audit_cli
@@ -13,6 +14,7 @@ from audit import impact_cli, report_cli
 from formula_site import site_cli
 from registry import commands, texts_cli
 from registry.cliutil import CommandError
+from registry.loader import ROOT_ENV
 from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
@@ -49,6 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    root = getattr(args, "root", None)
+    before = os.environ.get(ROOT_ENV)
+    if root is not None:  # one way to name the registry: every layer the command calls then reads this one
+        os.environ[ROOT_ENV] = str(root)
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
@@ -59,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    finally:
+        if root is not None:  # in-process callers (tests, scripts) get their environment back
+            if before is None:
+                os.environ.pop(ROOT_ENV, None)
+            else:
+                os.environ[ROOT_ENV] = before
 
 
 if __name__ == "__main__":

@@ -76,8 +76,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     _release_args(p)
-    p.add_argument("--with-dependants", action="store_true",
-                   help="also release every calculator that depends on this one (e.g. Cockcroft-Gault after ideal body weight)")
     p.set_defaults(handler=cmd_release)
 
     p = sub.add_parser("fix", help="change constants and release the change as a new version",
@@ -162,6 +160,9 @@ def _release_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--by", help="who releases (recorded on the version)")
     p.add_argument("--role", help="their role")
     p.add_argument("--draft", action="store_true", help="make a draft that becomes active only through `formula approve`")
+    p.add_argument("--with-dependants", action="store_true",
+                   help="also release every calculator that depends on this one (e.g. Cockcroft-Gault after ideal "
+                   "body weight): a version's content covers its dependencies'")
 
 
 _root = add_root
@@ -386,14 +387,14 @@ def _maintain(root: Path | None, action: Callable[[], str]) -> int:
 
 
 def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft)
+    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft,
+                with_dependants=args.with_dependants)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from registry.release import release
 
-    return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason,
-                                                with_dependants=args.with_dependants, **_release_kw(args)))
+    return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, **_release_kw(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:

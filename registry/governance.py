@@ -6,7 +6,7 @@ import json
 from typing import Any, Iterable
 
 from registry import versions as ver
-from registry.loader import Registry
+from registry.model import Registry
 from registry.schema import Calculator, VersionStatus
 from registry.texts import render, text_hash
 

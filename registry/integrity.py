@@ -10,7 +10,7 @@ import json
 
 from registry import codes
 from registry.atomic import JOURNAL_NAME, read_journal
-from registry.loader import Problem, Registry
+from registry.model import Problem, Registry
 from registry.texts import INDEX_FILE, TEXTS_DIR
 from registry.yamlio import YamlError, line_of
 

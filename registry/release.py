@@ -345,6 +345,9 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
         dirty = unreleased(reg)
         others = {s: why for s, why in dirty.items() if s not in targets}
+        if others and set(others) <= set(dependants(reg, c.slug)):
+            raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
+                               "add --with-dependants to release them with it")
         if others:
             raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
                                "release carries only its own change: "

@@ -222,7 +222,7 @@ def _live(reg: Registry, c: Calculator, version: str, recorded: str, snap: dict[
 
 def _catalogue(reg: Registry) -> None:
     """The rendered catalogue in formulas/texts/ equals a fresh render: none missing, stale, truncated or extra."""
-    from registry.texts import TEXTS_DIR, TextError, catalogue_files
+    from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_files
 
     if any(p.code in codes.UNREADABLE for p in reg.problems):
         return  # a render of a registry that does not load is no reference
@@ -242,15 +242,42 @@ def _catalogue(reg: Registry) -> None:
             reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", f"missing: {fix}", codes.CATALOGUE))
             continue
         have = path.read_text(encoding="utf-8", errors="replace")
-        if have != text:
-            line = _first_difference(have, text)
-            reg.problems.append(Problem(reg.rel(path), line, "(catalogue)",
-                                        f"differs from a fresh render of the registry (stale, truncated or edited): "
-                                        f"{fix}", codes.CATALOGUE))
+        if have == text:
+            continue
+        if name == INDEX_FILE:
+            for what in _index_differences(have, text):
+                reg.problems.append(Problem(reg.rel(path), 1, "(catalogue)", f"{what}: {fix}", codes.CATALOGUE))
+            continue
+        why = ("empty" if not have.strip() else "truncated" if text.startswith(have)
+               else "differs from a fresh render of the registry (stale or edited)")
+        reg.problems.append(Problem(reg.rel(path), _first_difference(have, text), "(catalogue)", f"{why}: {fix}",
+                                    codes.CATALOGUE))
     for path in sorted(out.iterdir()):
         if path.name not in fresh:
             reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", "no calculator renders this file: remove it, "
                                         f"then {fix}", codes.CATALOGUE))
+
+
+def _index_differences(have: str, fresh: str) -> list[str]:
+    """What differs between a catalogue index on disk and a fresh one, entry by entry."""
+    import json
+
+    try:
+        old = {e["slug"]: e for e in json.loads(have)["texts"]}
+    except (ValueError, KeyError, TypeError):
+        return ["the catalogue index is unreadable"]
+    new = {e["slug"]: e for e in json.loads(fresh)["texts"]}
+    out = []
+    for slug in sorted(set(old) | set(new)):
+        a, b = old.get(slug), new.get(slug)
+        if a is None:
+            out.append(f"{slug} is missing from the catalogue index")
+        elif b is None:
+            out.append(f"{slug} is in the catalogue index but renders no text")
+        elif a != b:
+            out.append(f"{slug}: the index holds {a.get('version')} {str(a.get('sha256'))[:19]}, a fresh render "
+                       f"gives {b['version']} {b['sha256'][:19]}")
+    return out or ["the catalogue index differs from a fresh render"]
 
 
 def _first_difference(a: str, b: str) -> int:

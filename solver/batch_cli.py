@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from registry.cliutil import add_root
 from solver.library import VARIANTS
 
 SUFFIXES = (".csv", ".parquet")
@@ -45,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     _add_options(p, batch_required=True)
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
     p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    add_root(p)
     p.set_defaults(handler=run)
 
     solve = sub.choices.get("solve")

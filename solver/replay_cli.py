@@ -8,6 +8,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from registry.cliutil import add_root
 from solver.library import CalculatorError
 from solver.records import AnswerRecord
 from solver.router.replay import replay
@@ -24,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "1 when the record cannot be read or recomputed.")
     p.add_argument("record", type=Path, help="answer record (JSON)")
     p.add_argument("--format", choices=["table", "json"], default="table")
+    add_root(p)
     p.set_defaults(handler=run)
 
 

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from registry.cliutil import add_root
 from solver.engines import EngineOptions
 
 
@@ -35,6 +36,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, help="executor processes for program arms (default: up to 4)")
     p.add_argument("--policy", help="executor policy, where the executor offers policies")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_root(p)
     p.set_defaults(handler=_run)
 
     s = sub.add_parser("score", help="re-score a run folder's stored replies without a model",
@@ -42,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "with the current scorer, rewrite the file atomically and print the accuracy.")
     s.add_argument("dir", type=Path)
     s.add_argument("--format", choices=["table", "json"], default="table")
+    add_root(s)
     s.set_defaults(handler=_score)
 
 

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Callable
 
+from registry.cliutil import add_root
 from solver.tools.schema import FORMATS
 
 
@@ -34,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--mcp", action="store_true", required=True, help="speak MCP over stdio (the only transport)")
     p.add_argument("--variant", choices=("benchmark", "published"), default="benchmark",
                    help="which variant of the formulas the tools compute (default: benchmark)")
+    add_root(p)
     p.set_defaults(handler=_serve)
 
 

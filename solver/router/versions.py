@@ -4,7 +4,9 @@
 version's answer (inputs, constants, tables, dependencies, output, text, shared unit data). To
 compute with a superseded version we put that content back into the calculator entry, make the
 version the active one in a private copy of the registry, and check that the rebuilt content
-hashes to what the lock file recorded, so a result never claims a version it did not use.
+hashes to what the lock file recorded, so a result never claims a version it did not use. Unit
+data the registry has gained since (a factor that used to be written in code) is kept from the current
+registry; everything the snapshot holds wins.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import dataclasses
 
 from registry.loader import Registry
 from registry.schema import Calculator, UnitsFile
+from registry.validate import validate
 from registry.versions import CONTENT_FIELDS, content, content_hash, read_lock, read_snapshot
 
 
@@ -50,14 +53,22 @@ def with_version(reg: Registry, calc: Calculator, version: str) -> tuple[Registr
         u = units.model_dump(mode="json")
         shared = dict(snap["units"])
         analytes = shared.pop("analytes", {})
-        u.update(shared)
+        for key, section in shared.items():  # a section the registry has grown since keeps its newer keys
+            u[key] = {**u[key], **section} if isinstance(section, dict) and isinstance(u.get(key), dict) else section
         for name, a in analytes.items():
             u["analytes"][name] = {**u["analytes"].get(name, {}), **a}
         units = UnitsFile.model_validate(u)
-    new_reg = dataclasses.replace(reg, calculators={**reg.calculators, calc.slug: old}, units=units)
     want = read_lock(reg.lock_path).get(calc.slug, {}).get(version)
-    got = content_hash(content(old, old.active, units))
-    if want is not None and want != got:
+    got = content_hash(snap)
+    if want is None or want != got:
         raise VersionError(f"{calc.slug} {version}: the snapshot does not hash to the lock file's {want} "
                            f"(got {got}); the history is damaged")
+    rebuilt = content(old, old.active, None)
+    if any(rebuilt[f] != snap[f] for f in (*CONTENT_FIELDS, "text")):
+        raise VersionError(f"{calc.slug} {version}: the snapshot cannot be rebuilt into a calculator entry")
+    if not reg.validated:  # the copy below counts as validated: it must be made from a registry that is
+        validate(reg)
+    # results computed here name the version's recorded hash (the snapshot, checked against the lock just now)
+    new_reg = dataclasses.replace(reg, calculators={**reg.calculators, calc.slug: old}, units=units,
+                                  hashes={(calc.slug, version): want})
     return new_reg, old

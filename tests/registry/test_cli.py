@@ -101,15 +101,14 @@ def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[
     path.write_text(text.replace("value: 2.3", "value: 2.5"), encoding="utf-8")
     code, out, _ = run(capsys, "validate", "--root", str(root))
     assert code == 1 and "changed without a new version" in out
+    # its dependants name it (their answers move with it): released together, or not at all
+    assert out.count("[R-LOCK-DEPENDENCY]") == 2, out
     code, out, err = run(capsys, "release", slug, "--reason", "test a new slope", "--root", str(root))
+    assert code == 1 and "--with-dependants" in err
+    code, out, err = run(capsys, "release", slug, "--reason", "test a new slope", "--root", str(root),
+                         "--with-dependants")
     assert code == 0, err
     assert f"released {new} (was {old})" in out
-    # its dependants name it until they are released too (their answers move with it)
-    code, out, _ = run(capsys, "validate", "--root", str(root))
-    assert code == 1 and out.count("[R-LOCK-DEPENDENCY]") == 2, out
-    for dependant in ("adjusted-body-weight", "creatinine-clearance-cockcroft-gault"):
-        assert run(capsys, "release", dependant, "--reason", f"ideal body weight {new}", "--root", str(root),
-                   "--date", "2026-12-01")[0] == 0
     assert run(capsys, "validate", "--root", str(root))[0] == 0
     code, out, _ = run(capsys, "history", slug, "--root", str(root), "--format", "json")
     hist = json.loads(out)
@@ -125,7 +124,8 @@ def test_history_and_release_and_diff(root: Path, capsys: pytest.CaptureFixture[
 
 def test_superseded_snapshot_is_immutable(root: Path, capsys: pytest.CaptureFixture[str]) -> None:
     slug = "ideal-body-weight"
-    assert run(capsys, "fix", slug, "--set", "kg_per_inch_over_base=2.5", "--reason", "r", "--root", str(root))[0] == 0
+    assert run(capsys, "fix", slug, "--set", "kg_per_inch_over_base=2.5", "--reason", "r", "--root", str(root),
+               "--with-dependants")[0] == 0
     first = load(root).calculators[slug].versions[0].version  # superseded now
     snap = root / "formulas" / "history" / slug / f"{first}.yaml"
     snap.write_text(snap.read_text(encoding="utf-8").replace("value: 2.3", "value: 2.2"), encoding="utf-8")

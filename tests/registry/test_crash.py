@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
-from tests.registry.helpers import NEW, NEWER, OLD, SODIUM_VERSIONS, SODIUM, copy_registry, problems
+from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, problems
 
 FORK = multiprocessing.get_context("fork")
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics tested on Linux")

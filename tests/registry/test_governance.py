@@ -291,8 +291,8 @@ def test_changelog_since_a_git_ref(capsys, root: Path) -> None:
 def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, root: Path) -> None:
     path = root / "formulas" / f"{SODIUM}.yaml"
     released = path.read_text(encoding="utf-8")
-    path.write_text(released.replace("range: [10, 3000]", "range: [10, 2500]")
-                    .replace("lowers the sodium.", "lowers the sodium (a negative correction)."), encoding="utf-8")
+    head, tail = released.replace("range: [10, 3000]", "range: [10, 2500]").rsplit("lowers the sodium.", 1)
+    path.write_text(head + "lowers the sodium (a negative correction)." + tail, encoding="utf-8")  # the active text
     code, out, err = formula(capsys, root, "release", SODIUM, "--reason", "narrower glucose range", "--draft",
                              "--by", "A", "--role", "pharmacist")
     assert code == 0 and f"drafted {NEW}" in out, err

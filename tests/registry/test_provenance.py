@@ -34,10 +34,10 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     before = compute(CG, MAN, registry=load(root))
     released = load(root).calculators[CG].active.version
     assert before.value == pytest.approx(80 * 79.8 / 72, abs=1e-5) and before.version == released
-    code, _, err = run(capsys, "fix", IBW, "--set", "male_base_weight=52", "--reason", "test", "--root", root,
-                       "--date", "2026-12-01")
-    assert code == 0, err
+    # a hand edit of the dependency, not yet released
+    edit(registry_copy / "formulas" / f"{IBW}.yaml", "value: 50", "value: 52")
     found = codes_of(registry_copy)
+    assert (f"formulas/{IBW}.yaml", "R-LOCK-CHANGED") in found, found
     assert (f"formulas/{CG}.yaml", "R-LOCK-DEPENDENCY") in found, found
     assert ("formulas/adjusted-body-weight.yaml", "R-LOCK-DEPENDENCY") in found, found
     code, out, _ = run(capsys, "validate", "--root", root)
@@ -47,9 +47,12 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
         compute(CG, MAN, registry=load(root))
     code, _, err = run(capsys, "solve", "--calculator", CG, "--entities", json.dumps(MAN), "--root", root)
     assert code == 1 and err.startswith("error: ") and "fails validation" in err
-    for slug in ("adjusted-body-weight", CG):
-        assert run(capsys, "release", slug, "--reason", "new ideal body weight", "--root", root,
-                   "--date", "2026-12-01")[0] == 0
+    # releasing the dependency alone would leave its dependants claiming their old versions: refused
+    code, _, err = run(capsys, "release", IBW, "--reason", "new base weight", "--root", root)
+    assert code == 1 and "--with-dependants" in err and "creatinine-clearance-cockcroft-gault" in err
+    code, out, err = run(capsys, "release", IBW, "--reason", "new base weight", "--root", root, "--with-dependants")
+    assert code == 0, err
+    assert "adjusted-body-weight" in out and CG in out
     assert run(capsys, "validate", "--root", root)[0] == 0
     after = compute(CG, MAN, registry=load(root))
     # IBW 52 + 23 = 75 kg; adjusted 75 + 0.4 (90 - 75) = 81 kg

@@ -38,7 +38,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert next(e for e in index["texts"] if e["slug"] == SODIUM)["version"] == NEW
     # 4. the changelog says who, why and what
     code, out, _ = formula(capsys, root, "changelog", "--since", today, "--format", "json")
-    [entry] = [e for e in json.loads(out) if e["slug"] == SODIUM]  # other calculators may be released today too
+    [entry] = [e for e in json.loads(out) if (e["slug"], e["version"]) == (SODIUM, NEW)]  # others may be released today
     assert (entry["version"], entry["released_by"], entry["approved_by"]) == (NEW, "R. Maintainer", "Dr A. Chair")
     assert entry["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL"]
     # 5. a review signs the active version off and sets the next due date

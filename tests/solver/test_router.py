@@ -17,6 +17,7 @@ from solver.router import ROUTES
 from solver.router.core import solve
 from solver.router.replay import replay
 from solver.router.versions import VersionError
+from tests.registry.helpers import NEW, OLD
 
 BMI = {"weight": [70, "kg"], "height": [175, "cm"]}
 BMI_VALUE = 70 / 1.75**2  # 22.857...
@@ -100,7 +101,7 @@ def test_replaced_formula_warns_naming_successor_and_jurisdiction() -> None:
 
 @pytest.fixture()
 def released(tmp_path: Path) -> Path:
-    """A registry copy where sodium correction 1.0.0 (Hillier 0.024) is superseded by 1.1.0 (0.016)."""
+    """A registry copy where sodium correction OLD (Hillier 0.024) is superseded by NEW (0.016)."""
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
     release(tmp_path, "sodium-correction-hyperglycemia", "test release",
@@ -112,28 +113,28 @@ def released(tmp_path: Path) -> Path:
 def test_version_computes_with_the_superseded_content(released: Path) -> None:
     reg = load(released)
     new = solve("sodium-correction-hyperglycemia", NA, registry=reg, variant="published")
-    old = solve("sodium-correction-hyperglycemia", NA, registry=reg, variant="published", version="1.0.0")
-    assert new.version == "1.1.0" and new.value == pytest.approx(134.8)
-    assert old.version == "1.0.0" and old.value == pytest.approx(137.2)
+    old = solve("sodium-correction-hyperglycemia", NA, registry=reg, variant="published", version=OLD)
+    assert new.version == NEW and new.value == pytest.approx(134.8)
+    assert old.version == OLD and old.value == pytest.approx(137.2)
     assert old.constants["correction_per_mg_dl_glucose"] == 0.024
     lock = read_lock(released / "formulas" / "REGISTRY.lock")["sodium-correction-hyperglycemia"]
-    assert old.content_hash == lock["1.0.0"] and new.content_hash == lock["1.1.0"]
-    assert any("not the active version 1.1.0" in w for w in old.warnings)
+    assert old.content_hash == lock[OLD] and new.content_hash == lock[NEW]
+    assert any(f"not the active version {NEW}" in w for w in old.warnings)
     with pytest.raises(VersionError, match="no version 9.9.9"):
         solve("sodium-correction-hyperglycemia", NA, registry=reg, version="9.9.9")
 
 
 def test_damaged_history_is_refused(released: Path) -> None:
-    snap = released / "formulas" / "history" / "sodium-correction-hyperglycemia" / "1.0.0.yaml"
+    snap = released / "formulas" / "history" / "sodium-correction-hyperglycemia" / f"{OLD}.yaml"
     snap.write_text(snap.read_text(encoding="utf-8").replace("0.024", "0.02"), encoding="utf-8")
     with pytest.raises(VersionError, match="does not hash"):
-        solve("sodium-correction-hyperglycemia", NA, registry=load(released), version="1.0.0")
+        solve("sodium-correction-hyperglycemia", NA, registry=load(released), version=OLD)
 
 
 def test_replay_reproduces_a_record_after_a_newer_release(released: Path) -> None:
     rec = solve("sodium-correction-hyperglycemia", NA, variant="published")  # made at 1.0.0 active
     new, diffs = replay(rec, registry=load(released))
-    assert diffs == [] and new.version == "1.0.0" and new.value == rec.value
+    assert diffs == [] and new.version == OLD and new.value == rec.value
 
 
 def test_replay_reproduces_program_and_mismatch_records() -> None:
