@@ -17,7 +17,8 @@ from typing import Any
 from formula_site.registry_pages import fhir_name, ordered, predecessors, version_text
 from registry.atomic import atomic_write
 from registry.loader import Registry
-from registry.schema import Calculator, Citation, Version, VersionStatus
+from registry.report import cite
+from registry.schema import Calculator, Version, VersionStatus
 
 DEFAULT_BASE = "urn:formula-registry:calculator:"
 STATUS = {VersionStatus.draft: "draft", VersionStatus.active: "active", VersionStatus.superseded: "retired",
@@ -26,22 +27,6 @@ STATUS = {VersionStatus.draft: "draft", VersionStatus.active: "active", VersionS
 
 def canonical(slug: str, base: str = DEFAULT_BASE) -> str:
     return f"{base}{slug}"
-
-
-def _citation_text(c: Citation) -> str:
-    s = f"{', '.join(c.authors)}. {c.title}. {c.journal or c.body} {c.year}"
-    if c.volume:
-        s += f";{c.volume}"
-    if c.pages:
-        s += f":{c.pages}"
-    s += "."
-    if c.doi:
-        s += f" doi:{c.doi}"
-    if c.pmid:
-        s += f" PMID {c.pmid}"
-    if not c.verified:
-        s += " [unverified]"
-    return s
 
 
 def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
@@ -75,7 +60,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         res["lastReviewDate"] = v.last_review.isoformat()
     ra = res["relatedArtifact"]
     ra.append({"type": "citation", "label": "original publication", "display": c.formula.publication.title,
-               "citation": _citation_text(c.formula.publication)})
+               "citation": cite(c.formula.publication)})
     for p in c.provenance:
         g = reg.guidelines.get(p.guideline)
         if g is None:
@@ -83,7 +68,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         item = {"type": "documentation", "label": p.relation.value,
                 "display": f"{g.title} ({g.body} {g.year}; {p.jurisdiction})"}
         if g.publication is not None:
-            item["citation"] = _citation_text(g.publication)
+            item["citation"] = cite(g.publication)
         ra.append(item)
     for d in c.depends_on:
         ra.append({"type": "depends-on", "display": reg.calculators[d].name if d in reg.calculators else d,
@@ -106,7 +91,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         if r.successor:
             item["resource"] = canonical(r.successor, base)
         if r.citation is not None:
-            item["citation"] = _citation_text(r.citation)
+            item["citation"] = cite(r.citation)
         ra.append(item)
     return res
 

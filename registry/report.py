@@ -82,7 +82,8 @@ def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
     return "\n".join(out)
 
 
-def _cite(c: Any) -> str:
+def cite(c: Any) -> str:
+    """A citation as one line of plain text: authors, title, venue, year, volume, pages, identifiers."""
     who = ", ".join(c.authors).rstrip(".")
     venue = c.journal or c.body
     bits = [f"{who}. {c.title}. {venue} {c.year}"]
@@ -109,7 +110,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
         + (f" in {c.output.unit}" if c.output.unit else "") + f"; intended use {c.intended_use.value}")
     expr = render_expression(c, calcs=reg.calculators, units=reg.units)
     add(w.fill(f"  formula: {c.formula.name}" + (f": {expr}" if expr else "")))
-    add(w.fill("  source: " + _cite(c.formula.publication)))
+    add(w.fill("  source: " + cite(c.formula.publication)))
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")
     for so in v.signoffs:
