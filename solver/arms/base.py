@@ -163,6 +163,16 @@ def call_record(call: int, messages: list[dict[str, str]], reply: ChatReply, tem
             "reply": reply.text, "finish_reason": reply.finish_reason}
 
 
+async def ask_once(spec: ArmSpec, case: CaseInput, env: Env) -> tuple[ChatReply, dict[str, Any]]:
+    """One user turn with the arm's decoding settings: the reply, and the ArmResult fields every
+    single-call arm records (the raw reply, the prompt hash, the call)."""
+    msgs = user_messages(spec, case, program=False)
+    temperature, max_tokens = spec.decoding()
+    reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
+    return reply, dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
+                       calls=[call_record(0, msgs, reply, temperature, max_tokens)])
+
+
 def find_json_object(reply: str | None) -> dict[str, Any] | None:
     """The first JSON object of a reply (a ```json block first), or None."""
     if not reply:

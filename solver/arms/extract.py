@@ -1,10 +1,15 @@
 """Extract-Solve library: one greedy extraction call over the whole note, then the library function."""
 from __future__ import annotations
 
-from typing import Any
-
 from solver.arms import ARMS
-from solver.arms.base import ArmResult, CaseInput, Env, call_record, find_json_object, messages_sha256, user_messages
+from solver.arms.base import (
+    ArmResult,
+    CaseInput,
+    Env,
+    ask_once,
+    find_json_object,
+    user_messages,
+)
 from solver.arms.library import plain
 from solver.arms.spec import ArmSpec
 
@@ -19,11 +24,7 @@ class ExtractArm:
     async def run(self, case: CaseInput, env: Env) -> ArmResult:
         from solver.library import CalculatorError, compute
 
-        msgs = user_messages(self.spec, case, program=False)
-        temperature, max_tokens = self.spec.decoding()
-        reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
-        base: dict[str, Any] = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
-                    calls=[call_record(0, msgs, reply, temperature, max_tokens)])
+        reply, base = await ask_once(self.spec, case, env)
         entities = find_json_object(reply.text)
         if entities is None:
             return ArmResult(outcome="unreadable", error="no JSON object in the extraction reply",

@@ -5,7 +5,14 @@ from fractions import Fraction
 from typing import Any
 
 from solver.arms import ARMS
-from solver.arms.base import ArmResult, CaseInput, Env, call_record, find_json_object, messages_sha256, user_messages
+from solver.arms.base import (
+    ArmResult,
+    CaseInput,
+    Env,
+    ask_once,
+    find_json_object,
+    user_messages,
+)
 from solver.arms.spec import ArmSpec
 
 MAX_NODES = 2_000
@@ -96,11 +103,7 @@ class FormulateArm:
     async def run(self, case: CaseInput, env: Env) -> ArmResult:
         if case.answer_kind in self.spec.skip_output_kinds:
             return ArmResult(outcome="no_answer", error=f"{case.answer_kind} case: the arm abstains before any call")
-        msgs = user_messages(self.spec, case, program=False)
-        temperature, max_tokens = self.spec.decoding()
-        reply = await env.chat(msgs, temperature=temperature, max_tokens=max_tokens, call=0)
-        base: dict[str, Any] = dict(reply=reply.text, prompt_sha256=messages_sha256(msgs),
-                    calls=[call_record(0, msgs, reply, temperature, max_tokens)])
+        reply, base = await ask_once(self.spec, case, env)
         obj = find_json_object(reply.text)
         if obj is None:
             return ArmResult(outcome="unreadable", error="no JSON object in the reply", table8="unreadable", **base)
