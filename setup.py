@@ -14,10 +14,14 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 REGISTRY_DIRS = ("formulas", "guidelines")
+# what the published report is built from: its mkdocs config, hand-written pages and assets, and the
+# stored no-model runs it shows by default
+SITE_SOURCES = ("mkdocs.yml", "site", "results/embedded")
 
 
 class BuildWithRegistry(build_py):
-    """build_py, plus a copy of the registry folders into registry/embedded/ of the build."""
+    """build_py, plus a copy of the registry folders into registry/embedded/ of the build, and of the
+    site's sources into formula_site/embedded/ (so an installed `formula site build` works too)."""
 
     def run(self) -> None:
         super().run()
@@ -27,6 +31,16 @@ class BuildWithRegistry(build_py):
             if dst.exists():
                 shutil.rmtree(dst)
             shutil.copytree(HERE / name, dst)
+        site = Path(self.build_lib) / "formula_site" / "embedded"
+        for name in SITE_SOURCES:
+            src, dst = HERE / name, site / name
+            if dst.exists():
+                shutil.rmtree(dst) if dst.is_dir() else dst.unlink()
+            if src.is_dir():
+                shutil.copytree(src, dst)
+            elif src.is_file():
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dst)
 
 
 setup(cmdclass={"build_py": BuildWithRegistry})

@@ -40,10 +40,14 @@ from registry.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
 from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 
-MKDOCS_YML = PROJECT_ROOT / "mkdocs.yml"
-STATIC = PROJECT_ROOT / "site"
-EMBEDDED_RESULTS = PROJECT_ROOT / "results" / "embedded"
-DEFAULT_OUT = PROJECT_ROOT / "build" / "site"
+# A checkout builds from its own sources; an installed package from the copy its wheel carries
+# (setup.py), writing into ./build/site of the folder it runs in.
+_CHECKOUT = (PROJECT_ROOT / "mkdocs.yml").is_file()
+SOURCES = PROJECT_ROOT if _CHECKOUT else Path(__file__).resolve().parent / "embedded"
+MKDOCS_YML = SOURCES / "mkdocs.yml"
+STATIC = SOURCES / "site"
+EMBEDDED_RESULTS = SOURCES / "results" / "embedded"
+DEFAULT_OUT = (PROJECT_ROOT if _CHECKOUT else Path.cwd()) / "build" / "site"
 MARKER = ".formula-site"  # written into every built site: only such a folder is ever replaced
 
 
