@@ -293,13 +293,20 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.rehash:
+        from registry.release import ReleaseError, writing
+
         _writable(args.root)
-        reg = load(args.root)
-        if reg.problems and any(p.code != "R-LOCK-FORMAT" for p in reg.problems):
-            for p in reg.problems:
-                print(p, file=sys.stderr)
-            raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before rehashing")
-        return _rehash(reg)
+        try:
+            with writing(args.root) as base:  # the registry lock, and any interrupted change rolled back first
+                reg = load(base)
+                if reg.problems and any(p.code != "R-LOCK-FORMAT" for p in reg.problems):
+                    for p in reg.problems:
+                        print(p, file=sys.stderr)
+                    raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before "
+                                       "rehashing")
+                return _rehash(reg)
+        except ReleaseError as e:  # the lock is held by another command
+            raise CommandError(str(e)) from None
 
     def lock_all() -> str:
         from registry.atomic import commit
@@ -362,11 +369,15 @@ def _rehash(reg: Registry) -> int:
         raise CommandError("these released versions no longer match their format-1 hash, so rehashing would bless "
                            "unreleased edits; undo the edits (or release them with the old tool) first:\n  "
                            + "\n  ".join(stale))
+    from registry.atomic import commit
+
+    changes: dict[Path, str | None] = {}
     for slug, c in sorted(reg.calculators.items()):
         data = ver.released_content(reg, c, c.active)
         lock[slug][c.active.version] = ver.content_hash(data)
-        ver.write_snapshot(reg.formulas_dir, slug, data)
-    ver.write_lock(reg.lock_path, lock)
+        changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
+    changes[reg.lock_path] = ver.lock_text(lock)
+    commit(reg.root, changes)  # every snapshot and the lock, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active version(s) into lock format {ver.LOCK_FORMAT}; "
           f"commit {reg.rel(reg.lock_path)} and formulas/history/")
