@@ -124,7 +124,7 @@ def test_predecessors_link_their_successors():
     reg = get_registry()
     succ = {s: {r.successor: r.kind for r in reg.calculators[s].replacements if r.successor}
             for s in ("framingham-hard-chd", "sirs-criteria", "ldl-friedewald", "sodium-correction-hyperglycemia")}
-    assert succ["framingham-hard-chd"] == {"pooled-cohort-equations": "replaced_by", "prevent-10-year": "replaced_by"}
+    assert succ["framingham-hard-chd"] == {"pooled-cohort-equations": "replaced_by"}
     assert succ["sirs-criteria"] == {"sofa": "replaced_by", "qsofa": "replaced_by"}
     assert succ["ldl-friedewald"] == {"ldl-sampson": "alternative"}
     assert succ["sodium-correction-hyperglycemia"] == {"sodium-correction-katz": "alternative"}
