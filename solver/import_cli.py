@@ -23,6 +23,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--arm", help="arm name the run is shown under (default: FORMAT-PROMPT-STYLE)")
     p.add_argument("--dataset", help="the gold set the log was scored on, where the file cannot tell "
                    "(medcalc-bench-2024, medcalc-bench-verified)")
+    p.add_argument("--provenance", action="append", default=[], metavar="KEY=VALUE",
+                   help="recorded with each file in the manifest, e.g. repository=ncbi-nlp/MedCalc-Bench "
+                   "commit=f557a04 licence=CC-BY-SA-4.0 (repeatable)")
     p.add_argument("--merge", action="store_true", help="several files are parts of one run: write one run folder")
     p.add_argument("--format", dest="output", choices=["table", "json"], default="table")
     add_root(p)
@@ -38,6 +41,13 @@ def _import(args: argparse.Namespace) -> int:
     from solver.importers.run import import_run, read_sources
 
     files: list[Path] = args.files
+    prov: dict[str, str] = {}
+    for item in args.provenance:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            print(f"error: --provenance {item!r}: expected KEY=VALUE", file=sys.stderr)
+            return 2
+        prov[key.strip()] = value.strip()
     try:
         read_sources(args.format, files[:0])  # an unknown FORMAT is refused before any file is read
         if len(files) == 1 or args.merge:
@@ -49,8 +59,8 @@ def _import(args: argparse.Namespace) -> int:
             jobs = [([f], args.out / n) for f, n in zip(files, names)]
             for part, _ in jobs:  # every file is read and checked before any folder is written
                 read_sources(args.format, part, args.dataset)
-        done = [import_run(args.format, part, out, model=args.model, arm=args.arm, dataset=args.dataset)
-                for part, out in jobs]
+        done = [import_run(args.format, part, out, model=args.model, arm=args.arm, dataset=args.dataset,
+                           provenance=prov) for part, out in jobs]
     except ImportFailure as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

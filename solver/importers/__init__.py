@@ -44,6 +44,7 @@ class SourceRow:
     source_verdict: bool | None = None  # the log's own verdict (MedCalc-Bench's `Result`)
     lower: Any = None  # limits, where the log carries them
     upper: Any = None
+    seed: int = 0  # one answer per case; logs with several epochs store epoch - 1
 
 
 @dataclass

@@ -175,7 +175,7 @@ def build_rows(src: SourceFile, reg: Any, *, arm: str, model: str | None) -> Bui
             out.differences.append(Difference(src.path.name, r.line, r.row_number, correct, r.source_verdict,
                                               explain(r, kind, outcome, answer, gold, lo, hi)))
         out.rows.append({
-            "row_number": r.row_number, "calculator_id": r.calculator_id, "calculator": calc.slug, "seed": SEED,
+            "row_number": r.row_number, "calculator_id": r.calculator_id, "calculator": calc.slug, "seed": r.seed,
             "arm": arm, "arm_version": "imported", "model": model, "prompt_sha256": None,
             "text_slug": None, "text_version": None, "text_sha256": None,
             "reply": r.reply, "program": None, "outcome": outcome, "answer": answer, "correct": correct,
@@ -206,10 +206,11 @@ def check_rows(sources: Sequence[SourceFile]) -> None:
         if s.dataset.key != first.dataset.key:
             raise ImportFailure(f"{s.path}: scored on {s.dataset.title}, but {first.path} on {first.dataset.title}; "
                                 "one run holds one dataset: import them as separate runs")
-    seen: dict[int, str] = {}
+    seen: dict[tuple[int, int], str] = {}
     for s in sources:
         for r in s.rows:
-            if r.row_number in seen:
-                raise ImportFailure(f"{s.path}:{r.line}: Row Number {r.row_number} is already on {seen[r.row_number]}; "
+            key = (r.row_number, r.seed)
+            if key in seen:
+                raise ImportFailure(f"{s.path}:{r.line}: Row Number {r.row_number} is already on {seen[key]}; "
                                     "a run holds each case once")
-            seen[r.row_number] = f"{s.path}:{r.line}"
+            seen[key] = f"{s.path}:{r.line}"

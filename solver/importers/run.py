@@ -72,7 +72,7 @@ def _manifest(sources: Sequence[SourceFile], built: Built, reg: Any, arm: str, m
     correct = sum(1 for r in built.rows if r["correct"])
     return mf.Manifest(
         arm=arm, arm_version="imported", arm_digest=_digest(definition), arm_definition=definition, model=model,
-        engine_info={"importer": fmt}, seeds=[SEED],
+        engine_info={"importer": fmt}, seeds=sorted({r["seed"] for r in built.rows}) or [SEED],
         dataset=mf.DatasetInfo(path=ds.source or ds.key, sha256=_digest(gold), rows=len(built.rows), kind=ds.key,
                                name=ds.title),
         registry_lock_digest=registry_digest(reg), git=mf.git_info(), packages=mf.packages(),
@@ -105,8 +105,9 @@ def _check_folder(out: Path, shas: list[str]) -> None:
 
 
 def import_run(fmt: str, files: Sequence[Path], out: Path, *, model: str | None = None, arm: str | None = None,
-               dataset: str | None = None) -> Imported:
-    """Read, re-score and write one run folder from one or more log files of one run."""
+               dataset: str | None = None, provenance: dict[str, str] | None = None) -> Imported:
+    """Read, re-score and write one run folder from one or more log files of one run; `provenance`
+    (repository, commit, licence, ...) is recorded with every file."""
     from filelock import FileLock, Timeout
 
     from registry.loader import get_registry
@@ -115,6 +116,8 @@ def import_run(fmt: str, files: Sequence[Path], out: Path, *, model: str | None 
         raise ImportFailure("give at least one file")
     sources = read_sources(fmt, files, dataset)
     check_rows(sources)
+    for s in sources:
+        s.provenance.update(provenance or {})
     reg = get_registry()
     models = sorted({s.model for s in sources if s.model})
     use_model = model or (models[0] if len(models) == 1 else None)
