@@ -89,11 +89,15 @@ def _accuracy_tables(report: dict[str, Any], runs: list[dict[str, Any]], labels:
            "calculators not replaced by a guideline, those with no literature issue, and (where the runs cover "
            "calculators the library does not implement) the library-covered ones. The number of calculators in "
            "each set is in brackets.", "",
-           table(["Run", "Arm", "Dataset", "Rows", "Cases", "Seeds"]
-                 + [f"{SUBSET_LABELS[s]} ({sub.get(s, '–')})" for s in subsets],
-                 [[link("#" + anchor(r["dir"]), lab), r["arm"], r.get("dataset") or "–", r["n_rows"], r["n_cases"],
-                   len(r["seeds"])]
+           table(["Run", "Arm", "Rows", "Cases", "Seeds"] + [f"{SUBSET_LABELS[s]} ({sub.get(s, '–')})" for s in subsets],
+                 [[link("#" + anchor(r["dir"]), lab), r["arm"], r["n_rows"], r["n_cases"], len(r["seeds"])]
                   + [pct(r["subsets"].get(s)) for s in subsets] for r, lab in zip(runs, labels)]),
+           "### Datasets", "",
+           "The gold set each run was scored on. Runs of different datasets are never paired (the MedCalc-Bench 2024 "
+           "test split is not MedCalc-Bench Verified, nor the shipped reference cases).", "",
+           table(["Run", "Dataset", "Rows", "Cases"],
+                 [[lab, r.get("dataset") or "–", r["n_rows"], r["n_cases"]] for r, lab in zip(runs, labels)],
+                 sortable=False),
            "## Accuracy by audit group", "",
            "The layout of the paper's Table 13: one row per literature-audit group, one column per run "
            "(accuracy in %). The replaced group has only 4 calculators, so its numbers are indicative only.", ""]
@@ -133,12 +137,11 @@ def _gap_tables(report: dict[str, Any]) -> list[str]:
             "one dataset: runs imported from another evaluation (their dataset is named) pair only with runs of "
             "that same dataset, on the cases both hold with the same gold answer; the Cases column counts them.", ""]
     out.append(table(
-        ["A − B", "Dataset", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI",
-         "Cluster 95% CI"],
-        [[f"{g['a']} − {g['b']}", g.get("dataset") or "–", SUBSET_LABELS.get(g["subset"], g["subset"]), g["n"],
-          g["calculators"],
-          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"])]
-         for g in gaps]))
+        ["A − B", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI",
+         "Cluster 95% CI", "Dataset"],
+        [[f"{g['a']} − {g['b']}", SUBSET_LABELS.get(g["subset"], g["subset"]), g["n"], g["calculators"],
+          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"]),
+          g.get("dataset") or "–"] for g in gaps]))
     left_out = {(g["a"], g["b"]): g for g in gaps if g.get("gold_differs")}
     for (a, b), g in left_out.items():
         out += ["", f"{esc(a)} − {esc(b)}: {g['gold_differs']} case(s) both runs hold were left out because their "
