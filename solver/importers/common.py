@@ -182,7 +182,7 @@ def build_rows(src: SourceFile, reg: Any, *, arm: str, model: str | None) -> Bui
             "ground_truth": gold, "lower_limit": lo, "upper_limit": hi, "output_type": scored_type(kind),
             "category": category, "table8": None if outcome == "answered" else outcome, "error": None,
             "example": None, "calls": r.calls,
-            "note_id": r.note_id, "source_answer": r.answer_text,
+            "note_id": r.note_id, "source_answer": r.answer_text, "source_category": r.category,
             "source_result": None if r.source_verdict is None else ("Correct" if r.source_verdict else "Incorrect"),
             "source_file": src.path.name, "source_line": r.line,
             "text_shown": False, "audit_group": calc.audit_group,

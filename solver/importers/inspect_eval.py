@@ -138,13 +138,15 @@ class InspectEval:
 
     @staticmethod
     def _dataset(path: Path, spec: dict[str, Any], dataset: str | None) -> DatasetSpec:
-        if dataset is not None:
-            if dataset not in DATASETS:
-                raise ImportFailure(f"unknown --dataset {dataset!r}; known: {', '.join(sorted(DATASETS))}")
-            return DATASETS[dataset]
+        if dataset is not None and dataset not in DATASETS:
+            raise ImportFailure(f"unknown --dataset {dataset!r}; known: {', '.join(sorted(DATASETS))}")
         name = str((spec.get("dataset") or {}).get("name") or "")
-        if "verified" in name.lower():
+        if "verified" in name.lower():  # the log names its dataset: that is the one
+            if dataset not in (None, "medcalc-bench-verified"):
+                raise ImportFailure(f"{path}: the log was scored on {name!r}, not {dataset}")
             return DATASETS["medcalc-bench-verified"]
+        if dataset is not None:
+            return DATASETS[dataset]
         raise ImportFailure(f"{path}: the log's dataset {name or '(unnamed)'!r} does not say which MedCalc-Bench "
                             f"split it is; give --dataset ({', '.join(sorted(DATASETS))})")
 

@@ -149,14 +149,19 @@ class MedCalcBench:
 
     @staticmethod
     def _dataset(path: Path, dataset: str | None, has_limits: bool) -> DatasetSpec:
-        if dataset is not None:
-            if dataset not in DATASETS:
-                raise ImportFailure(f"unknown --dataset {dataset!r}; known: {', '.join(sorted(DATASETS))}")
-            return DATASETS[dataset]
-        if has_limits:
+        """A log without limit fields is the 2024 layout (its evaluation code wrote none); one with them
+        cannot tell, and takes --dataset."""
+        if dataset is not None and dataset not in DATASETS:
+            raise ImportFailure(f"unknown --dataset {dataset!r}; known: {', '.join(sorted(DATASETS))}")
+        if not has_limits:
+            if dataset not in (None, "medcalc-bench-2024"):
+                raise ImportFailure(f"{path}: a log without Lower/Upper Limit fields is MedCalc-Bench's 2024 layout, "
+                                    f"scored on the 2024 test split, not {dataset}")
+            return DATASETS["medcalc-bench-2024"]
+        if dataset is None:
             raise ImportFailure(f"{path}: carries Lower/Upper Limit fields, which the 2024 logs do not; name its "
                                 f"dataset with --dataset ({', '.join(sorted(DATASETS))})")
-        return DATASETS["medcalc-bench-2024"]
+        return DATASETS[dataset]
 
 
 IMPORTERS.register("medcalc-bench")(MedCalcBench())

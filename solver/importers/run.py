@@ -116,6 +116,9 @@ def import_run(fmt: str, files: Sequence[Path], out: Path, *, model: str | None 
         raise ImportFailure("give at least one file")
     sources = read_sources(fmt, files, dataset)
     check_rows(sources)
+    reserved = sorted(set(provenance or {}) & {"path", "name", "sha256", "rows"})
+    if reserved:
+        raise ImportFailure(f"--provenance {reserved[0]}=...: that key is the importer's own; choose another name")
     for s in sources:
         s.provenance.update(provenance or {})
     reg = get_registry()
