@@ -290,7 +290,14 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
         facts: list[list[Any]] = [["Folder", Raw(f"<code>{esc(Path(r['dir']).name)}</code>")], ["Arm", r["arm"]],
                                   ["Model", r.get("model")], ["Rows", r["n_rows"]],
                                   ["Accuracy (%)", pct(r.get("accuracy"))]]
-        if lock_digest is not None:
+        source: dict[str, Any] = m["source"] if isinstance(m.get("source"), dict) else {}
+        if source.get("formula_text_shown") is False:  # an imported run: tied to the audit groups, not the texts
+            groups: dict[str, Any] = m["audit_groups"] if isinstance(m.get("audit_groups"), dict) else {}
+            moved = sorted(s for s, g in groups.items() if s in reg.calculators and reg.calculators[s].audit_group != g)
+            facts.append(["Registry", Raw(badge("stale", "bad") + " audit group changed: " + esc(", ".join(moved))
+                                          if moved else badge("current", "ok")
+                                          + " imported, no formula text shown; its audit groups are the registry's")])
+        elif lock_digest is not None:
             recorded = _recorded_lock(m)
             if recorded is None:
                 state = Raw(badge("not recorded", "warn"))
