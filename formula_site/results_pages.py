@@ -291,6 +291,7 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
                                   ["Model", r.get("model")], ["Rows", r["n_rows"]],
                                   ["Accuracy (%)", pct(r.get("accuracy"))]]
         source: dict[str, Any] = m["source"] if isinstance(m.get("source"), dict) else {}
+        facts += _source_facts(r, source)
         if source.get("formula_text_shown") is False:  # an imported run: tied to the audit groups, not the texts
             groups: dict[str, Any] = m["audit_groups"] if isinstance(m.get("audit_groups"), dict) else {}
             moved = sorted(s for s, g in groups.items() if s in reg.calculators and reg.calculators[s].audit_group != g)
@@ -313,6 +314,22 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
             facts.append([k.replace("_", " "), Raw(f"<code>{esc(text if len(text) <= 300 else text[:299] + '…')}</code>")])
         out += [f'<h3 id="{anchor(r["dir"])}">{esc(lab)}</h3>', "", table(["", ""], facts, sortable=False), ""]
     return "\n".join(out) + "\n"
+
+
+def _source_facts(run: dict[str, Any], source: dict[str, Any]) -> list[list[Any]]:
+    """An imported run's dataset, source files (repository, commit, licence, SHA-256) and verdict differences."""
+    if not source:
+        return []
+    out: list[list[Any]] = [["Dataset", run.get("dataset") or "–"]]
+    for f in source.get("files") or []:
+        if isinstance(f, dict):
+            where = ", ".join(str(f[k]) for k in ("repository", "upstream_path", "commit", "licence") if f.get(k))
+            out.append(["Source file", Raw(f"<code>{esc(f.get('name'))}</code> ({esc(where or 'provenance not given')}"
+                                           f"; {esc(f.get('rows'))} rows; <code>{esc(f.get('sha256'))}</code>)")])
+    diffs = source.get("differences")
+    if isinstance(diffs, list):
+        out.append(["Verdicts that differ from the log's", len(diffs)])
+    return out
 
 
 def calculator_accuracy(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

@@ -25,3 +25,5 @@ def test_default_pairs_stay_within_a_dataset_and_the_page_names_it():
     gap = next(g for g in report["gaps"] if g["a"] == "gpt-4-direct-answer" and g["subset"] == "all")
     assert f"gpt-4-direct-answer − gpt-4o-mini-direct-answer: {gap['gold_differs']} case(s)" in text
     assert "imported, no formula text shown" in text
+    assert "<code>openai_gpt-4o-mini_direct_answer.jsonl</code> (ncbi-nlp/MedCalc-Bench, " in text
+    assert "f557a04, CC-BY-SA-4.0; 1047 rows" in text
