@@ -11,12 +11,12 @@ from registry.cliutil import add_root
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("import", help="turn another tool's evaluation log into a run folder (formula run's shape)",
-                       description="Read evaluation logs (FORMAT: medcalc-bench, inspect-ai) and write run folders "
+                       description="Read evaluation logs (FORMAT: medcalc-bench, inspect-ai, lm-eval) and write run folders "
                        "(manifest.json + results.jsonl, as `formula run` writes them), every row re-scored with this "
                        "toolkit's scorer under MedCalc-Bench's tolerance rule. Every row whose verdict differs from "
                        "the log's own is listed. One FILE: OUT is the run folder; several: one run folder per file "
                        "under OUT, named after the file (or, with --merge, one run from all of them).")
-    p.add_argument("format", metavar="FORMAT", help="log format: medcalc-bench or inspect-ai")
+    p.add_argument("format", metavar="FORMAT", help="log format: medcalc-bench, inspect-ai or lm-eval")
     p.add_argument("files", metavar="FILE", nargs="+", type=Path)
     p.add_argument("--out", required=True, type=Path, help="run folder (several files: the folder of run folders)")
     p.add_argument("--model", help="model name (default: from the log or its file name)")

@@ -23,7 +23,7 @@ def _one(tmp_path: Path, lines: list[dict], name: str = "openai_gpt-4o-mini_dire
 
 
 def test_importers_are_a_name_registry():
-    assert {"medcalc-bench", "inspect-ai"} <= set(IMPORTERS.names())
+    assert {"medcalc-bench", "inspect-ai", "lm-eval"} <= set(IMPORTERS.names())
 
 
 def test_direct_answer_run_becomes_a_run_folder(tmp_path):
@@ -226,3 +226,32 @@ def test_inspect_ai_bad_logs(tmp_path, make, message):
 def test_inspect_ai_log_must_say_its_dataset(tmp_path):
     with pytest.raises(ImportFailure, match="give --dataset"):
         import_run("inspect-ai", [DATA / "inspect_medcalc.json"], tmp_path / "run")
+
+
+# ---------------------------------------------------------------------- lm-evaluation-harness
+
+LM_EVAL = DATA / "lm_eval" / "openai__gpt-4o-mini" / "samples_medcalc_bench_2026-01-01T00-00-00.000000.jsonl"
+
+
+def test_lm_eval_samples_written_by_lm_eval(tmp_path):
+    # written by lm-eval 0.4.13's EvaluationTracker.save_results_samples (tests/solver/data/make_lm_eval_log.py)
+    run = import_run("lm-eval", [LM_EVAL], tmp_path / "run", dataset="medcalc-bench-2024")
+    rows = results(tmp_path / "run")
+    assert (run.model, run.arm, run.differences) == ("gpt-4o-mini", "lm-eval-medcalc-bench", [])
+    assert [(r["row_number"], r["answer"], r["correct"], r["source_result"]) for r in rows] == [
+        (1, 25.9, True, "Correct"), (2, 4, True, "Correct"), (3, 120.0, False, "Incorrect")]
+    assert rows[0]["reply"] == "CrCl is about 25.9 mL/min.\nAnswer: 25.9" and rows[0]["lower_limit"] == "23.976"
+    text = (tmp_path / "run" / "results.jsonl").read_text() + (tmp_path / "run" / "manifest.json").read_text()
+    assert "PLACEHOLDER PATIENT NOTE" not in text and "Compute it." not in text
+
+
+def test_lm_eval_samples_bad_input(tmp_path):
+    with pytest.raises(ImportFailure, match="give --dataset"):
+        import_run("lm-eval", [LM_EVAL], tmp_path / "run")
+    bad = write(tmp_path / "samples_t_2026-01-01T00-00-00.jsonl", [{"doc_id": 0, "doc": {"Row Number": 1}}])
+    with pytest.raises(ImportFailure, match=r":1: doc has no 'Calculator ID'"):
+        import_run("lm-eval", [bad], tmp_path / "run", dataset="medcalc-bench-2024")
+    two = json.loads(LM_EVAL.read_text().splitlines()[0])
+    twice = write(tmp_path / "samples_t_2026-01-02T00-00-00.jsonl", [two, dict(two, filter="flexible"), two])
+    with pytest.raises(ImportFailure, match=r":3: Row Number 1 is already on line 1"):
+        import_run("lm-eval", [twice], tmp_path / "run", dataset="medcalc-bench-2024")
