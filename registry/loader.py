@@ -172,11 +172,20 @@ def _cached(root: str) -> Registry:
     return reg
 
 
+@lru_cache(maxsize=16)
+def _default_root_str(env: str | None) -> str:
+    return str(default_root())
+
+
 def get_registry(root: Path | str | None = None) -> Registry:
-    """The validated registry, loaded once per process (the library and reports read this)."""
-    r = str(resolve_root(root))
+    """The validated registry, loaded once per process (the library and reports read this).
+
+    Without `root`, the default root is looked up on the filesystem once per value of
+    $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
+    r = _default_root_str(os.environ.get(ROOT_ENV)) if root is None else str(resolve_root(root))
     return _cached(r)
 
 
 def clear_cache() -> None:
     _cached.cache_clear()
+    _default_root_str.cache_clear()
