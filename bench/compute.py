@@ -120,7 +120,7 @@ def main() -> int:
         t_ours.append(best(ours, 1))
         fresh = [(fn, copy.deepcopy(inp)) for _, _, fn, inp in cases]  # medcalc-bench edits its input in place
 
-        def theirs() -> None:
+        def theirs(fresh: list = fresh) -> None:
             for fn, inp in fresh:
                 fn(inp)
 
@@ -142,10 +142,12 @@ def main() -> int:
     for slug, (ents, name, inp) in single.items():
         compute(slug, ents)
         n = args.calls
-        t_ours_1 = min(best(lambda: [compute(slug, ents) for _ in range(n)], 1) for _ in range(args.repeat))
+        t_ours_1 = min(best(lambda s=slug, e=ents, k=n: [compute(s, e) for _ in range(k)], 1)
+                       for _ in range(args.repeat))
         row: dict[str, Any] = {"compute_calls_per_s": round(n / t_ours_1)}
         if clincalc is not None:
-            t_cc = min(best(lambda: [clincalc.calculate(name, inp) for _ in range(n)], 1) for _ in range(args.repeat))
+            t_cc = min(best(lambda c=name, i=inp, k=n: [clincalc.calculate(c, i) for _ in range(k)], 1)
+                       for _ in range(args.repeat))
             row.update({"clincalc_calls_per_s": round(n / t_cc), "ratio_vs_clincalc": round(t_cc / t_ours_1, 2)})
         result[slug] = row
     if args.format == "json":

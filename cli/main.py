@@ -15,7 +15,6 @@ import os
 import sys
 from types import ModuleType
 
-
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
 COMMAND_MODULES = (

@@ -13,8 +13,8 @@ from typing import Any, Callable
 
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
-from solver.library.plan import plan
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
+from solver.library.plan import plan
 from solver.library.result import InputRecord, Result
 from solver.library.units import ConversionError, Converter, round_number
 
