@@ -173,8 +173,11 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
         combined = c if combined is None else combined * size + c
         uniques.append(u)
         sizes.append(size)
+    total = int(np.prod(sizes))
     if len(varying) == 1:
         codes, parts = combined, [np.arange(sizes[0])]
+    elif total <= max(4096, len(combined) // 8):  # few combinations: every one of them, no second factorize
+        codes, parts = combined, [a.ravel() for a in np.meshgrid(*[np.arange(z) for z in sizes], indexing="ij")]
     else:
         codes, keys = pd.factorize(combined)
         parts = []
@@ -257,6 +260,35 @@ class Columns:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
             total = total + np.where(yes, weight, 0)
         return total
+
+    def equals(self, name: str, option: str) -> np.ndarray:
+        """`Context.choice(name) == option` for every row. A coded text column compares its codes (the strings
+        are never spread over the rows); any other column compares what `read("choice", ...)` gives."""
+        column = self.cells.get(name)
+        if not isinstance(column, Coded):
+            return self.read("choice", name) == option
+        key = (self.calc.slug, "coded-choice", name)
+        if key not in self.memo:
+            codes = np.where(column.codes < 0, len(column.uniques), column.codes)
+            cells = [_as_cell(u, None) for u in column.uniques] + [MISSING]
+            results, failed = [], []
+            for cell in cells:
+                try:
+                    results.append(Context(self.calc, {} if cell is MISSING else {name: cell}, self.variant, self.reg,
+                                           _compute).choice(name))
+                    failed.append(False)
+                except (CalculatorError, TypeError, ValueError, KeyError):
+                    results.append(None)
+                    failed.append(True)
+            if any(failed):
+                self.bad |= np.isin(codes, [k for k, f in enumerate(failed) if f])
+            self.memo[key] = (codes, results)
+        codes, results = self.memo[key]
+        hits = [k for k, r in enumerate(results) if r == option]
+        out = np.zeros(self.n, dtype=bool)
+        for k in hits:
+            out |= codes == k
+        return out
 
     def r(self, x: np.ndarray) -> np.ndarray:
         """`Context.r`: an intermediate step rounded as the benchmark does (identity in the published variant)."""
@@ -419,8 +451,10 @@ class Columns:
         elif isinstance(column, Coded):
             uniques = [_as_cell(u, None) for u in column.uniques] + [MISSING]
             codes = np.where(column.codes < 0, len(column.uniques), column.codes)
+        elif column is None:  # the entity is not in the table: one cell, not given
+            uniques, codes = [MISSING], np.zeros(n, dtype=np.int64)
         else:
-            cells = column if column is not None else [MISSING] * n
+            cells = column
             index: dict[Any, int] = {}
             uniques = []
             code_list = []
@@ -516,7 +550,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
 
 
 def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
-    """`round_number` over an array, bit for bit (the one columnar rounding function).
+    """`round_number` over an array, bit for bit (the one columnar form of the library's output rounding).
 
     Python's `round(x, d)` is the double nearest to the exact decimal rounding of x. numpy's
     scale-rint-unscale gives the same double unless the scaled value sits within rounding error
@@ -524,15 +558,24 @@ def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
     huge: those rows are rounded by the library's own `round_number`. The final division is exact
     IEEE division of two representable integers, hence correctly rounded like Python's.
     """
-    scale = 10.0 ** rule.decimals
+    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule))
+
+
+def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
+    """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
+    return _rounded(x, decimals, 0.0, lambda v: round(v, decimals))
+
+
+def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any]) -> np.ndarray:
+    scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
         y = x * scale
         out = np.rint(y) / scale
-        risky = (~np.isfinite(x) | (np.abs(x) < rule.small_below) | (np.abs(y) > 2.0 ** 52)
+        risky = (~np.isfinite(x) | (np.abs(x) < small_below) | (np.abs(y) > 2.0 ** 52)
                  | (np.abs(np.abs(y - np.floor(y)) - 0.5) < 1e-6))
     idx = np.flatnonzero(risky & np.isfinite(x))
     if idx.size:
-        out[idx] = [round_number(v, rule) for v in x[idx].tolist()]
+        out[idx] = [exact(v) for v in x[idx].tolist()]
     return out
 
 
@@ -552,7 +595,7 @@ def body_mass_index(c: Columns) -> np.ndarray:
 @vectorised("ideal-body-weight")
 def ideal_body_weight(c: Columns) -> np.ndarray:
     inches = c.read("height", "height", unit="in")
-    male = c.read("choice", "sex") == "Male"
+    male = c.equals("sex", "Male")
     base = np.where(male, c.const("male_base_weight"), c.const("female_base_weight"))
     return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
 
@@ -566,7 +609,7 @@ def adjusted_body_weight(c: Columns) -> np.ndarray:
 
 @vectorised("creatinine-clearance-cockcroft-gault", float_result=True)
 def cockcroft_gault(c: Columns) -> np.ndarray:
-    male = c.read("choice", "sex") == "Male"
+    male = c.equals("sex", "Male")
     age = c.read("age", "age")
     kg = c.read("weight", "weight")
     c.read("height", "height", unit="m")  # read for its checks, as the library does
@@ -585,7 +628,7 @@ def cockcroft_gault(c: Columns) -> np.ndarray:
 @vectorised("ckd-epi-2021")
 def ckd_epi_2021(c: Columns) -> np.ndarray:
     age = c.adult_age()
-    female = c.read("choice", "sex") == "Female"
+    female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
     kappa = np.where(female, c.const("female_kappa"), c.const("male_kappa"))
     low = scr <= kappa
@@ -618,10 +661,10 @@ def meld_na(c: Columns) -> np.ndarray:
     meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
               + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
     dec, scale = c.const("meld_decimals"), c.const("meld_scale")
-    meld = elementwise(lambda x: round(round(x, dec) * scale), meld_i, ok=ok)
+    meld = np.rint(round_places(meld_i, dec) * scale)  # round(round(x, dec) * scale): rint rounds half to even too
     na_gap = c.const("sodium_ceiling") - na
     raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(elementwise(round, raw, ok=ok), c.const("score_cap"))
+    score = np.minimum(np.rint(raw), c.const("score_cap"))
     return np.where(meld <= c.const("sodium_threshold"), meld, score)
 
 
@@ -644,10 +687,9 @@ def has_bled(c: Columns) -> np.ndarray:
 @vectorised("mdrd-gfr")
 def mdrd_gfr(c: Columns) -> np.ndarray:
     age = c.adult_age()
-    female = c.read("choice", "sex") == "Female"
+    female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
-    race = c.read("choice", "Race")
-    race_factor = np.where(race == "Black", c.const("black_factor"), c.const("other_race_factor"))
+    race_factor = np.where(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
     sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
     scr_term = _pow(scr, c.const("creatinine_exponent"), c)
     age_term = _pow(age, c.const("age_exponent"), c)
@@ -680,7 +722,7 @@ def calcium_correction(c: Columns) -> np.ndarray:
 @vectorised("cha2ds2-vasc")
 def cha2ds2_vasc(c: Columns) -> np.ndarray:
     age = c.read("age", "age")
-    female = c.read("choice", "sex") == "Female"
+    female = c.equals("sex", "Female")
     stroke_like = (c.read("flag", "Stroke") | c.read("flag", "Transient Ischemic Attacks History")
                    | c.read("flag", "Thromboembolism history"))
     met = {"female sex": female, "Congestive Heart Failure": c.read("flag", "Congestive Heart Failure"),
