@@ -210,7 +210,7 @@ class Columns:
     """What a vectorised calculator may read: typed input columns, constants, tables, sub-results."""
 
     def __init__(self, calc: Calculator, cells: dict[str, Any], n: int, variant: str, reg: Registry,
-                 bad: np.ndarray | None = None, memo: dict[Any, np.ndarray] | None = None,
+                 bad: np.ndarray | None = None, memo: dict[Any, Any] | None = None,
                  intish: np.ndarray | None = None):
         self.calc = calc
         self.cells = cells
@@ -398,8 +398,8 @@ class Columns:
         assert units is not None
         if spec.accepted_units and unit not in spec.accepted_units:
             return None
-        conv = ArrayConverter(units, exact=not self.benchmark)
-        check_unit: str | None = spec.unit
+        conv: Any = ArrayConverter(units, exact=not self.benchmark)  # its methods take arrays where they take floats
+        out: Any
         try:
             if method == "quantity":
                 mm, val = spec.molar_mass, None
@@ -411,9 +411,9 @@ class Columns:
             elif method == "measurement":
                 out = v
             elif method == "weight":
-                out, check_unit = conv.weight_kg(v, unit), "kg"
+                out = conv.weight_kg(v, unit)
             elif method == "temperature":
-                out, check_unit = conv.temperature_c(v, unit), "°C"
+                out = conv.temperature_c(v, unit)
             elif method == "count_per_litre":
                 out = conv.count_per_litre(v, unit)
             elif method == "age":
