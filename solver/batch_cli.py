@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from registry.cliutil import add_root
+from solver.batch_output import csv_frame
 from solver.library import VARIANTS
 
 SUFFIXES = (".csv", ".parquet")
@@ -92,13 +93,6 @@ def _read(path: Path):
     if path.suffix == ".parquet":
         return pd.read_parquet(path)
     return pd.read_csv(path)
-
-
-def csv_frame(frame):
-    """The output table as CSV cells: a [weeks, days] value as JSON text (every CSV write goes through here)."""
-    out = frame.copy()
-    out["value"] = [json.dumps(v) if isinstance(v, list) else v for v in out["value"]]
-    return out
 
 
 def _write(frame, path: Path) -> None:

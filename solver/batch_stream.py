@@ -103,7 +103,7 @@ class _Sink:
                 self.writer = pq.ParquetWriter(self.path, table.schema)
             self.writer.write_table(table)
             return
-        from solver.batch_cli import csv_frame
+        from solver.batch_output import csv_frame
 
         out = frame.assign(value=res["value"].tolist(), error=res["error"].tolist())
         csv_frame(out).to_csv(self.file, index=False, header=self.file.tell() == 0)

@@ -78,7 +78,7 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
 
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
     pl = plan(calc)
-    fn = pl.fn
+    fn = FUNCTIONS.get(calc.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if not pl.passthrough:
