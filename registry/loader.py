@@ -234,10 +234,21 @@ def get_registry(root: Path | str | None = None) -> Registry:
 
     Without `root`, the default root is looked up on the filesystem once per value of
     $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
-    r = _default_root_str(os.environ.get(ROOT_ENV)) if root is None else str(resolve_root(root))
-    return _cached(r)
+    if root is None:
+        env = os.environ.get(ROOT_ENV)
+        last = _last
+        if last and last[0] == env and last[1] is _cached:
+            return last[2]
+        reg = _cached(_default_root_str(env))
+        _last[:] = [env, _cached, reg]
+        return reg
+    return _cached(str(resolve_root(root)))
+
+
+_last: list[Any] = []  # the default registry of the last call: (env value, cache generation, registry)
 
 
 def clear_cache() -> None:
+    _last.clear()
     _cached.cache_clear()
     _default_root_str.cache_clear()

@@ -108,6 +108,15 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
+    t = type(raw)
+    if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
+        rounding = calc.output.rounding
+        if rounding == "round_number":
+            return round_number(raw, units.rounding)
+        if rounding == "integer":
+            return int(round(raw))
+        if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
+            return raw
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
