@@ -254,8 +254,8 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
         if progress is not None:
             progress(stop - start)
-    result = pd.DataFrame({"value": pd.Series(values, index=frame.index, dtype=object, copy=False),
-                           "error": pd.Series(errors, index=frame.index, dtype=object, copy=False)})
+    result = pd.concat([pd.Series(values, index=frame.index, dtype=object, copy=False, name="value"),  # no copy
+                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error")], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,
                          "row_by_row": n if fn is None else fallback})
