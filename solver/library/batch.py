@@ -126,7 +126,7 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             units = fixed_unit
         elif unit_col in frame.columns:
             units = frame[unit_col]
-        elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf":
+        elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
             raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
             units, skipna=True) in ("string", "empty")

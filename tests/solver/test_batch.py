@@ -142,3 +142,12 @@ def test_forced_row_by_row_equals_vectorised():
         assert a.attrs["vectorised"] and not b.attrs["vectorised"]
         assert all(_same(x, y) for x, y in zip(a["value"], b["value"]))
         assert a["error"].equals(b["error"])
+
+
+def test_an_empty_optional_column_is_not_given():
+    """A numeric column with no value in any row (an empty CSV column) means the entity was not given."""
+    frame = pd.DataFrame({"Sodium": [140.0], "Sodium_unit": ["mmol/L"], "Chloride": [100.0], "Chloride_unit": ["mmol/L"],
+                          "Bicarbonate": [24.0], "Bicarbonate_unit": ["mmol/L"], "Albumin": [np.nan]})
+    res = compute_many("albumin-corrected-anion-gap", frame)
+    assert res["error"][0] == _expected("albumin-corrected-anion-gap", {
+        "Sodium": [140.0, "mmol/L"], "Chloride": [100.0, "mmol/L"], "Bicarbonate": [24.0, "mmol/L"]}, "benchmark")[1]
