@@ -106,11 +106,9 @@ class Context:
         return name in self.entities
 
     def raw(self, name: str) -> Any:
-        try:
+        if name in self._specs and name in self.entities:
             return self.entities[name]
-        except KeyError:
-            pass
-        spec = self.spec(name)
+        spec = self.spec(name)  # an input the entry does not declare is a KeyError, given or not
         if spec.required:
             raise MissingInput(self.slug, name, "required input is missing")
         return spec.default
