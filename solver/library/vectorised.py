@@ -520,8 +520,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
     as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
-    good = cols.ok() & np.isfinite(raw)
-    cols.bad |= ~np.isfinite(raw)
+    cols.bad |= ~np.isfinite(raw)  # (a refused row's number is never used: `compute` answers for it)
 
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
@@ -530,7 +529,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
     elif rounding == "round_number":
-        out = round_array(np.where(good, raw, np.nan), rule)
+        out = round_array(raw, rule)
     else:
         def fin(x: float) -> Value:
             try:
@@ -538,7 +537,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
             except CalculatorError:
                 return np.nan
 
-        out = elementwise(fin, raw, ok=good)
+        out = elementwise(fin, raw, ok=cols.ok())
     cols.bad |= ~np.isfinite(out)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
         cols.bad |= cols.intish & (out == np.floor(out))
@@ -570,9 +569,14 @@ def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
         y = x * scale
-        out = np.rint(y) / scale
-        risky = (~np.isfinite(x) | (np.abs(x) < small_below) | (np.abs(y) > 2.0 ** 52)
-                 | (np.abs(np.abs(y - np.floor(y)) - 0.5) < 1e-6))
+        r = np.rint(y)
+        out = r / scale
+        # within 1e-6 of a tie: |y - rint(y)| (exact, as y and rint(y) are within a factor of 2) near 0.5;
+        # NaN for a non-finite x, which is never risky (the output stays non-finite and the row is refused)
+        risky = np.abs(y - r) > 0.5 - 1e-6
+        risky |= np.abs(y) > 2.0 ** 52
+        if small_below > 0:
+            risky |= np.abs(x) < small_below
     idx = np.flatnonzero(risky & np.isfinite(x))
     if idx.size:
         out[idx] = [exact(v) for v in x[idx].tolist()]

@@ -119,3 +119,24 @@ def test_plain_numeric_columns_go_through_numpy() -> None:
         res = compute_many(slug, frame, columns={k: v for k, v in columns.items()
                                                  if k in {i.name for i in get_registry().calculators[slug].inputs}})
         assert res.attrs["row_by_row"] == 0 and res["error"].isna().all(), slug
+
+
+def test_round_array_is_round_number_to_the_bit() -> None:
+    """The columnar rounding on ties, near-ties, tiny, zero, huge and non-finite numbers."""
+    from solver.library.units import round_number
+    from solver.library.vectorised import round_array
+
+    rule = get_registry().units.rounding
+    rng = np.random.default_rng(11)
+    scale = 10.0 ** rule.decimals
+    ties = (rng.integers(-10**7, 10**7, 3000) + 0.5) / scale
+    near = np.concatenate([np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf)])
+    wide = rng.lognormal(0, 4, 5000) * rng.choice([-1, 1], 5000)
+    tiny = rng.uniform(-1, 1, 500) * rule.small_below
+    x = np.concatenate([ties, near, wide, tiny, [0.0, -0.0, 1e300, -1e300, 2.0 ** 60, np.inf, -np.inf, np.nan]])
+    got = round_array(x, rule)
+    for v, g in zip(x.tolist(), got.tolist()):
+        if math.isfinite(v):
+            assert _same(g, float(round_number(v, rule))), (v, g)
+        else:
+            assert not math.isfinite(g)
