@@ -159,10 +159,9 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
 
     An argument may be an array (one value per row) or a plain Python value (the same for every row)."""
     n = next(len(a) for a in args if np.ndim(a))
-    out = np.full(n, np.nan)
     idx = None if ok is None or ok.all() else np.flatnonzero(ok)
     if idx is not None and not idx.size:
-        return out
+        return np.full(n, np.nan)
     varying = [i for i, a in enumerate(args) if np.ndim(a)]
     combined: Any = None
     uniques, sizes = [], []
@@ -202,6 +201,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     table = np.array(results, dtype=float)
     if idx is None:
         return table[codes]
+    out = np.full(n, np.nan)
     out[idx] = table[codes]
     return out
 
@@ -269,8 +269,9 @@ class Columns:
             return self.read("choice", name) == option
         key = (self.calc.slug, "coded-choice", name)
         if key not in self.memo:
-            codes = np.where(column.codes < 0, len(column.uniques), column.codes)
-            cells = [_as_cell(u, None) for u in column.uniques] + [MISSING]
+            missing = bool((column.codes < 0).any())
+            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
+            cells = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
             results, failed = [], []
             for cell in cells:
                 try:
@@ -449,8 +450,9 @@ class Columns:
         if isinstance(column, Pair):
             codes, uniques = column.groups()
         elif isinstance(column, Coded):
-            uniques = [_as_cell(u, None) for u in column.uniques] + [MISSING]
-            codes = np.where(column.codes < 0, len(column.uniques), column.codes)
+            missing = bool((column.codes < 0).any())
+            uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
+            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
         elif column is None:  # the entity is not in the table: one cell, not given
             uniques, codes = [MISSING], np.zeros(n, dtype=np.int64)
         else:
