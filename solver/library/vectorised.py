@@ -154,20 +154,34 @@ def _key(x: Any) -> Any:
     return (type(x), x)
 
 
+@dataclass(frozen=True)
+class Grouped:
+    """An argument of `elementwise` given as a code per row (0..k-1) and the k values the codes stand for,
+    when the caller knows the groups (which branch of a formula each row takes)."""
+
+    codes: np.ndarray
+    values: list[Any]
+
+
 def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None) -> np.ndarray:
     """fn applied in Python once per distinct argument tuple (found with pandas' factorize); rows not `ok` give nan.
 
     An argument may be an array (one value per row) or a plain Python value (the same for every row)."""
-    n = next(len(a) for a in args if np.ndim(a))
+    n = next(len(a.codes) if isinstance(a, Grouped) else len(a) for a in args if isinstance(a, Grouped) or np.ndim(a))
     idx = None if ok is None or ok.all() else np.flatnonzero(ok)
     if idx is not None and not idx.size:
         return np.full(n, np.nan)
-    varying = [i for i, a in enumerate(args) if np.ndim(a)]
+    varying = [i for i, a in enumerate(args) if isinstance(a, Grouped) or np.ndim(a)]
     combined: Any = None
-    uniques, sizes = [], []
+    uniques: list[Any] = []
+    sizes = []
     for i in varying:
-        a = np.asarray(args[i])
-        c, u = pd.factorize(a if idx is None else a[idx], use_na_sentinel=False)
+        a = args[i]
+        if isinstance(a, Grouped):  # already coded: no hash pass
+            c, u = (a.codes if idx is None else a.codes[idx]), a.values
+        else:
+            a = np.asarray(a)
+            c, u = pd.factorize(a if idx is None else a[idx], use_na_sentinel=False)
         size = max(len(u), 1)
         combined = c if combined is None else combined * size + c
         uniques.append(u)
@@ -185,7 +199,8 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
             parts.append(rest % size)
             rest = rest // size
         parts.reverse()
-    columns = [np.asarray(u, dtype=object)[p].tolist() if len(u) else [] for u, p in zip(uniques, parts)]
+    columns = [[u[k] for k in p.tolist()] if isinstance(u, list) else np.asarray(u, dtype=object)[p].tolist()
+               if len(u) else [] for u, p in zip(uniques, parts)]
     calls: list[list[Any]] = [[] for _ in range(len(columns[0]))]
     for row in calls:
         row.extend(args)
@@ -636,15 +651,18 @@ def ckd_epi_2021(c: Columns) -> np.ndarray:
     age = c.adult_age()
     female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
-    kappa = np.where(female, c.const("female_kappa"), c.const("male_kappa"))
-    low = scr <= kappa
-    alpha = np.where(low, np.where(female, c.const("female_alpha"), c.const("male_alpha")), c.const("high_exponent"))
-    divisor = kappa
-    if c.benchmark:
-        divisor = np.where(low & ~female, c.const("benchmark_male_low_kappa"), kappa)
+    female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
+    low = scr <= np.where(female, female_kappa, male_kappa)
+    # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
+    # low creatinine by its own kappa
+    male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
+    branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
+                (female_kappa, c.const("female_alpha"))]
+    branch = Grouped(female.astype(np.int64) * 2 + low, branches)
+    term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
     sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
     age_term = _pow(c.const("age_base"), age, c)
-    return c.const("base") * _pow(scr / divisor, alpha, c) * age_term * sex_factor
+    return c.const("base") * term * age_term * sex_factor
 
 
 @vectorised("meld-na")
