@@ -28,7 +28,7 @@ from solver.library.errors import (
 )
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import plan
-from solver.library.result import InputRecord, Result, Value
+from solver.library.result import InputRecord, Result, Value, make_result
 from solver.library.units import round_number
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -104,7 +104,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, warnings[0])
     version = pl.version if pl.version is not None else calc.active.version
     content_hash = reg.hashes.get((calc.slug, version)) or active_hash(reg, calc.slug)
-    return Result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
+    return make_result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
