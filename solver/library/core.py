@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
 from registry.plausibility import implausible
-from registry.schema import Calculator, InputKind, OutputKind, UnitsFile
+from registry.schema import Calculator, OutputKind, UnitsFile
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
@@ -27,7 +27,8 @@ from solver.library.errors import (
     UnknownInput,
 )
 from solver.library.functions import FUNCTIONS, calculator
-from solver.library.result import InputRecord, Result, Value
+from solver.library.plan import plan
+from solver.library.result import InputRecord, Result, Value, make_result
 from solver.library.units import round_number
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -55,7 +56,8 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    _require_valid(reg, calculator)
+    if not reg.validated or reg.problems:
+        _require_valid(reg, calculator)
     calc = resolve(calculator, reg)
     if not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
@@ -75,18 +77,18 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
 
 
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
+    pl = plan(calc)
     fn = FUNCTIONS.get(calc.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
-    passthrough = any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs)
-    if not passthrough:
-        known = {i.name for i in calc.inputs}
+    if not pl.passthrough:
+        known = pl.known
         for key in entities:
             if key not in known:
                 raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
-        for i in calc.inputs:
-            if i.required and i.name not in entities:
-                raise MissingInput(calc.slug, i.name, "required input is missing")
+        for name in pl.required:
+            if name not in entities:
+                raise MissingInput(calc.slug, name, "required input is missing")
     ctx = Context(calc, entities, variant, reg, _compute)
     try:
         raw = fn(ctx)
@@ -100,11 +102,21 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
-    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
-                  dict(ctx.record), warnings)
+    version = pl.version if pl.version is not None else calc.active.version
+    content_hash = reg.hashes.get((calc.slug, version)) or active_hash(reg, calc.slug)
+    return make_result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
+    t = type(raw)
+    if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
+        rounding = calc.output.rounding
+        if rounding == "round_number":
+            return round_number(raw, units.rounding)
+        if rounding == "integer":
+            return int(round(raw))
+        if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
+            return raw
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
