@@ -15,6 +15,7 @@ from formula_site import site_cli
 from registry import commands, texts_cli
 from registry.cliutil import CommandError
 from registry.loader import ROOT_ENV
+from registry.terminal import printable, say
 from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
