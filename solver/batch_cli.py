@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from registry.cliutil import add_root
+from solver.csv_guard import guard_frame
 from solver.library import VARIANTS
 
 SUFFIXES = (".csv", ".parquet")
@@ -37,6 +38,9 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
                    "(a [column, unit] pair fixes the unit); default: columns named as the entities, with units "
                    "in <column>_unit or in [value, unit] cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-csv-guard", action="store_true",
+                   help="write CSV cells verbatim; by default a text cell starting with = + - @ (or a tab or "
+                   "carriage return) gets a leading ' so a spreadsheet shows it as text (numbers are never altered)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -92,7 +96,7 @@ def _read(path: Path):
     return pd.read_csv(path)
 
 
-def _write(frame, path: Path) -> None:
+def _write(frame, path: Path, *, csv_guard: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
     try:
@@ -101,6 +105,8 @@ def _write(frame, path: Path) -> None:
         else:
             out = frame.copy()
             out["value"] = [json.dumps(v) if isinstance(v, list) else v for v in out["value"]]
+            if csv_guard:  # cells a spreadsheet would run as formulas (solver/csv_guard.py)
+                out = guard_frame(out)
             out.to_csv(tmp, index=False)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
@@ -160,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     out["value"] = res["value"].tolist()
     out["error"] = res["error"].tolist()
     try:
-        _write(out, dst)
+        _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False))
     except ImportError as e:
         print(f"error: writing parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
         return 1
