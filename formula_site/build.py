@@ -22,8 +22,8 @@ from audit.runs import Run, RunError, read_run
 from audit.tables import build_report, split_pair
 from formula_site import fhir
 from formula_site.impact_pages import compute_pages, index_page, pair_page
-from formula_site.paper_page import paper_page
 from formula_site.markup import esc
+from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
     calculator_page,

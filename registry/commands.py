@@ -393,7 +393,7 @@ def _maintain(root: Path | None, action: Callable[[], str]) -> int:
 
     _writable(root)
     try:
-        print(action())
+        say(action())
     except (ReleaseError, YamlError) as e:
         raise CommandError(str(e)) from None
     return 0

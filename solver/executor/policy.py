@@ -30,7 +30,11 @@ HASH_SEED: Final = 0
 # Every child runs with this time zone (TZ in its environment, applied with
 # time.tzset), so `strftime('%s')`, `strptime(..., '%Z')` and the like give the
 # same answer on every host.  Recorded in every outcome that a child produced.
+# TZ_RULE is the POSIX rule for it (zone "UTC", offset 0, no daylight saving),
+# which the C library applies without reading any tz database file, so neither
+# a missing nor an altered zoneinfo file changes it.
 TIME_ZONE: Final = "UTC"
+TZ_RULE: Final = "UTC0"
 
 # --- modules -----------------------------------------------------------------
 # Per module, the only attributes a program can reach.  Each one is a plain

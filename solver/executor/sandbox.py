@@ -46,7 +46,6 @@ except ImportError:  # pragma: no cover - 3.11
 from solver.executor.checker import Rejected, check, compile_checked
 from solver.executor.extract import prepare
 from solver.executor.policy import (
-    TIME_ZONE,
     AUDIT_EVENTS_ALLOWED,
     CPU_SECONDS,
     DETAIL_CHARS,
@@ -56,6 +55,7 @@ from solver.executor.policy import (
     MAX_LINES,
     MEMORY_BYTES,
     MODULE_ATTRIBUTES,
+    TZ_RULE,
     Policy,
     get_policy,
 )
@@ -208,7 +208,7 @@ def fix_time_zone() -> None:
     """An environment holding only TZ=UTC, applied to the C library: a program's answer never depends on
     the host's zone (/etc/localtime) or the caller's TZ."""
     os.environ.clear()
-    os.environ["TZ"] = TIME_ZONE
+    os.environ["TZ"] = TZ_RULE
     time.tzset()
 
 

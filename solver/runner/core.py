@@ -16,8 +16,8 @@ from solver.arms.base import ArmResult, CaseInput, ChatReply
 from solver.arms.spec import ArmSpec, check_access, load_spec, spec_digest
 from solver.data import ONE_SHOT, REFERENCE_CASES, BenchmarkRow, Dataset, DatasetError, read_benchmark
 from solver.engines import ChatRequest, EngineError, EngineOptions, build_engine
-from solver.runner import manifest as mf
 from solver.replies import stored
+from solver.runner import manifest as mf
 from solver.runner.results import ResultsError, ResultsFile, load
 from solver.scoring import score
 

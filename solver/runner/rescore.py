@@ -6,9 +6,9 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from solver.replies import replayed
 from solver.runner import manifest as mf
 from solver.runner.results import ResultsError, load, rewrite
-from solver.replies import replayed
 from solver.scoring import read_answer, score
 
 
