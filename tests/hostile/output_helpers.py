@@ -1,7 +1,9 @@
 """Helpers of the output-side hostile tests: payloads and a scanner for what a page may not contain."""
 from __future__ import annotations
 
+import contextlib
 import re
+import signal
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -73,3 +75,18 @@ def scan_site(out: Path) -> dict[str, list[str]]:
         if found:
             bad[str(page.relative_to(out))] = found
     return bad
+
+
+@contextlib.contextmanager
+def deadline(seconds: float):
+    """Fail (TimeoutError) instead of hanging when the code inside runs past `seconds` (main thread, POSIX)."""
+    def expired(signum, frame):
+        raise TimeoutError(f"still running after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

@@ -9,7 +9,9 @@ import sys
 import pytest
 
 from registry.loader import PROJECT_ROOT, get_registry
-from solver.tools.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, screen
+from tests.hostile.output_helpers import deadline
+
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602  # JSON-RPC 2.0's codes
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
@@ -53,13 +55,16 @@ def _exchange(lines: list[str], expect: int) -> tuple[dict, str]:
     replies: dict = {}
     order: list = []
     try:
-        while len(order) < expect:
-            line = p.stdout.readline()
-            if not line:
-                break
-            msg = json.loads(line)
-            order.append(msg)
-            replies.setdefault(msg.get("id"), []).append(msg)
+        with deadline(60):  # a request that gets no reply fails the test instead of hanging it
+            while len(order) < expect:
+                line = p.stdout.readline()
+                if not line:
+                    break
+                msg = json.loads(line)
+                order.append(msg)
+                replies.setdefault(msg.get("id"), []).append(msg)
+    except TimeoutError:
+        p.kill()
     finally:
         p.stdin.close()
         err = p.stderr.read() if p.stderr else ""
@@ -78,12 +83,16 @@ def session() -> tuple[dict, str]:
 
 @pytest.mark.parametrize("line,rid,code", SCREENED, ids=[b[:30] for b, _, _ in SCREENED])
 def test_screen_gives_the_jsonrpc_error(line: str, rid, code: int) -> None:
+    from solver.tools.jsonrpc import screen
+
     v = screen(line)
     assert not v.passes and v.error is not None
     assert v.error["error"]["code"] == code and v.error["id"] == rid and v.error["jsonrpc"] == "2.0"
 
 
 def test_good_messages_and_notifications_pass() -> None:
+    from solver.tools.jsonrpc import screen
+
     assert screen(json.dumps(INIT)).passes and screen(json.dumps(INITIALIZED)).passes
     assert screen(json.dumps({"jsonrpc": "2.0", "id": "a", "result": {}})).passes  # the client's answer
     bad_note = screen(json.dumps({"jsonrpc": "2.0", "method": "x", "params": 3}))
