@@ -4,8 +4,9 @@ The MCP library drops a line it cannot parse without answering; a client then wa
 line is screened here and a bad one is answered with the JSON-RPC error it deserves:
 -32700 (not JSON), -32600 (a batch array, not an object, no `jsonrpc: "2.0"`, a method that is not
 text, a null or non-scalar id, neither a method nor a response), -32602 (params that are not an
-object). Notifications (no id) are never answered: a bad one is dropped. The error's id is the
-request's when it has a usable one, else null, as JSON-RPC 2.0 says.
+object); a line over 1 Mi characters is -32600 unparsed. Notifications (no id) are never answered: a
+bad one is dropped. The error's id is the request's when it has a usable one, else null, as JSON-RPC
+2.0 says.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+MAX_LINE_CHARS = 1 << 20  # no tool call needs more; a longer line is refused before it is parsed
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,9 @@ def screen(line: str) -> Verdict:
     """The verdict on one line of the transport."""
     if not line.strip():
         return DROP
+    if len(line) > MAX_LINE_CHARS:
+        return Verdict(False, error(None, INVALID_REQUEST,
+                                    f"Invalid Request: the message is over {MAX_LINE_CHARS} characters"))
     try:
         msg = json.loads(line)
     except (ValueError, RecursionError):
