@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from registry.cliutil import add_root
+from registry.terminal import printable, say
 from solver.csv_guard import guard_frame
 from solver.library import VARIANTS
 
@@ -147,18 +148,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: reading parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
         return 1
     except Exception as e:  # pandas raises many kinds for an unreadable table
-        print(f"error: cannot read {src}: {e}", file=sys.stderr)
+        say(printable(f"error: cannot read {src}: {e}"), file=sys.stderr)  # pandas quotes the table's text
         return 1
     clash = [c for c in ("value", "error") if c in frame.columns]
     if clash:
-        print(f"error: {src} already has column(s) {', '.join(clash)}; rename them first", file=sys.stderr)
+        say(printable(f"error: {src} already has column(s) {', '.join(clash)}; rename them first"), file=sys.stderr)
         return 1
     calc = int(args.calculator) if str(args.calculator).isdigit() else args.calculator
     bar = tqdm(total=len(frame), unit="row", disable=args.no_progress or not sys.stderr.isatty(), file=sys.stderr)
     try:
         res = compute_many(calc, frame, variant=args.variant, columns=columns, progress=bar.update)
     except (CalculatorError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's cells
         return 1
     finally:
         bar.close()

@@ -80,3 +80,11 @@ def test_reviewer_names_reach_show_and_history_escaped(spoof: str, tmp_path: Pat
 def test_tool_errors_are_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "solve", "--calculator", "\x1b[2Jnope", "--entities", "{}")
     assert code == 1 and "error:" in err and clean(err)
+
+
+def test_batch_errors_are_escaped(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("weight,height\n70,175\n", encoding="utf-8")
+    code, out, err = run(capsys, "batch", str(src), "--calculator", "\x1b[2Jnope", "--out", str(tmp_path / "o.csv"),
+                         "--no-progress")
+    assert code == 1 and "error:" in err and clean(err) and clean(out)
