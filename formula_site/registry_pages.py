@@ -281,8 +281,8 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
         "cases score differently when the published formula is used instead (`formula audit deviations`). "
         "The case count is per calculator: when a calculator has several deviations, they share one count.",
         "",
-        f"Reference cases: `{esc(audits.fidelity_data)}` ({audits.fidelity_cases} cases, "
-        f"`{esc(audits.fidelity_hash[:19])}`). {n_dev} deviations in "
+        f"Reference cases: <code>{esc(audits.fidelity_data)}</code> ({audits.fidelity_cases} cases, "
+        f"<code>{esc(audits.fidelity_hash[:19])}</code>). {n_dev} deviations in "
         f"{len({c.slug for c in reg.calculators.values() if c.deviations})} calculators; {differ} of "
         f"{audits.fidelity_cases} cases ({share}) score differently under the published formulas.",
         "",
