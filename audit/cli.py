@@ -10,6 +10,7 @@ from typing import Any
 from registry import codes
 from registry.cliutil import CommandError, add_root, load_registry
 from registry.report import render_table
+from registry.terminal import printable, say
 from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 
 
@@ -71,7 +72,7 @@ def cmd_deviations(args: argparse.Namespace) -> int:
     if reg.units is not None and reg.units.deviations:
         print("\nBenchmark-wide (formulas/units.yaml):")
         for d in reg.units.deviations:
-            print(f"  - {d.id}: {d.benchmark}")
+            say(printable(f"  - {d.id}: {d.benchmark}"))
     return 0
 
 
@@ -82,7 +83,7 @@ def cmd_completeness(args: argparse.Namespace) -> int:
     reg = load_registry(args.root, tolerate=codes.UNRELEASED)
     if reg.problems and not args.no_cases:
         for p in reg.problems:
-            print(p, file=sys.stderr)
+            say(printable(p), file=sys.stderr)
         raise CommandError("the registry has unreleased edits, which the library refuses to compute from: release "
                            "them first (`formula release SLUG --reason ...`) or pass --no-cases")
     cases = [] if args.no_cases else read_cases(REFERENCE_CASES)

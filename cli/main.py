@@ -133,7 +133,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
-        print(f"error: {e}", file=sys.stderr)
+        from registry.terminal import printable, say
+
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)

@@ -22,6 +22,7 @@ from audit.runs import Run, RunError, dataset_key, dataset_name, read_run
 from audit.tables import build_report, split_pair
 from formula_site import fhir
 from formula_site.impact_pages import compute_pages, index_page, pair_page
+from formula_site.markup import esc
 from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
@@ -196,7 +197,7 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     nav_impact: list[Any] = []
     for c in ordered(reg):
         write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
-        nav.append({c.name: f"calculators/{c.slug}.md"})
+        nav.append({esc(c.name): f"calculators/{c.slug}.md"})  # the theme puts nav titles in pages unescaped
     write("lineage.md", lineage(reg))
     figures: dict[str, str] = {}
     from registry.versions import lock_digest
@@ -209,7 +210,7 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     impact_figures: dict[str, str] = {}
     for p in impact:
         write(f"impact/{p.name}.md", pair_page(reg, p, data_label, impact_figures))
-        nav_impact.append({f"{p.predecessor} → {p.successor}": f"impact/{p.name}.md"})
+        nav_impact.append({esc(f"{p.predecessor} → {p.successor}"): f"impact/{p.name}.md"})
     for name, svg in impact_figures.items():
         write(f"impact/{name}", svg)
     write("changelog.md", changelog_page(changes))

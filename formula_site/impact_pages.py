@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from audit.impact import ImpactError, ImpactReport, impact
 from formula_site import plots
-from formula_site.markup import Raw, badge, esc, impact_page, link, table
+from formula_site.markup import Raw, badge, esc, front_matter_title, impact_page, link, table
 from registry.loader import Registry
 from registry.schema import Replacement
 from solver.data import Case
@@ -96,7 +96,7 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
 def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, str]) -> str:
     pred, succ = reg.calculators[p.predecessor], reg.calculators[p.successor]
     r = p.replacement
-    out = [f"# {pred.name} → {succ.name}", ""]
+    out = [front_matter_title(f"{pred.name} → {succ.name}"), f"# {esc(pred.name)} → {esc(succ.name)}", ""]
     facts: list[list[Any]] = [
         ["Predecessor", Raw(f"{_calc(reg, pred.slug).html} <code>{esc(pred.slug)}</code>")],
         ["Successor", Raw(f"{_calc(reg, succ.slug).html} <code>{esc(succ.slug)}</code>")],

@@ -19,6 +19,7 @@ from formula_site.markup import (
     cite,
     completeness_badge,
     esc,
+    front_matter_title,
     group_badge,
     impact_page,
     link,
@@ -280,8 +281,8 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
         "cases score differently when the published formula is used instead (`formula audit deviations`). "
         "The case count is per calculator: when a calculator has several deviations, they share one count.",
         "",
-        f"Reference cases: `{esc(audits.fidelity_data)}` ({audits.fidelity_cases} cases, "
-        f"`{esc(audits.fidelity_hash[:19])}`). {n_dev} deviations in "
+        f"Reference cases: <code>{esc(audits.fidelity_data)}</code> ({audits.fidelity_cases} cases, "
+        f"<code>{esc(audits.fidelity_hash[:19])}</code>). {n_dev} deviations in "
         f"{len({c.slug for c in reg.calculators.values() if c.deviations})} calculators; {differ} of "
         f"{audits.fidelity_cases} cases ({share}) score differently under the published formulas.",
         "",
@@ -347,7 +348,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     """One calculator: text, inputs, constants, provenance, audits, lineage, versions, accuracy, FHIR."""
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     v = c.active
-    out: list[str] = [f"# {c.name}", ""]
+    out: list[str] = [front_matter_title(c.name), f"# {esc(c.name)}", ""]
     out.append(" ".join([group_badge(c.audit_group) if c.medcalc_id is not None else badge("successor, outside the paper's audit"),
                          completeness_badge(c.completeness.status.value) if c.completeness else "",
                          badge(f"version {v.version} {v.status.value}", "info"),
@@ -397,7 +398,8 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                           for k, t in c.tables.items()], sortable=False))
     if c.depends_on:
         out += ["", "## Dependencies", "", "Calculators this one uses; a fix to them lands here too.", ""]
-        out += [f"- [{reg.calculators[d].name}]({d}.md)" if d in reg.calculators else f"- {d}" for d in c.depends_on]
+        out += [f"- [{esc(reg.calculators[d].name)}]({d}.md)" if d in reg.calculators else f"- {esc(d)}"
+                for d in c.depends_on]
 
     out += ["", "## Provenance", "", f"**Original publication.** {cite(c.formula.publication)}", ""]
     if c.formula.publication.note:
@@ -443,7 +445,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if succ or preds:
         out += ["", "## Replacements and lineage", ""]
         for r in succ:
-            target = (f"[{r.name}]({r.successor}.md)" if r.successor in reg.calculators else esc(r.name))
+            target = (f"[{esc(r.name)}]({r.successor}.md)" if r.successor in reg.calculators else esc(r.name))
             kind = "Replaced by" if r.kind == "replaced_by" else "Alternative"
             g = reg.guidelines.get(r.guideline) if r.guideline else None
             line = f"- **{kind}** {target} ({esc(r.jurisdiction)}, since {esc(r.since)})"
@@ -455,7 +457,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                 line += f" ([version-impact report](../impact/{impact_page(c.slug, r.successor)}.md))"
             out.append(line)
         for pc in preds:
-            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md) ([version-impact report]"
+            out.append(f"- **Successor of** [{esc(pc.name)}]({pc.slug}.md) ([version-impact report]"
                        f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
 

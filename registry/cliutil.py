@@ -13,6 +13,7 @@ from pathlib import Path
 
 from registry.loader import ROOT_ENV, is_embedded, load, resolve_root
 from registry.model import Registry
+from registry.terminal import printable, say
 from registry.validate import validate
 
 ROOT_HELP = (f"registry root, the folder holding formulas/ and guidelines/ (default: ${ROOT_ENV}, else the "
@@ -35,7 +36,7 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = ()) -> Registr
     bad = [p for p in reg.problems if p.code not in allowed]
     if bad:
         for p in bad:
-            print(p, file=sys.stderr)
+            say(printable(p), file=sys.stderr)
         raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: fix them first "
                            "(`formula validate` lists them)")
     return reg
@@ -50,5 +51,5 @@ def require_writable(root: Path | None) -> None:
 
 def fail(message: str) -> int:
     """Print a tool error in the house style and return exit status 1."""
-    print(f"error: {message}", file=sys.stderr)
+    say(printable(f"error: {message}"), file=sys.stderr)
     return 1

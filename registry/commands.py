@@ -15,6 +15,7 @@ from registry.cliutil import CommandError, add_root, load_registry, require_writ
 from registry.loader import Registry, clear_cache, load
 from registry.report import calculator_rows, render_table, show_text
 from registry.schema import Calculator, ConcernType, VersionStatus
+from registry.terminal import printable, say
 from registry.validate import summary, validate
 
 
@@ -194,7 +195,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     validate(reg)
     if reg.problems:
         for p in reg.problems:
-            print(p)
+            say(printable(p))
         raise CommandError(f"{len(reg.problems)} problem(s)")
     print(summary(reg))
     return 0
@@ -212,8 +213,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         return 0
     cols = ["medcalc_id", "slug", "category", "output", "intended_use", "concern", "audit_group",
             "completeness", "active_version", "successors"]
-    print(render_table(rows, cols))
-    print(_counts(rows))
+    say(render_table(rows, cols))
+    say(_counts(rows))
     return 0
 
 
@@ -234,7 +235,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
-        print(show_text(reg, c))
+        say(show_text(reg, c))
     return 0
 
 
@@ -250,8 +251,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
-        print(f"{c.name} ({c.slug})")
-        print(render_table(rows, list(rows[0])))
+        say(printable(f"{c.name} ({c.slug})"))
+        say(render_table(rows, list(rows[0])))
     return 0
 
 
@@ -271,11 +272,12 @@ def cmd_diff(args: argparse.Namespace) -> int:
                                      f"{c.slug} {args.v2} (supplied text)", lineterm=""))
     changes = content_changes(a, b)
     if not text and not changes:
-        print(f"{c.slug}: {args.v1} and {args.v2} have the same content")
+        say(printable(f"{c.slug}: {args.v1} and {args.v2} have the same content"))
         return 0
-    print("\n".join(text) if text else "supplied text: unchanged")
-    print()
-    print("\n".join(f"- {ch}" for ch in changes if ch != "supplied text changed") or "- no change beyond the text")
+    say("\n".join(printable(t) for t in text) if text else "supplied text: unchanged")
+    say()
+    say("\n".join(printable(f"- {ch}") for ch in changes if ch != "supplied text changed")
+        or "- no change beyond the text")
     return 0
 
 
@@ -404,7 +406,7 @@ def _maintain(root: Path | None, action: Callable[[], str]) -> int:
 
     _writable(root)
     try:
-        print(action())
+        say(action())
     except (ReleaseError, YamlError) as e:
         raise CommandError(str(e)) from None
     return 0
@@ -506,7 +508,7 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
     else:
-        print(markdown(entries))
+        say(markdown(entries))
     return 0
 
 
@@ -534,13 +536,13 @@ def cmd_stale(args: argparse.Namespace) -> int:
         return 1
     out, problems = stale(reg, rows)
     for p in problems:
-        print(f"{args.results}: {p}", file=sys.stderr)
+        say(printable(f"{args.results}: {p}"), file=sys.stderr)
     if args.format == "json":
         print(json.dumps(out, indent=2))
     else:
         if out:
             shown = [dict(r, recorded_sha256=(r["recorded_sha256"] or "-")[:19]) for r in out]
-            print(render_table(shown, ["line", "row_number", "seed", "arm", "slug", "recorded_version",
-                                       "current_version", "why"]))
+            say(render_table(shown, ["line", "row_number", "seed", "arm", "slug", "recorded_version",
+                                     "current_version", "why"]))
         print(f"\n{len(out)} of {len(rows)} case(s) stale against the registry now")
     return 0

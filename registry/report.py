@@ -6,6 +6,7 @@ from typing import Any
 
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.terminal import printable
 from registry.texts import TextError, band_condition, render, render_expression
 
 
@@ -62,12 +63,12 @@ def fit_widths(widths: list[int], headers: list[int], total: int | None, gap: in
 
 
 def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    def cell(v: Any) -> str:
+    def cell(v: Any) -> str:  # one line of terminal-safe text (cells hold registry and record text)
         if v is None:
             return "-"
         if isinstance(v, list):
-            return ", ".join(map(str, v)) or "-"
-        return str(v)
+            return printable(", ".join(map(str, v))) or "-"
+        return printable(v)
 
     cells = [[cell(r.get(c)) for c in cols] for r in rows]
     widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
@@ -105,7 +106,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
     out: list[str] = []
     add = out.append
-    add(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})")
+    add(printable(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})"))
     add(f"  category {c.category.value}; output {c.output.kind.value}"
         + (f" in {c.output.unit}" if c.output.unit else "") + f"; intended use {c.intended_use.value}")
     expr = render_expression(c, calcs=reg.calculators, units=reg.units)
@@ -114,7 +115,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")
     for so in v.signoffs:
-        add(f"  reviewed by {so.who} ({so.role}) on {so.date}")
+        add(printable(f"  reviewed by {so.who} ({so.role}) on {so.date}"))  # names typed by whoever reviewed
     add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
     add("")
     add("Inputs")

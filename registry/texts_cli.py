@@ -12,6 +12,7 @@ from registry import codes
 from registry.cliutil import add_root, load_registry, require_writable
 from registry.loader import Registry
 from registry.report import render_table
+from registry.terminal import printable, say
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
 
 
@@ -65,11 +66,11 @@ def cmd_render(args: argparse.Namespace) -> int:
             try:
                 files = catalogue_files(reg.calculators, reg.units)
             except TextError as e:
-                print(f"error: {e}", file=sys.stderr)
+                say(printable(f"error: {e}"), file=sys.stderr)
                 return 1
             commit(base, {out / name: text for name, text in files.items()})
     except LockBusy as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
@@ -126,7 +127,7 @@ def cmd_changed(args: argparse.Namespace) -> int:
     try:
         rows = changes(old, reg)
     except TextError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)
         return 1
     if args.format == "json":
         print(json.dumps(rows, indent=2))

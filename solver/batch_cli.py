@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from registry.cliutil import add_root
+from registry.terminal import printable, say
 from solver.batch_output import csv_frame
 from solver.library import VARIANTS
 
@@ -38,6 +39,9 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
                    "(a [column, unit] pair fixes the unit); default: columns named as the entities, with units "
                    "in <column>_unit or in [value, unit] cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-csv-guard", action="store_true",
+                   help="write CSV cells verbatim; by default a text cell starting with = + - @ (or a tab or "
+                   "carriage return) gets a leading ' so a spreadsheet shows it as text (numbers are never altered)")
     p.add_argument("--allow-errors", action="store_true",
                    help="exit 0 even when some rows have no value (by default such a run exits 3)")
 
@@ -95,14 +99,14 @@ def _read(path: Path):
     return pd.read_csv(path)
 
 
-def _write(frame, path: Path) -> None:
+def _write(frame, path: Path, *, csv_guard: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
     try:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
-            csv_frame(frame).to_csv(tmp, index=False)
+            csv_frame(frame, guard=csv_guard).to_csv(tmp, index=False)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -156,17 +160,18 @@ def run(args: argparse.Namespace) -> int:
             from solver import batch_stream
 
             total, errors, attrs = batch_stream.run(src, dst, calc, args.variant, columns, tqdm,
-                                                    progress=not args.no_progress and sys.stderr.isatty())
+                                                    progress=not args.no_progress and sys.stderr.isatty(),
+                                                    csv_guard=not getattr(args, "no_csv_guard", False))
         else:
             total, errors, attrs = _run_in_memory(src, dst, calc, args, columns, tqdm)
     except _Refused as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's text
         return 1
     except ImportError as e:
         print(f"error: parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
         return 1
     except (CalculatorError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's cells
         return 1
     except OSError as e:
         print(f"error: cannot write {dst}: {e.strerror or e}", file=sys.stderr)
@@ -206,5 +211,5 @@ def _run_in_memory(src: Path, dst: Path, calc: str | int, args: argparse.Namespa
     out = frame.copy()
     out["value"] = res["value"].tolist()
     out["error"] = res["error"].tolist()
-    _write(out, dst)
+    _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False))
     return len(frame), int(res["error"].notna().sum()), dict(res.attrs)

@@ -32,7 +32,7 @@ def value_type(calc: Any) -> Any:
 
 
 def run(src: Path, dst: Path, ref: str | int, variant: str, columns: Mapping[str, Any] | None, tqdm: Any,
-        *, progress: bool, batch_rows: int = BATCH_ROWS) -> tuple[int, int, dict[str, Any]]:
+        *, progress: bool, batch_rows: int = BATCH_ROWS, csv_guard: bool = True) -> tuple[int, int, dict[str, Any]]:
     """Compute every row of the parquet file `src` into `dst`; returns (rows, rows with an error, attrs)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -56,7 +56,7 @@ def run(src: Path, dst: Path, ref: str | int, variant: str, columns: Mapping[str
     attrs: dict[str, Any] = {}
     bar = tqdm(total=pf.metadata.num_rows, unit="row", disable=not progress, file=sys.stderr)
     try:
-        with _Sink(Path(tmp), dst.suffix) as sink:
+        with _Sink(Path(tmp), dst.suffix, csv_guard=csv_guard) as sink:
             for batch in pf.iter_batches(batch_size=batch_rows):
                 frame = batch.to_pandas()
                 res = compute_many(calc.slug, frame, variant=variant, columns=columns, registry=reg,
@@ -81,8 +81,8 @@ def run(src: Path, dst: Path, ref: str | int, variant: str, columns: Mapping[str
 class _Sink:
     """Appends computed batches to a parquet or CSV file; fsyncs it on close."""
 
-    def __init__(self, path: Path, suffix: str):
-        self.path, self.suffix = path, suffix
+    def __init__(self, path: Path, suffix: str, *, csv_guard: bool = True):
+        self.path, self.suffix, self.csv_guard = path, suffix, csv_guard
         self.writer: Any = None
         self.file: Any = None
 
@@ -106,7 +106,7 @@ class _Sink:
         from solver.batch_output import csv_frame
 
         out = frame.assign(value=res["value"].tolist(), error=res["error"].tolist())
-        csv_frame(out).to_csv(self.file, index=False, header=self.file.tell() == 0)
+        csv_frame(out, guard=self.csv_guard).to_csv(self.file, index=False, header=self.file.tell() == 0)
 
     def empty(self, schema: Any, vtype: Any) -> None:
         import pyarrow as pa

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from registry.cliutil import CommandError, add_root
 from registry.loader import get_registry
+from registry.terminal import printable, say
 from solver.library import VARIANTS, CalculatorError
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
@@ -76,15 +77,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from None
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
-    else:
+    else:  # every field may carry text from the registry or a program: escaped for the terminal
         head = f"{rec.calculator} {rec.version} ({rec.variant})"
         if rec.abstained:
-            print(f"{head}: abstained ({rec.route} route): {rec.reason}")
+            say(printable(f"{head}: abstained ({rec.route} route): {rec.reason}"))
         else:
-            print(f"{head}: {rec.value}" + (f" {rec.unit}" if rec.unit else ""))
+            say(printable(f"{head}: {rec.value}" + (f" {rec.unit}" if rec.unit else "")))
             if rec.route != "library" or rec.cross_check:
                 how = f"route {rec.route}" + (", program agrees" if rec.cross_check else "")
-                print(f"  ({how})")
+                say(f"  ({how})")
         for w in rec.warnings:
-            print(f"warning: {w}", file=sys.stderr)
+            say(printable(f"warning: {w}"), file=sys.stderr)
     return ABSTAINED if rec.abstained else 0

@@ -22,11 +22,19 @@ WALL_SECONDS: Final = 5.0                # parent kills the child's process grou
 MAX_INT_STR_DIGITS: Final = 4_300        # CPython's default int<->str digit cap, pinned
 MAX_ABS_INT: Final = 2**63 - 1           # larger returned ints are `bad_kind` (int64 range)
 DETAIL_CHARS: Final = 300                # rejection reasons / exception text are trimmed to this
-MAX_REPLY_CHARS: Final = 1_000_000       # a model reply larger than this is not even scanned
+MAX_REPLY_CHARS: Final = 65_536          # a model reply larger than this is never parsed (solver/replies.py)
 # Every fork server and fresh interpreter runs with this hash seed, so set and
 # dict-of-str iteration order (and so an answer) never depends on which worker
 # ran a program.  Recorded in every outcome.
 HASH_SEED: Final = 0
+# Every child runs with this time zone (TZ in its environment, applied with
+# time.tzset), so `strftime('%s')`, `strptime(..., '%Z')` and the like give the
+# same answer on every host.  Recorded in every outcome that a child produced.
+# TZ_RULE is the POSIX rule for it (zone "UTC", offset 0, no daylight saving),
+# which the C library applies without reading any tz database file, so neither
+# a missing nor an altered zoneinfo file changes it.
+TIME_ZONE: Final = "UTC"
+TZ_RULE: Final = "UTC0"
 
 # --- modules -----------------------------------------------------------------
 # Per module, the only attributes a program can reach.  Each one is a plain

@@ -55,6 +55,7 @@ from solver.executor.policy import (
     MAX_LINES,
     MEMORY_BYTES,
     MODULE_ATTRIBUTES,
+    TZ_RULE,
     Policy,
     get_policy,
 )
@@ -203,8 +204,16 @@ def prepare_parent() -> None:
             os.close(fd)
 
 
+def fix_time_zone() -> None:
+    """An environment holding only TZ=UTC, applied to the C library: a program's answer never depends on
+    the host's zone (/etc/localtime) or the caller's TZ."""
+    os.environ.clear()
+    os.environ["TZ"] = TZ_RULE
+    time.tzset()
+
+
 def isolate(result_fd: int) -> None:
-    """New session, only the result pipe left open (as fd 3), empty environment."""
+    """New session, only the result pipe left open (as fd 3), an environment of TZ=UTC only."""
     try:
         os.setsid()
     except OSError:
@@ -216,8 +225,8 @@ def isolate(result_fd: int) -> None:
         if devnull != fd:
             os.dup2(devnull, fd)
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
-    if os.environ:
-        os.environ.clear()
+    if os.environ.keys() != {"TZ"}:  # nothing but the fixed time zone (see fix_time_zone)
+        fix_time_zone()
     # The C functions, not signal.py's enum wrappers: those touch (copy) pages.
     for sig in _DEFAULT_SIGNALS:
         if _signal.getsignal(sig) != _SIG_DFL:
