@@ -135,7 +135,9 @@ def impact(reg: Registry, predecessor: str, successor: str, cases: list[Case], *
     try:
         pred, succ = reg.get(predecessor), reg.get(successor)
     except KeyError as e:
-        raise ImpactError(f"unknown calculator {e.args[0]!r} (see `formula list`)") from None
+        from registry.suggest import unknown_calculator
+
+        raise ImpactError(unknown_calculator(reg, e.args[0])) from None
     if pred.output.kind.value not in ("decimal", "integer") or succ.output.kind.value not in ("decimal", "integer"):
         raise ImpactError("impact reports compare numeric results; dates and gestational ages are not supported")
     if pred.medcalc_id is None:

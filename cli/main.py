@@ -35,11 +35,30 @@ COMMAND_MODULES = (
 )
 
 
+class _Version(argparse.Action):
+    """`formula --version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of formula-registry and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kw: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("formula-registry")
+        except PackageNotFoundError:
+            v = "unknown (not installed)"
+        print(f"formula {v}")
+        parser.exit(0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="formula",
         description="Formula provenance registry and audit toolkit for clinical calculators.",
     )
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in COMMAND_MODULES:

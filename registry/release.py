@@ -124,7 +124,9 @@ def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
-        raise ReleaseError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
+        from registry.suggest import unknown_calculator
+
+        raise ReleaseError(unknown_calculator(reg, ref)) from None
 
 
 def dependants(reg: Registry, slug: str) -> list[str]:

@@ -52,8 +52,9 @@ def _schema(args: argparse.Namespace, original: Callable[[argparse.Namespace], i
     try:
         calc = reg.get(args.calculator)
     except KeyError:
-        print(f"error: unknown calculator {args.calculator!r}: give a benchmark id or a registry slug "
-              "(see `formula list`)", file=sys.stderr)
+        from registry.suggest import unknown_calculator
+
+        print("error: " + unknown_calculator(reg, args.calculator), file=sys.stderr)
         return 1
     print(json.dumps(tool_definition(calc, args.format or "jsonschema", reg), indent=2, ensure_ascii=False))
     return 0

@@ -16,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from registry.loader import Registry, get_registry
+from registry.suggest import did_you_mean, unknown_calculator
 from solver.library import CalculatorError
 from solver.tools.gates import GateError
 from solver.tools.schema import DRAFT, tool_definition
@@ -69,10 +70,11 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
         try:
             return _ok(explain(reg, ref))  # type: ignore[arg-type]
         except KeyError:
-            return _error(f"unknown calculator {ref!r}: call {LIST_TOOL} for the slugs",
+            return _error(unknown_calculator(reg, ref, f"call {LIST_TOOL} for the slugs"),
                           {"gate": "completeness", "variable": "calculator"})
     if name not in reg.calculators:
-        return _error(f"unknown tool {name!r}: call {LIST_TOOL} for the calculators", {"gate": None})
+        return _error(f"unknown tool {name!r}{did_you_mean(name, reg.calculators)}; call {LIST_TOOL} for the "
+                      "calculators", {"gate": None})
     try:
         record = call(reg, name, args, variant=variant)
     except GateError as e:
