@@ -123,7 +123,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--role", required=True, help="the reviewer's role, e.g. 'clinical pharmacist'")
     p.add_argument("--date", help="review date YYYY-MM-DD (default: today)")
     p.add_argument("--next-due", help="next review due YYYY-MM-DD (default: --interval-days after the review)")
-    p.add_argument("--interval-days", type=int, default=365)
+    p.add_argument("--interval-days", type=int, default=365, help="days from this review to the next (1 to 3653; "
+                   "default 365)")
     p.set_defaults(handler=cmd_review)
 
     p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "

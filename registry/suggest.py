@@ -17,11 +17,11 @@ def closest(name: object, choices: Iterable[str], n: int = 3) -> list[str]:
 
 
 def did_you_mean(name: object, choices: Iterable[str]) -> str:
-    """': did you mean mdrd-gfr?' (or ' or '-joined alternatives), '' when nothing is close."""
+    """' (did you mean mdrd-gfr?)' (or ' or '-joined alternatives), '' when nothing is close."""
     found = closest(name, choices)
-    return f": did you mean {' or '.join(found)}?" if found else ""
+    return f" (did you mean {' or '.join(found)}?)" if found else ""
 
 
 def unknown_calculator(reg: Any, ref: object, how: str = "give a slug or benchmark id (see `formula list`)") -> str:
     """The one message for a calculator reference the registry does not hold."""
-    return f"unknown calculator {str(ref)!r}{did_you_mean(ref, reg.calculators)}; {how}"
+    return f"unknown calculator {str(ref)!r}{did_you_mean(ref, reg.calculators)}: {how}"

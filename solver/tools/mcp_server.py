@@ -86,7 +86,7 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
     return _ok(record.model_dump(mode="json"))
 
 
-def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Server:
+def build_server(reg: Registry | None = None, variant: str = "published") -> Server:
     reg = reg or get_registry()
     tools = _fixed_tools() + [_tool(reg, c) for c in active_calculators(reg)]
 
@@ -98,7 +98,8 @@ def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Ser
 
     return Server(SERVER_NAME, version=_version(), instructions="Clinical calculators from a versioned formula "
                   "registry. Call list_calculators, then a calculator with the benchmark's entity format "
-                  "(values or [value, unit] pairs); every answer names its formula version and content hash.",
+                  "(values or [value, unit] pairs); every answer names its formula version, content hash and "
+                  f"variant (this server computes the {variant} variant).",
                   on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
@@ -111,7 +112,7 @@ def _version() -> str:
         return "0"
 
 
-def serve_stdio(variant: str = "benchmark") -> None:
+def serve_stdio(variant: str = "published") -> None:
     server = build_server(variant=variant)
 
     async def main() -> None:
