@@ -20,7 +20,8 @@ HAS_BLED = {"age": [70, "years"], "Number of Alcoholic Drinks Per Week": 9, "Hyp
 
 
 async def _session_run() -> dict:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "cli", "serve", "--mcp", "--variant", "benchmark"], cwd=str(PROJECT_ROOT))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cli", "serve", "--mcp", "--variant", "benchmark"],
+                                   cwd=str(PROJECT_ROOT))
     out: dict = {}
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
