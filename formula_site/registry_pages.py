@@ -529,7 +529,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
         f"All {len(rows)} calculators of the registry. Each page shows the supplied text, inputs, constants, "
         "provenance, audits, lineage, version history and accuracy per arm.",
         "",
-        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Completeness",
+        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Original text (paper)",
                "Version", "Review", "Last review", "Deviations", "Unverified citations"], rows),
     ])
 
@@ -556,15 +556,29 @@ def lineage_svg(reg: Registry) -> str:
         parts.append(f'<line x1="310" y1="{y + 20}" x2="662" y2="{y + 20}" class="fr-edge" '
                      f'stroke-dasharray="{"6 4" if r.kind == "alternative" else "0"}"/>')
         parts.append(f'<polygon points="662,{y + 14} 670,{y + 20} 662,{y + 26}" class="fr-arrow"/>')
-        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(label[:48])}</text>')
+        above, below = _two_lines(label, 56)  # above the arrow, and below it when the label is long
+        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(above)}</text>')
+        if below:
+            parts.append(f'<text x="490" y="{y + 34}" text-anchor="middle" class="fr-label">{esc(below)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
+def _two_lines(text: str, width: int) -> tuple[str, str]:
+    """Split at a space into at most two lines of about `width` characters; nothing is cut."""
+    if len(text) <= width:
+        return text, ""
+    cut = text.rfind(" ", 0, width + 1)
+    cut = cut if cut > 0 else text.find(" ")
+    return (text, "") if cut < 0 else (text[:cut], text[cut + 1:])
+
+
 def _svg_box(x: int, y: int, w: int, h: int, text: str, href: str | None, dashed: bool = False) -> str:
-    t = esc(text if len(text) <= 40 else text[:39] + "…")
+    first, second = _two_lines(text, 38)  # a long name takes two lines of the box, whole
+    lines = (f'<tspan x="{x + w / 2}" dy="-0.55em">{esc(first)}</tspan><tspan x="{x + w / 2}" dy="1.15em">'
+             f'{esc(second)}</tspan>') if second else esc(first)
     box = (f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="fr-node{" fr-external" if dashed else ""}"/>'
-           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{t}</text>')
+           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{lines}</text>')
     return f'<a href="{esc(href)}">{box}</a>' if href else box
 
 
@@ -581,6 +595,7 @@ def lineage(reg: Registry) -> str:
                          if g else "–", r.note])
     svg = lineage_svg(reg).replace('href="', 'href="calculators/')
     return "\n".join([
+        "---\nhide:\n  - navigation\n  - toc\n---",  # the table and the diagram need the width
         "# Lineage",
         "",
         "Predecessor and successor formulas, and the guidelines behind each replacement. Solid arrows: "
@@ -610,13 +625,19 @@ def _plain(x: Any) -> str:
     return str(x)
 
 
+def _nowrap(x: Any) -> Raw:
+    """A date or version on one line (a table column never breaks 2026-12-01 as 2026-12-/01)."""
+    return Raw(f'<span class="fr-nowrap">{esc(x)}</span>', sort=str(x))
+
+
 def changelog_page(entries: list[Any]) -> str:
     rows = []
     for e in entries:
         signs = "<br>".join(_signoff(s) for s in (e.signoffs or [])) or "none"
         changes = "<br>".join(esc(_plain(x)) for x in (e.changes or [])) or "–"
         who = e.released_by + (f" ({e.role})" if e.role else "") if e.released_by else "not recorded"
-        rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
+        rows.append([_nowrap(e.effective), link(f"calculators/{e.slug}.html", e.name), _nowrap(e.version), e.status,
+                     who, e.reason,
                      Raw(changes), Raw(signs)])
     return "\n".join([
         "---\nhide:\n  - navigation\n  - toc\n---",

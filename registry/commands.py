@@ -231,9 +231,15 @@ def _counts(rows: list[dict[str, Any]]) -> str:
             c[str(r[key])] = c.get(str(r[key]), 0) + 1
         return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
 
-    return (f"\n{len(rows)} calculators | concern: {tally('concern')}\n"
-            f"audit group: {tally('audit_group')} | original text (paper's audit): {tally('completeness')}\n"
-            "current text: `formula audit completeness` checks the registry's text today")
+    import textwrap
+
+    from registry.tables import terminal_width
+
+    lines = [f"{len(rows)} calculators", f"concern: {tally('concern')}", f"audit group: {tally('audit_group')}",
+             f"original text (paper's audit): {tally('completeness')}",
+             "current text: `formula audit completeness` checks the registry's texts today"]
+    width = min(terminal_width() or 100, 100)
+    return "\n" + "\n".join(textwrap.fill(line, width=width, subsequent_indent="  ") for line in lines)
 
 
 def cmd_show(args: argparse.Namespace) -> int:

@@ -80,7 +80,7 @@ def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "show", "2")
     assert "female_factor = 0.85" in out
     active = load(PROJECT_ROOT).get("2").active.version
-    assert f"Supplied text (version {active})" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
+    assert f"Current text (version {active};" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
     code, _, err = run(capsys, "show", "no-such")
     assert code == 1 and "unknown calculator 'no-such'" in err
 
