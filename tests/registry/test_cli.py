@@ -58,7 +58,7 @@ def test_list_filters(capsys: pytest.CaptureFixture[str]) -> None:
                                                     "ideal-body-weight", "sodium-correction-hyperglycemia"}
     code, out, _ = run(capsys, "list")
     assert code == 0
-    assert "calculators | concern: " in out and "audit group: " in out
+    assert "calculators\nconcern: " in out and "audit group: " in out
 
 
 def test_replacement_links(capsys: pytest.CaptureFixture[str]) -> None:
