@@ -141,7 +141,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "reason, what changed and the review sign-offs.")
     _root(p)
     p.add_argument("--since", metavar="DATE|REF", help="versions effective on or after a date, or released since a git ref")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--format", choices=["markdown", "table", "json"], default="markdown",
+                   help="markdown (to publish), table (one line per version, fits the terminal) or json")
     p.set_defaults(handler=cmd_changelog)
 
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
@@ -518,6 +519,11 @@ def cmd_changelog(args: argparse.Namespace) -> int:
         return 1
     if args.format == "json":
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
+    elif args.format == "table":
+        rows = [{"effective": e.effective, "slug": e.slug, "version": e.version, "status": e.status,
+                 "why": e.reason, "released_by": e.released_by or "-"} for e in entries]
+        print(render_table(rows, ["effective", "slug", "version", "status", "why", "released_by"],
+                           drop=["status", "released_by"]) if rows else "No released version in this range.")
     else:
         print(markdown(entries))
     return 0

@@ -178,3 +178,13 @@ def test_batch_defaults_to_published_and_says_so(capsys, tmp_path: Path) -> None
     src.write_text("weight,weight_unit,height,height_unit\n70,kg,175,cm\n", encoding="utf-8")
     code, _, err = run(capsys, "batch", str(src), "--calculator", "body-mass-index", "--out", str(dst), "--no-progress")
     assert code == 0 and "(published," in err
+
+
+def test_changelog_as_a_table_at_80_columns(capsys, columns80) -> None:
+    code, out, _ = run(capsys, "changelog", "--format", "table")
+    _, js, _ = run(capsys, "changelog", "--format", "json")
+    lines = out.splitlines()
+    assert code == 0 and all(len(line) <= 80 for line in lines)
+    starts = [line.split()[0] for line in lines[2:] if DATE.match(line)]
+    assert starts and all(DATE.fullmatch(s) for s in starts)  # every date whole, at the start of its row
+    assert len(starts) == len(json.loads(js))
