@@ -238,15 +238,15 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         "---\nhide:\n  - navigation\n  - toc\n---",
         "# Completeness audit",
         "",
-        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Paper's audit*: "
-        "the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
+        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Original text* (the "
+        "paper's audit): the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
         f"changed): {counts.get('wrong', 0)} wrong, {counts.get('incomplete', 0)} incomplete, "
-        f"{counts.get('complete', 0)} complete. *This registry's text now*: the automatic audit "
+        f"{counts.get('complete', 0)} complete. *Current text* (this registry's, now): the automatic audit "
         "(`formula audit completeness`) of the active text rendered from the registry: every input, constant "
         "and table named, units stated, and the library reading the same constants reproduces the reference cases.",
         "",
-        table(["Calculator", "Benchmark id", "Paper's audit", "What was wrong", "What changed",
-               "This registry's text now", "Reference cases reproduced"], rows),
+        table(["Calculator", "Benchmark id", "Original text (paper's audit)", "What was wrong", "What changed",
+               "Current text (this registry's, now)", "Reference cases reproduced"], rows),
     ])
 
 
@@ -349,7 +349,9 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     v = c.active
     out: list[str] = [f"# {c.name}", ""]
     out.append(" ".join([group_badge(c.audit_group) if c.medcalc_id is not None else badge("successor, outside the paper's audit"),
-                         completeness_badge(c.completeness.status.value) if c.completeness else "",
+                         badge(f"original text: {c.completeness.status.value} (paper)",
+                               {"complete": "ok", "incomplete": "warn", "wrong": "bad"}.get(
+                                   c.completeness.status.value, "info")) if c.completeness else "",
                          badge(f"version {v.version} {v.status.value}", "info"),
                          badge(f"review {review_status(v, on)}", {"overdue": "bad", "due": "warn"}.get(review_status(v, on), "ok"))]))
     out.append("")
@@ -430,13 +432,15 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if c.completeness:
         cp = c.completeness
         out.append(table(["Audit", "Status", "What was wrong", "What changed", "Source"],
-                         [["the paper's audit of the supplied text", Raw(completeness_badge(cp.status.value)),
+                         [["original text: the paper's audit of the text the benchmark supplied",
+                           Raw(completeness_badge(cp.status.value)),
                            cp.finding, cp.change, cp.source]], sortable=False))
     a = audits.completeness.get(c.slug)
     if a is not None:
         state = "complete" if a.complete else "incomplete: " + "; ".join(a.missing)
-        out += ["", f"This registry's active text ({a.version}), checked by `formula audit completeness`: "
-                f"**{esc(state)}**" + (f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else ".")]
+        cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
+        out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
+                f"completeness`: **{esc(state)}**" + cases]
 
     succ = [r for r in c.replacements]
     preds = predecessors(reg, c.slug)
