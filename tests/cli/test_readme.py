@@ -69,3 +69,23 @@ def test_stated_text_counts_are_the_catalogues() -> None:
     index = json.loads((PROJECT_ROOT / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
     counts = {int(n) for n in re.findall(r"\b(\d+) texts\b", README)}
     assert counts == {len(index["texts"])}, counts
+
+
+def test_tour_shows_what_a_person_sees_at_80_columns(capsys, monkeypatch) -> None:
+    """Each `$ formula ...` of the tour's sample, run at 80 columns, prints exactly the lines shown under it."""
+    import shlex
+
+    from cli.main import main
+
+    tour = README.split("## A tour of the command line", 1)[1].split("\n## ", 1)[0]
+    sample = re.search(r"```text\n(.*?)\n```", tour, re.S).group(1)
+    monkeypatch.setenv("COLUMNS", "80")
+    shown = re.split(r"^\$ ", sample, flags=re.M)[1:]
+    assert len(shown) >= 3
+    for block in shown:
+        command, _, expected = block.partition("\n")
+        argv = shlex.split(command)
+        assert argv[0] == "formula"
+        main(argv[1:])
+        got = capsys.readouterr()
+        assert (got.out + got.err).rstrip("\n") == expected.rstrip("\n"), command

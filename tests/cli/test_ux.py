@@ -188,3 +188,32 @@ def test_changelog_as_a_table_at_80_columns(capsys, columns80) -> None:
     starts = [line.split()[0] for line in lines[2:] if DATE.match(line)]
     assert starts and all(DATE.fullmatch(s) for s in starts)  # every date whole, at the start of its row
     assert len(starts) == len(json.loads(js))
+
+
+def test_site_serve_serves_the_built_folder_on_the_port_it_took_first(capsys, monkeypatch, tmp_path: Path) -> None:
+    import http.server
+    import threading
+    import types
+    import urllib.request
+
+    import formula_site.site_cli as site_cli
+
+    (tmp_path / "index.html").write_text("<p>built</p>", encoding="utf-8")
+    monkeypatch.setattr(site_cli, "_build", lambda args: types.SimpleNamespace(out=tmp_path, pages=1, runs=0,
+                                                                               seconds=0.0))
+    got: list[bytes] = []
+
+    def one_request(self, *a, **k) -> None:
+        port = self.server_address[1]
+        client = threading.Thread(target=lambda: got.append(urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/index.html", timeout=10).read()))
+        client.start()
+        self.handle_request()
+        client.join(10)
+
+    monkeypatch.setattr(http.server.ThreadingHTTPServer, "serve_forever", one_request)
+    with socket.socket() as s:  # a free port
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out, _ = run(capsys, "site", "serve", "--port", str(port))
+    assert code == 0 and got == [b"<p>built</p>"] and f"http://127.0.0.1:{port}/" in out
