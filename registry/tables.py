@@ -35,6 +35,7 @@ def terminal_width() -> int | None:
 
 
 def cell(v: Any) -> str:
+    """One cell as plain text: every table cell passes here (the place for terminal-output escaping)."""
     if v is None:
         return "-"
     if isinstance(v, (list, tuple)):
