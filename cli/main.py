@@ -84,8 +84,27 @@ def _all_modules() -> tuple[ModuleType, ...]:
             impact_cli, report_cli, site_cli)
 
 
+class _Version(argparse.Action):
+    """`formula --version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of formula-registry and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kw: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("formula-registry")
+        except PackageNotFoundError:
+            v = "unknown (not installed)"
+        print(f"formula {v}")
+        parser.exit(0)
+
+
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(prog="formula", description=DESCRIPTION)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     return parser, sub

@@ -239,15 +239,15 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         "---\nhide:\n  - navigation\n  - toc\n---",
         "# Completeness audit",
         "",
-        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Paper's audit*: "
-        "the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
+        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Original text* (the "
+        "paper's audit): the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
         f"changed): {counts.get('wrong', 0)} wrong, {counts.get('incomplete', 0)} incomplete, "
-        f"{counts.get('complete', 0)} complete. *This registry's text now*: the automatic audit "
+        f"{counts.get('complete', 0)} complete. *Current text* (this registry's, now): the automatic audit "
         "(`formula audit completeness`) of the active text rendered from the registry: every input, constant "
         "and table named, units stated, and the library reading the same constants reproduces the reference cases.",
         "",
-        table(["Calculator", "Benchmark id", "Paper's audit", "What was wrong", "What changed",
-               "This registry's text now", "Reference cases reproduced"], rows),
+        table(["Calculator", "Benchmark id", "Original text (paper's audit)", "What was wrong", "What changed",
+               "Current text (this registry's, now)", "Reference cases reproduced"], rows),
     ])
 
 
@@ -350,7 +350,9 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     v = c.active
     out: list[str] = [front_matter_title(c.name), f"# {esc(c.name)}", ""]
     out.append(" ".join([group_badge(c.audit_group) if c.medcalc_id is not None else badge("successor, outside the paper's audit"),
-                         completeness_badge(c.completeness.status.value) if c.completeness else "",
+                         badge(f"original text: {c.completeness.status.value} (paper)",
+                               {"complete": "ok", "incomplete": "warn", "wrong": "bad"}.get(
+                                   c.completeness.status.value, "info")) if c.completeness else "",
                          badge(f"version {v.version} {v.status.value}", "info"),
                          badge(f"review {review_status(v, on)}", {"overdue": "bad", "due": "warn"}.get(review_status(v, on), "ok"))]))
     out.append("")
@@ -432,13 +434,15 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if c.completeness:
         cp = c.completeness
         out.append(table(["Audit", "Status", "What was wrong", "What changed", "Source"],
-                         [["the paper's audit of the supplied text", Raw(completeness_badge(cp.status.value)),
+                         [["original text: the paper's audit of the text the benchmark supplied",
+                           Raw(completeness_badge(cp.status.value)),
                            cp.finding, cp.change, cp.source]], sortable=False))
     a = audits.completeness.get(c.slug)
     if a is not None:
         state = "complete" if a.complete else "incomplete: " + "; ".join(a.missing)
-        out += ["", f"This registry's active text ({a.version}), checked by `formula audit completeness`: "
-                f"**{esc(state)}**" + (f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else ".")]
+        cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
+        out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
+                f"completeness`: **{esc(state)}**" + cases]
 
     succ = [r for r in c.replacements]
     preds = predecessors(reg, c.slug)
@@ -531,7 +535,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
         f"All {len(rows)} calculators of the registry. Each page shows the supplied text, inputs, constants, "
         "provenance, audits, lineage, version history and accuracy per arm.",
         "",
-        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Completeness",
+        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Original text (paper)",
                "Version", "Review", "Last review", "Deviations", "Unverified citations"], rows),
     ])
 
@@ -558,15 +562,29 @@ def lineage_svg(reg: Registry) -> str:
         parts.append(f'<line x1="310" y1="{y + 20}" x2="662" y2="{y + 20}" class="fr-edge" '
                      f'stroke-dasharray="{"6 4" if r.kind == "alternative" else "0"}"/>')
         parts.append(f'<polygon points="662,{y + 14} 670,{y + 20} 662,{y + 26}" class="fr-arrow"/>')
-        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(label[:48])}</text>')
+        above, below = _two_lines(label, 56)  # above the arrow, and below it when the label is long
+        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(above)}</text>')
+        if below:
+            parts.append(f'<text x="490" y="{y + 34}" text-anchor="middle" class="fr-label">{esc(below)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
+def _two_lines(text: str, width: int) -> tuple[str, str]:
+    """Split at a space into at most two lines of about `width` characters; nothing is cut."""
+    if len(text) <= width:
+        return text, ""
+    cut = text.rfind(" ", 0, width + 1)
+    cut = cut if cut > 0 else text.find(" ")
+    return (text, "") if cut < 0 else (text[:cut], text[cut + 1:])
+
+
 def _svg_box(x: int, y: int, w: int, h: int, text: str, href: str | None, dashed: bool = False) -> str:
-    t = esc(text if len(text) <= 40 else text[:39] + "…")
+    first, second = _two_lines(text, 38)  # a long name takes two lines of the box, whole
+    lines = (f'<tspan x="{x + w / 2}" dy="-0.55em">{esc(first)}</tspan><tspan x="{x + w / 2}" dy="1.15em">'
+             f'{esc(second)}</tspan>') if second else esc(first)
     box = (f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="fr-node{" fr-external" if dashed else ""}"/>'
-           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{t}</text>')
+           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{lines}</text>')
     return f'<a href="{esc(href)}">{box}</a>' if href else box
 
 
@@ -583,6 +601,7 @@ def lineage(reg: Registry) -> str:
                          if g else "–", r.note])
     svg = lineage_svg(reg).replace('href="', 'href="calculators/')
     return "\n".join([
+        "---\nhide:\n  - navigation\n  - toc\n---",  # the table and the diagram need the width
         "# Lineage",
         "",
         "Predecessor and successor formulas, and the guidelines behind each replacement. Solid arrows: "
@@ -612,13 +631,19 @@ def _plain(x: Any) -> str:
     return str(x)
 
 
+def _nowrap(x: Any) -> Raw:
+    """A date or version on one line (a table column never breaks 2026-12-01 as 2026-12-/01)."""
+    return Raw(f'<span class="fr-nowrap">{esc(x)}</span>', sort=str(x))
+
+
 def changelog_page(entries: list[Any]) -> str:
     rows = []
     for e in entries:
         signs = "<br>".join(_signoff(s) for s in (e.signoffs or [])) or "none"
         changes = "<br>".join(esc(_plain(x)) for x in (e.changes or [])) or "–"
         who = e.released_by + (f" ({e.role})" if e.role else "") if e.released_by else "not recorded"
-        rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
+        rows.append([_nowrap(e.effective), link(f"calculators/{e.slug}.html", e.name), _nowrap(e.version), e.status,
+                     who, e.reason,
                      Raw(changes), Raw(signs)])
     return "\n".join([
         "---\nhide:\n  - navigation\n  - toc\n---",

@@ -251,7 +251,7 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
                  lock_digest: str | None = None) -> str:
     """Markdown for results/index.md from `audit.tables.build_report`'s dict; fills `figures` with name -> SVG."""
     runs = report.get("runs", [])
-    out = ["---\nhide:\n  - toc\n---", "# Results", ""]  # the tables need the width
+    out = ["---\nhide:\n  - navigation\n  - toc\n---", "# Results", ""]  # the tables need the width
     if not runs:
         out += ["No stored runs were given to this build. Runs are folders with `manifest.json` and "
                 "`results.jsonl`; build with `formula site build --results DIR` (repeatable), or put them under "

@@ -11,7 +11,7 @@ from typing import Any
 from registry import codes
 from registry.cliutil import add_root, load_registry, require_writable
 from registry.loader import Registry
-from registry.report import render_table
+from registry.tables import render_table
 from registry.terminal import printable, say
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
 
@@ -136,5 +136,6 @@ def cmd_changed(args: argparse.Namespace) -> int:
     else:
         short = [dict(r, old_sha256=(r["old_sha256"] or "-")[:19], new_sha256=(r["new_sha256"] or "-")[:19])
                  for r in rows]
-        print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"]))
+        print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"],
+                           drop=["old_sha256", "new_sha256"]))
     return 0

@@ -52,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "(vectorised where the formula allows); writes the table with value and error columns.")
     _add_options(p, batch_required=True)
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
-    p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    p.add_argument("--variant", choices=VARIANTS, default="published",
+                   help="published: the formulas as published (default); benchmark: the benchmark's reference "
+                   "implementation, quirks included")
     add_root(p)
     p.set_defaults(handler=run)
 

@@ -37,6 +37,10 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         say(printable(f"error: cannot read {args.record}: {e.strerror}"), file=sys.stderr)
         return 1
+    except UnicodeDecodeError:
+        print(f"error: {args.record} is not text (not UTF-8): give an answer record from `formula solve --format "
+              "json`", file=sys.stderr)
+        return 1
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "(top level)"
@@ -51,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps({"reproduced": not diffs, "differences": diffs, "replayed": new.model_dump(mode="json")},
                          ensure_ascii=False))
     elif diffs:  # record fields are untrusted text: escaped for the terminal
-        say(printable(f"{rec.calculator} {rec.version}: DIFFERS"))
+        say(printable(f"{rec.calculator} {rec.version} ({rec.variant}): DIFFERS"))
         for d in diffs:
             say(printable(f"  {d}"))
     else:
         shown = "abstained" if new.abstained else f"{new.value}" + (f" {new.unit}" if new.unit else "")
-        say(printable(f"{rec.calculator} {rec.version} ({new.route}): reproduced, {shown}"))
+        say(printable(f"{rec.calculator} {rec.version} ({new.variant}, {new.route} route): reproduced, {shown}"))
     return DIFFERS if diffs else 0

@@ -25,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        f"else an abstention with its reason. Exit {ABSTAINED} when it abstains.")
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
     p.add_argument("--entities", required=True, help="JSON object, or @FILE holding one")
-    p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    p.add_argument("--variant", choices=VARIANTS, default="published",
+                   help="published: the formula as published, for a patient's value (default); benchmark: "
+                   "MedCalc-Bench's reference implementation, quirks included, for evaluation")
     p.add_argument("--version", help="compute with this released version (default: the active one)")
     p.add_argument("--route", choices=MODES, default="auto")
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")

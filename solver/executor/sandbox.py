@@ -47,6 +47,7 @@ from solver.executor.checker import Rejected, check, compile_checked
 from solver.executor.extract import prepare
 from solver.executor.policy import (
     AUDIT_EVENTS_ALLOWED,
+    CALENDAR_CONSTANTS,
     CPU_SECONDS,
     DETAIL_CHARS,
     INTERNAL_IMPORTS,
@@ -90,7 +91,7 @@ class ModuleView:
 
     def __init__(self, module: ModuleType, names: frozenset[str], override: dict[str, Any]) -> None:
         for name in sorted(names):
-            object.__setattr__(self, name, override.get(name) or getattr(module, name))
+            object.__setattr__(self, name, override[name] if name in override else getattr(module, name))
         object.__setattr__(self, "_label", module.__name__)
 
     def __getattr__(self, name: str) -> Any:  # only reached for missing names
@@ -163,7 +164,8 @@ _WRAPPERS: dict[str, dict[str, Any]] = _factory_ns["make_wrappers"](
 )
 _REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
 MODULE_VIEWS: dict[str, ModuleView] = {
-    name: ModuleView(_REAL_MODULES[name], attrs, _WRAPPERS.get(name, {}))
+    name: ModuleView(_REAL_MODULES[name], attrs,
+                     {**(dict(CALENDAR_CONSTANTS) if name == "calendar" else {}), **_WRAPPERS.get(name, {})})
     for name, attrs in MODULE_ATTRIBUTES.items()
 }
 

@@ -46,8 +46,10 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
-        raise UnknownCalculator(str(ref), None, "unknown calculator: give a benchmark id (e.g. 2) or a registry "
-                                "slug (see `formula list`)") from None
+        from registry.suggest import did_you_mean
+
+        raise UnknownCalculator(str(ref), None, "unknown calculator" + did_you_mean(ref, reg.calculators)
+                                + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
 
 def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "benchmark",

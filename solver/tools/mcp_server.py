@@ -16,6 +16,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from registry.loader import Registry, get_registry
+from registry.suggest import did_you_mean, unknown_calculator
 from solver.library import CalculatorError
 from solver.tools.gates import GateError
 from solver.tools.jsonrpc import screen
@@ -73,10 +74,11 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
         try:
             return _ok(explain(reg, ref))
         except KeyError:
-            return _error(f"unknown calculator {ref!r}: call {LIST_TOOL} for the slugs",
+            return _error(unknown_calculator(reg, ref, f"call {LIST_TOOL} for the slugs"),
                           {"gate": "completeness", "variable": "calculator"})
     if name not in reg.calculators:
-        return _error(f"unknown tool {name!r}: call {LIST_TOOL} for the calculators", {"gate": None})
+        return _error(f"unknown tool {name!r}{did_you_mean(name, reg.calculators)}; call {LIST_TOOL} for the "
+                      "calculators", {"gate": None})
     try:
         record = call(reg, name, args, variant=variant)
     except GateError as e:
@@ -88,7 +90,7 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
     return _ok(record.model_dump(mode="json"))
 
 
-def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Server:
+def build_server(reg: Registry | None = None, variant: str = "published") -> Server:
     reg = reg or get_registry()
     tools = _fixed_tools() + [_tool(reg, c) for c in active_calculators(reg)]
 
@@ -103,7 +105,8 @@ def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Ser
 
     return Server(SERVER_NAME, version=_version(), instructions="Clinical calculators from a versioned formula "
                   "registry. Call list_calculators, then a calculator with the benchmark's entity format "
-                  "(values or [value, unit] pairs); every answer names its formula version and content hash.",
+                  "(values or [value, unit] pairs); every answer names its formula version, content hash and "
+                  f"variant (this server computes the {variant} variant).",
                   on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
@@ -143,7 +146,7 @@ class _ScreenedLines:
                 await self.write.send(SessionMessage(types.JSONRPCError.model_validate(verdict.error)))
 
 
-def serve_stdio(variant: str = "benchmark") -> None:
+def serve_stdio(variant: str = "published") -> None:
     server = build_server(variant=variant)
 
     async def main() -> None:
