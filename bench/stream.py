@@ -19,8 +19,12 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
+
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # the README's first venv has no parquet support
+    sys.exit("bench/stream.py needs pyarrow: pip install -e '.[parquet]'")
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUP = 1_000_000
