@@ -28,6 +28,7 @@ from solver.library.errors import (
 )
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.result import InputRecord, Result, Value
+from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -96,7 +97,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, ctx.units)
+    value = _finish(calc, raw, ctx.units, variant)
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
@@ -104,7 +105,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
                   dict(ctx.record), warnings)
 
 
-def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
+def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
@@ -115,8 +116,12 @@ def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
     if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
         raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
     rounding = calc.output.rounding
+    rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
+    if rule is not None:
+        out = round_value(raw, rule)
+        return int(out) if rounding == "integer" else out
     if rounding == "integer":
-        return int(round(raw))
+        return int(half_even(raw, 0))
     if rounding == "round_number":
         return round_number(raw, units.rounding)
     return raw

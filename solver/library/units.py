@@ -11,6 +11,7 @@ import math
 from dataclasses import dataclass
 
 from registry.schema import RoundingRule, UnitsFile
+from solver.library.rounding import half_even
 
 
 def round_number(x: float, rule: RoundingRule) -> float:
@@ -18,8 +19,8 @@ def round_number(x: float, rule: RoundingRule) -> float:
     if x == 0:
         return 0
     if abs(x) >= rule.small_below:
-        return round(x, rule.decimals)
-    return round(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
+        return half_even(x, rule.decimals)
+    return half_even(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
 
 
 class ConversionError(ValueError):
