@@ -32,6 +32,7 @@ from solver.library.context import Context
 from solver.library.core import _compute, _finish
 from solver.library.errors import CalculatorError
 from solver.library.result import Value
+from solver.library.rounding import round_value, step
 from solver.library.units import round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
@@ -247,7 +248,7 @@ def finish(cols: Columns, raw: np.ndarray) -> np.ndarray:
 
     def fin(x: float) -> Value:
         try:
-            return _finish(calc, x, units)
+            return _finish(calc, x, units, cols.variant)
         except CalculatorError:
             return np.nan
 
@@ -358,11 +359,11 @@ def meld_na(c: Columns) -> np.ndarray:
     log = lambda a: elementwise(math.log, a, ok=ok)  # noqa: E731
     meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
               + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
-    dec, scale = c.const("meld_decimals"), c.const("meld_scale")
-    meld = elementwise(lambda x: round(round(x, dec) * scale), meld_i, ok=ok)
+    tenth, whole = step(c.calc, c.variant, c.const("meld_decimals")), step(c.calc, c.variant, 0)  # as the library
+    meld = elementwise(lambda x: int(round_value(round_value(x, tenth) * c.const("meld_scale"), whole)), meld_i, ok=ok)
     na_gap = c.const("sodium_ceiling") - na
     raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(elementwise(round, raw, ok=ok), c.const("score_cap"))
+    score = np.minimum(elementwise(lambda x: int(round_value(x, whole)), raw, ok=ok), c.const("score_cap"))
     return np.where(meld <= c.const("sodium_threshold"), meld, score)
 
 
