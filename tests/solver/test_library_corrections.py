@@ -97,6 +97,23 @@ def test_homa_one_amount_of_insulin_one_result_whatever_the_unit():
     assert bench("homa-ir", {"Insulin": [1, "ng/mL"], "Glucose": glucose}) == pytest.approx(24.8 * 90 / 405, abs=1e-4)
 
 
+@pytest.mark.deviation("homa-ir", "glucose-mmol-molar-mass")
+def test_homa_glucose_in_mmol_is_divided_by_matthews_22_5():
+    ents = {"Insulin": [51.9, "µIU/mL"], "Glucose": [17.1, "mmol/L"]}
+    assert pub("homa-ir", ents) == 39.444                                  # 51.9 x 17.1 / 22.5 = 887.49 / 22.5
+    assert compute("homa-ir", ents, variant="published").inputs["Glucose"].unit == "mmol/L"
+    # the benchmark converts with glucose's molar mass (x 18.016) and divides by 405: 0.089 % high
+    assert bench("homa-ir", ents) == pytest.approx(51.9 * 17.1 * 18.016 / 405, abs=1e-4)  # and its rounding chain
+    # in mg/dL both variants divide by 405, as before
+    assert pub("homa-ir", {"Insulin": [10, "µIU/mL"], "Glucose": [81, "mg/dL"]}) == 2.0
+
+
+def test_homa_divisor_405_is_matthews_22_5_times_the_conventional_18():
+    c = get_registry().calculators["homa-ir"].constants
+    assert c["divisor"].value == 405 and c["matthews_divisor"].value == 22.5 and c["divisor_glucose_factor"].value == 18
+    assert c["matthews_divisor"].value * c["divisor_glucose_factor"].value == c["divisor"].value
+
+
 # ------------------------------------------------------------------------------ adult eGFR equations
 
 EGFR = {"sex": "Female", "creatinine": [0.8, "mg/dL"]}
