@@ -420,11 +420,21 @@ class Plausibility(Strict):
     """
 
     id: Slug
-    quantity: Literal["output"] = Field(default="output", description="what the rule reads: the calculator's result "
-                                        "(weeks for a gestational age)")
+    quantity: Literal["output", "difference"] = Field(
+        default="output", description="what the rule reads: the calculator's result (weeks for a gestational "
+        "age), refused as published; or `difference`, the first of `inputs` minus the second (each as the "
+        "library converted it), warned about in both variants")
+    inputs: list[str] | None = Field(default=None, description="for `difference`: the two inputs, minuend first")
     range: tuple[float, float]
     unit: str | None = None
     description: str
+    source: str | None = Field(default=None, description="why the rule holds (physiology, a definition)")
+
+    @model_validator(mode="after")
+    def _operands(self) -> "Plausibility":
+        if (self.quantity == "difference") != (self.inputs is not None and len(self.inputs) == 2):
+            raise ValueError("a `difference` rule names exactly two inputs (minuend first); an `output` rule names none")
+        return self
 
     @model_validator(mode="after")
     def _ordered(self) -> "Plausibility":

@@ -11,7 +11,7 @@ import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
-from registry.plausibility import implausible
+from registry.plausibility import implausible, implausible_inputs
 from registry.schema import Calculator, InputKind, OutputKind, UnitsFile
 from registry.validate import validate
 from registry.versions import active_hash
@@ -101,6 +101,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
+    if calc.plausibility:  # cross-input rules (systolic above diastolic): warned about in both variants
+        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
     return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
                   dict(ctx.record), warnings)
 
