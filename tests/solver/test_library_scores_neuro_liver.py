@@ -57,6 +57,12 @@ def test_child_pugh_bilirubin_molar_mass():
     assert both("child-pugh", {**CP_BASE, "Bilirubin": [34, "µmol/L"]}) == (5, 5)
 
 
+def test_child_pugh_si_cut_offs_sit_at_17_1_times_the_mg_dl_ones():
+    """The edge that was wrong: 34.2 µmol/L is 2.0 mg/dL with the SI criteria's 17.1 (584.66 g/mol gave 1.9995)."""
+    pub = lambda b: compute("child-pugh", {**CP_BASE, "Bilirubin": [b, "µmol/L"]}, variant="published").value  # noqa: E731
+    assert (pub(34.19), pub(34.2), pub(51.3), pub(51.31)) == (5, 6, 6, 7)  # 2.0 and 3.0 mg/dL are in the 2-point band
+
+
 @pytest.mark.parametrize("variant", ["benchmark", "published"])
 @pytest.mark.parametrize("key,value", [("Ascites", "Absent"), ("Ascites", "severe"), ("Encephalopathy", "none"),
                                        ("Encephalopathy", "grade 1-2")])
