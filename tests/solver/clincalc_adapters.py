@@ -14,7 +14,7 @@ over 100, HAS-BLED's age over 65) are derived here with the threshold the item's
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 Entities = dict[str, Any]
@@ -22,7 +22,7 @@ Entities = dict[str, Any]
 UMOL = {"µmol/L": "umol/L", "mg/dL": "mg/dL"}
 BUN_MG_DL_PER_UREA_MMOL_L = 2.8    # 2 N x 14.0 g/mol: urea mmol/L = BUN mg/dL / 2.8 (Lim 2003 as the registry cites)
 CREATININE_UMOL_PER_MG_DL = 88.4   # 1 mg/dL creatinine = 88.4 µmol/L (conventional; 10 x 1000 / 113.12 g/mol)
-COUNT_PER_1E9_L = {"µL": 1e3, "mm^3": 1e3, "L": 1e9}  # a count per µL / 10^3 is 10^9 per litre
+PER_LITRE = {"µL": 1e6, "mm^3": 1e6, "L": 1.0}  # a count per µL is 10^6 per litre
 
 
 class Skip(Exception):
@@ -77,9 +77,9 @@ def cm(e: Entities) -> float:
 
 def per_1e9_l(e: Entities, name: str) -> float:
     v, u = e[name][0], e[name][1]
-    if u not in COUNT_PER_1E9_L:
+    if u not in PER_LITRE:
         raise Skip(f"{name} in {u}")
-    return float(v) * COUNT_PER_1E9_L[u] / 1e9
+    return float(v) * PER_LITRE[u] / 1e9
 
 
 def sex(e: Entities) -> str:
@@ -225,8 +225,8 @@ def _urea_mmol(e):
     v, u = e["Blood Urea Nitrogen (BUN)"]
     if u == "mmol/L":
         return float(v)  # urea nitrogen in mmol/L is urea in mmol/L (one urea, one mole)
-    if u == "mg/dL":
-        return float(v) / BUN_MG_DL_PER_UREA_MMOL_L
+    if u == "mg/dL":  # rounded to 9 decimals: 19.6 / 2.8 is 7.000000000000001 in binary, a tie we did not mean
+        return round(float(v) / BUN_MG_DL_PER_UREA_MMOL_L, 9)
     raise Skip(f"BUN in {u}")
 
 
@@ -303,8 +303,12 @@ def heart(e):
     n = sum(flag(e, f) for f in _HEART_FACTORS)
     athero = flag(e, "atherosclerotic disease", "Transient Ischemic Attacks History")
     risk = "three_or_more_or_atherosclerosis" if athero or n >= 3 else ("one_or_two" if n else "none")
-    return {"history": _HISTORY[e["Suspicion History"]], "ecg": _ECG[e["Electrocardiogram Test"]],
-            "age": whole_age(e, low=18), "risk_factors": risk, "troponin": _TROPONIN[e["Initial troponin"]]}
+    try:
+        history, ecg, trop = e["Suspicion History"], e["Electrocardiogram Test"], e["Initial troponin"]
+    except KeyError as missing:
+        raise Skip(f"{missing} not given") from None
+    return {"history": _HISTORY[history], "ecg": _ECG[ecg], "age": whole_age(e, low=18), "risk_factors": risk,
+            "troponin": _TROPONIN[trop]}
 
 
 def charlson(e):
@@ -348,7 +352,8 @@ def rcri(e):
 
 
 def predicted_body_weight(e):
-    return {"assessment_context": "adult", "height_cm": cm(e), "formula_branch": sex(e)}
+    return {"assessment_context": "adult_lung_protective_ventilation_protocol_using_ardsnet_predicted_body_weight",
+            "height_cm": cm(e), "formula_branch": sex(e)}
 
 
 def meld(e):
@@ -394,6 +399,23 @@ def key(k: str) -> Callable[[dict[str, Any]], Any]:
     return lambda r: r["result"][k]
 
 
+CHOLESTEROL_MG_DL_PER_MMOL_L = 38.67  # clincalc's own factor (its working: 3.9 mmol/L non-HDL = 150.813 mg/dL)
+CALCIUM_MG_DL_PER_MMOL_L = 4.0078    # 40.078 g/mol (standard atomic weight) / 10
+
+
+def same(ours: Any, ents: Entities) -> Any:
+    return ours
+
+
+def lipids_in_their_unit(ours: Any, ents: Entities) -> Any:
+    """clincalc answers in the unit of the inputs: our mg/dL result in mmol/L with clincalc's own factor."""
+    return ours / CHOLESTEROL_MG_DL_PER_MMOL_L if unit(ents, "Total cholesterol") == "mmol/L" else ours
+
+
+def calcium_in_their_unit(ours: Any, ents: Entities) -> Any:
+    return ours / CALCIUM_MG_DL_PER_MMOL_L if unit(ents, "Calcium") == "mmol/L" else ours
+
+
 @dataclass(frozen=True)
 class Pair:
     """One calculator both implement: our slug, the benchmark id whose reference cases feed it (None for a
@@ -405,7 +427,7 @@ class Pair:
     adapt: Callable[[Entities], dict[str, Any]]
     pick: Callable[[dict[str, Any]], Any] = result
     min_compared: int = 10
-    grid: list[Entities] = field(default_factory=list)
+    ours_as: Callable[[Any, Entities], Any] = same  # our result in clincalc's unit (it answers in the inputs' unit)
 
 
 def tolerance(theirs: Any, integer_output: bool) -> float:

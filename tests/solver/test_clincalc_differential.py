@@ -137,16 +137,17 @@ PAIRS: list[Pair] = [
     P("sodium-correction-hyperglycemia", 26, "corrected_sodium", cc.corrected_sodium("hillier")),
     P("sodium-correction-katz", 26, "corrected_sodium", cc.corrected_sodium("katz")),
     P("homa-ir", 31, "homa_ir", cc.homa_ir),
-    P("ldl-friedewald", 44, "ldl_cholesterol", cc.lipids, cc.key("ldl_friedewald")),
-    P("ldl-sampson", 44, "ldl_cholesterol", cc.lipids, cc.key("ldl_sampson_nih")),
-    P("anion-gap", 39, "anion_gap", cc.anion_gap), P("calcium-correction", 7, "corrected_calcium", cc.corrected_calcium),
+    P("ldl-friedewald", 44, "ldl_cholesterol", cc.lipids, cc.key("ldl_friedewald"), ours_as=cc.lipids_in_their_unit),
+    P("ldl-sampson", 44, "ldl_cholesterol", cc.lipids, cc.key("ldl_sampson_nih"), ours_as=cc.lipids_in_their_unit),
+    P("anion-gap", 39, "anion_gap", cc.anion_gap),
+    P("calcium-correction", 7, "corrected_calcium", cc.corrected_calcium, ours_as=cc.calcium_in_their_unit),
     P("fractional-excretion-sodium", 40, "fena", cc.fena),
     P("pooled-cohort-equations", 46, "ascvd", cc.ascvd), P("feverpain", 33, "feverpain", cc.feverpain),
     P("wells-pe", 8, "wells_pe", cc.wells_pe), P("wells-dvt", 16, "wells_dvt", cc.wells_dvt),
     P("meld-3-0", None, "meld_3", cc.meld_3), P("meld-na", 23, "meld", cc.meld),
     P("curb-65", 45, "curb65", cc.curb65), P("qsofa", None, "qsofa", cc.qsofa),
     P("centor-mcisaac", 20, "centor", cc.centor), P("has-bled", 25, "hasbled", cc.hasbled),
-    P("glasgow-coma-scale", 21, "gcs", cc.gcs), P("perc-rule", 48, "perc", cc.perc),
+    P("glasgow-coma-scale", 21, "gcs", cc.gcs), P("perc-rule", 48, "perc", cc.perc, lambda r: r["working"]["positive_count"]),
     P("heart-score", 18, "heart", cc.heart), P("charlson-comorbidity-index", 32, "charlson", cc.charlson),
     P("revised-cardiac-risk-index", 17, "rcri", cc.rcri), P("glasgow-blatchford", 27, "glasgow_blatchford",
                                                                 cc.glasgow_blatchford),
@@ -209,7 +210,7 @@ def outcome(slug: str) -> Outcome:
     out = Outcome()
     for label, ents in _inputs(pair):
         try:
-            ours = compute(slug, ents, variant="published").value
+            ours = pair.ours_as(compute(slug, ents, variant="published").value, ents)
         except CalculatorError as e:
             out.skipped[f"ours refuses ({type(e).__name__})"] += 1
             continue
@@ -220,6 +221,9 @@ def outcome(slug: str) -> Outcome:
             continue
         except ValueError as e:
             out.skipped[f"clincalc refuses: {str(e)[:60]}"] += 1
+            continue
+        if theirs is None:
+            out.skipped["clincalc gives no number"] += 1
             continue
         out.compared += 1
         if isinstance(theirs, bool) or abs(float(ours) - float(theirs)) > tolerance(theirs, integer) + 1e-9:

@@ -127,7 +127,7 @@ def test_bad_inputs(variant):
     _raises(UnknownInput, "child-pugh", "Prothrombin time", {**CP_BASE, "Prothrombin time": [14, "s"]}, variant)
     _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [1.0, "mg/dl"]}, variant)
     _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "umol/L"]}, variant)
-    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "μmol/L"]}, variant)  # Greek mu
+    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "\u043cmol/L"]}, variant)  # Cyrillic em
     _raises(UnknownUnit, "child-pugh", "Albumin", {**CP_BASE, "Albumin": [40, "g/l"]}, variant)
     _raises(BadValue, "child-pugh", "international normalized ratio", {**CP_BASE, "international normalized ratio": "1.2"}, variant)
     _raises(BadValue, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": 1.0}, variant)
