@@ -174,7 +174,28 @@ class Explained:
     settled_by: str
 
 
-EXPLAINED: list[Explained] = []
+def _age_on_a_decade(e: Entities, ours: Any, theirs: Any) -> bool:
+    return e.get("age", [0])[0] in (50, 60, 70, 80) and ours - theirs == 1
+
+
+def _bun_on_a_band_edge(e: Entities, ours: Any, theirs: Any) -> bool:
+    v, u = e["Blood Urea Nitrogen (BUN)"]
+    return u == "mg/dL" and round(v / cc.BUN_MG_DL_PER_UREA_MMOL_L, 9) in (6.5, 8.0, 10.0, 25.0) and ours < theirs
+
+
+EXPLAINED: list[Explained] = [
+    Explained("charlson-comorbidity-index", "clincalc-age-bands", _age_on_a_decade,
+              "clincalc 0.4.0 gives an age of exactly 50, 60, 70 or 80 the points of the decade below (one point "
+              "too few); our table starts each band at the decade",
+              "Charlson 1994 age points as tabulated by MDCalc and FPnotebook: <50 0, 50-59 +1, 60-69 +2, 70-79 +3, "
+              ">=80 +4 (clincalc's error)"),
+    Explained("glasgow-blatchford", "bun-factor-at-band-edges", _bun_on_a_band_edge,
+              "clincalc takes blood urea in mmol/L only; the adapter converts BUN in mg/dL with the conventional "
+              "2.8, the registry with 28.02 g/mol (2.802), so 18.2, 22.4, 28 and 70 mg/dL land on the 6.5, 8, 10 "
+              "and 25 mmol/L edges for the adapter and just below them for us",
+              "Blatchford 2000 (bands in mmol/L of urea, registry deviation bun-molar-mass); with nitrogen's atomic "
+              "weight (2 x 14.007 g/mol) 18.2 mg/dL is 6.497 mmol/L, below the edge, as the registry scores it"),
+]
 
 
 @dataclass
