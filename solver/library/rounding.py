@@ -30,10 +30,13 @@ READ_DIGITS = 12  # significant digits a double is read to before rounding half 
 
 
 class Rule(Protocol):
-    """What a rounding rule gives: registry.schema.ResultRounding satisfies it."""
+    """What a rounding rule gives: registry.schema.ResultRounding and `Step` satisfy it."""
 
-    mode: str
-    decimals: int
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def decimals(self) -> int: ...
 
 
 def round_value(x: float, rule: Rule) -> float:

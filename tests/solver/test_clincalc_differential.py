@@ -15,7 +15,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Callable
 
 import clincalc
@@ -224,7 +224,7 @@ def _cases():
     return read_cases(REFERENCE_CASES)
 
 
-@lru_cache(maxsize=None)
+@cache
 def outcome(slug: str) -> Outcome:
     pair = next(p for p in PAIRS if p.slug == slug)
     integer = get_registry().calculators[slug].output.kind.value == "integer"

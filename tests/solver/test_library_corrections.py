@@ -188,3 +188,17 @@ def test_meld3_adolescents_get_the_female_points_whatever_their_sex(age, female_
 def test_meld3_refuses_under_12_naming_peld():
     err = raises_calc_error(OutOfRange, "meld-3-0", {**MELD, "age": [11.9, "years"]}, "age")
     assert "PELD" in str(err)
+
+
+def test_conventional_unit_factors_are_registry_data_with_a_source():
+    """Where published criteria name a conventional factor, the entry holds it with its source (issue 21)."""
+    reg = get_registry()
+    named = {("homa-ir", "divisor_glucose_factor"): 18, ("child-pugh", "published_bilirubin_umol_per_mg_dl"): 17.1,
+             ("ldl-friedewald", "published_triglyceride_mg_dl_per_mmol_l"): 88.57,
+             ("ldl-sampson", "triglyceride_mg_dl_per_mmol_l"): 88.57}
+    for (slug, name), value in named.items():
+        const = reg.calculators[slug].constants[name]
+        assert const.value == value and const.source, (slug, name)
+    # elsewhere the molar masses of units.yaml convert: 17.104 and 88.40 µmol/L per mg/dL, not 17.1 and 88.4
+    per_mg_dl = {a: 10_000 / reg.units.analytes[a].molar_mass for a in ("bilirubin", "creatinine")}
+    assert round(per_mg_dl["bilirubin"], 3) == 17.104 and round(per_mg_dl["creatinine"], 2) == 88.40
