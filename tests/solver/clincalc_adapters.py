@@ -351,6 +351,15 @@ def rcri(e):
             "preoperative_insulin_treatment": flag(e, "Pre-operative treatment with insulin"), "creatinine_umol_l": umol}
 
 
+def free_water_deficit(e):
+    """clincalc takes the water fraction as an input: the textbook fractions (0.6 men and children, 0.5 women and
+    men of 65 and over, 0.45 women of 65 and over), so what is compared is the arithmetic, the target and units."""
+    age, male = whole_age(e, low=18), sex(e) == "male"
+    fraction = (0.6 if age < 65 else 0.5) if male else (0.5 if age < 65 else 0.45)
+    return {"assessment_context": "adult_with_hypernatraemia", "weight_kg": kg(e),
+            "current_sodium_mmol_l": mmol(e, "Sodium"), "target_sodium_mmol_l": 140, "total_body_water_fraction": fraction}
+
+
 def predicted_body_weight(e):
     return {"assessment_context": "adult_lung_protective_ventilation_protocol_using_ardsnet_predicted_body_weight",
             "height_cm": cm(e), "formula_branch": sex(e)}
