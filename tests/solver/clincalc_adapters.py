@@ -351,6 +351,55 @@ def rcri(e):
             "preoperative_insulin_treatment": flag(e, "Pre-operative treatment with insulin"), "creatinine_umol_l": umol}
 
 
+_CAPRINI_ITEMS = {  # our yes/no item -> clincalc's (Caprini 2005 names both)
+    "Congestive Heart Failure in the last month": "congestive_heart_failure", "Sepsis in the last month":
+    "sepsis_within_1_month", "Pneumonia in the last month": "serious_lung_disease",
+    "Immobilizing plaster cast in the last month": "immobilising_cast",
+    "Hip, pelvis, or leg fracture in the last month": "hip_pelvis_leg_fracture",
+    "Stroke in the last month": "stroke_within_1_month",
+    "Acute spinal cord injury causing paralysis in the last month": "acute_spinal_cord_injury",
+    "Varicose veins": "varicose_veins", "Current swollen legs": "swollen_legs",
+    "Current central venous access": "central_venous_access", "Family history of thrombosis": "family_history_vte",
+    "Positive Factor V Leiden": "factor_v_leiden", "Positive prothrombin 20210A": "prothrombin_20210a",
+    "Elevated serum homocysteine": "elevated_homocysteine", "Positive lupus anticoagulant": "lupus_anticoagulant",
+    "Elevated anticardiolipin antibody": "anticardiolipin_antibodies",
+    "Heparin-induced thrombocytopenia": "heparin_induced_thrombocytopenia",
+    "Other congenital or acquired thrombophilia": "other_thrombophilia",
+    "History of inflammatory bowel disease": "inflammatory_bowel_disease", "Acute Myocardial infarction": "acute_mi",
+    "Chronic Obstructive Pulmonary Disease": "abnormal_pulmonary_function",
+    "Present or previous malignancy": "malignancy",
+    "Oral contraceptives or hormone replacement therapy": "oral_contraceptives_or_hrt",
+    "Pregnancy or postpartum (less than 1 month)": "pregnancy_or_postpartum",
+    "History of unexplained stillborn infant, recurrent spontaneous abortion (3 or more), premature birth with "
+    "toxemia or growth-restricted infant": "history_of_miscarriage",
+}
+_CAPRINI_SURGERY = {"minor": "minor_surgery", "major": "major_surgery_over_45_min",
+                    "laparoscopic": "laparoscopic_surgery_over_45_min", "arthroscopic": "arthroscopic_surgery",
+                    "elective major lower extremity arthroplasty": "elective_arthroplasty"}
+
+
+def caprini(e):
+    for ours in ("Major Surgery in the last month", "Multiple trauma in the last month"):
+        if flag(e, ours):
+            raise Skip(f"{ours}: no clincalc item")
+    age = whole_age(e)
+    out = {v: flag(e, k) for k, v in _CAPRINI_ITEMS.items()}
+    out.update({v: False for v in _CAPRINI_SURGERY.values()})
+    surgery = e.get("Surgery Type") or "none"
+    if surgery != "none":
+        out[_CAPRINI_SURGERY[surgery]] = True
+    mobility = e.get("Mobility") or "normal"
+    bmi_value = e.get("Body Mass Index (BMI)")
+    out.update({"age_41_60": 41 <= age <= 60, "age_61_74": 61 <= age <= 74, "age_75_plus": age >= 75,
+                "bmi_over_25": bmi_value is not None and num(e, "Body Mass Index (BMI)") > 25,
+                "medical_patient_at_bed_rest": mobility == "on bed rest",
+                "confined_to_bed_over_72h": mobility == "confined to bed >72 hours",
+                "history_dvt_pe": flag(e, "Previously documented Deep Vein Thrombosis",
+                                       "Previously Documented Pulmonary Embolism"),
+                "serious_lung_disease": out["serious_lung_disease"]})
+    return out
+
+
 def free_water_deficit(e):
     """clincalc takes the water fraction as an input: the textbook fractions (0.6 men and children, 0.5 women and
     men of 65 and over, 0.45 women of 65 and over), so what is compared is the arithmetic, the target and units."""
