@@ -58,6 +58,8 @@ def _round(x: float, mode: str, decimals: int) -> float:
         raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
     if x == 0:
         return 0.0
+    if abs(x) >= 2.0 ** 52:  # every double this large is a whole number already
+        return x
     read = Decimal(format(x, f".{READ_DIGITS - 1}e"))
     return float(read.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 

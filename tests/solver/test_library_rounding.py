@@ -41,6 +41,7 @@ def test_a_value_a_hair_below_a_tie_is_read_as_the_tie_only_within_twelve_digits
 def test_non_finite_values_pass_through_and_unknown_modes_are_refused():
     assert math.isnan(round_value(float("nan"), HALF_UP))
     assert round_value(float("inf"), HALF_EVEN) == float("inf")
+    assert round_value(1e300, Step("half_up", 5)) == 1e300  # far beyond Decimal's default precision
     with pytest.raises(ValueError, match="unknown rounding mode"):
         round_value(1.5, Step("half_down", 0))
     with pytest.raises(ValueError, match="unknown rounding mode"):
