@@ -15,7 +15,7 @@ from formula_site import site_cli
 from registry import commands, texts_cli
 from registry.cliutil import CommandError
 from registry.loader import ROOT_ENV
-from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
+from solver import batch_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
@@ -26,6 +26,7 @@ COMMAND_MODULES = (
     replay_cli,
     exec_cli,
     run_cli,
+    import_cli,
     tools_cli,
     batch_cli,
     audit_cli,

@@ -41,6 +41,10 @@ def rescore(folder: Path) -> dict[str, Any]:
                 outcome, answer = read_answer(row.get("reply"), row["output_type"], row.get("ground_truth"))
                 row["outcome"], row["answer"] = outcome, answer
                 row["table8"] = None if outcome == "answered" else "unreadable"
+            elif kind == "imported":  # `formula import`: re-read the answer the log recorded
+                from solver.importers.common import rescore_row
+
+                rescore_row(row)
             row["correct"] = bool(score(row.get("answer"), row["output_type"], row.get("ground_truth"),
                                         row.get("lower_limit"), row.get("upper_limit")))
             changed += before != (row.get("outcome"), row.get("answer"), row.get("correct"))
