@@ -122,6 +122,12 @@ GRIDS: dict[str, list[Entities]] = {
                       "Mobility": mob}
                      for a in (40, 41, 60, 61, 74, 75) for b in (25, 25.1) for st in ("none", "major", "arthroscopic")
                      for mob in ("normal", "confined to bed >72 hours")],
+    "sofa": [{"PaO2": [p, "mm Hg"], "FiO2": [f, "%"], "On mechanical ventilation": vent, "Platelet count": [pl, "µL"],
+              "Glasgow Coma Score": 15, "Bilirubin": b, "creatinine": c, **_bp(100, 55)}
+             for p, f in ((80, 40), (79.6, 40), (120, 40), (160, 40), (159.6, 40)) for vent in (False, True)
+             for pl in (20000, 50000, 100000, 150000) for b, c in (([1.2, "mg/dL"], [1.2, "mg/dL"]),
+                                                                   ([20.5, "µmol/L"], [110, "µmol/L"]),
+                                                                   ([12.0, "mg/dL"], [5.0, "mg/dL"]))],
     "free-water-deficit": [{"age": _age(a), "sex": s, "weight": [70, "kg"], "Sodium": [na, "mEq/L"]}
                            for a in (18, 64, 65, 90) for s in ("Male", "Female") for na in (146, 155.5, 170)],
     "cha2ds2-vasc": [{"age": _age(a), "sex": s} for a in (64, 65, 74, 75) for s in ("Male", "Female")],
@@ -155,7 +161,7 @@ PAIRS: list[Pair] = [
     P("centor-mcisaac", 20, "centor", cc.centor), P("has-bled", 25, "hasbled", cc.hasbled),
     P("glasgow-coma-scale", 21, "gcs", cc.gcs), P("perc-rule", 48, "perc", cc.perc, lambda r: r["working"]["positive_count"]),
     P("heart-score", 18, "heart", cc.heart), P("charlson-comorbidity-index", 32, "charlson", cc.charlson),
-    P("caprini-2005", 36, "caprini", cc.caprini),
+    P("caprini-2005", 36, "caprini", cc.caprini), P("sofa", 43, "sofa", cc.sofa),
     P("free-water-deficit", 38, "free_water_deficit", cc.free_water_deficit),
     P("revised-cardiac-risk-index", 17, "rcri", cc.rcri), P("glasgow-blatchford", 27, "glasgow_blatchford",
                                                                 cc.glasgow_blatchford),
@@ -165,7 +171,6 @@ PAIRS: list[Pair] = [
 # (Caprini cases with "major surgery" or "multiple trauma" in the last month are skipped: clincalc has no such item.)
 NOT_MAPPED: list[tuple[str, str, str]] = [
     ("apache-ii", "apache2", "clincalc takes the oxygenation and chronic-health items in another structure; not mapped yet"),
-    ("sofa", "sofa", "clincalc takes the cardiovascular item as a category and PaO2/FiO2 as one number; not mapped yet"),
 ]
 
 
