@@ -16,7 +16,7 @@ from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.plan import plan
 from solver.library.result import InputRecord, Result
-from solver.library.units import ConversionError, Converter, round_number
+from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, entities, variant, registry) -> Result
 SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
@@ -141,7 +141,7 @@ class Context:
         t = type(v)
         if not (t is float or t is int) and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
-        return v, given[1]
+        return v, normalise_unit(given[1])  # "μmol/L" (Greek mu) reads as the registry's "µmol/L"
 
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
@@ -175,7 +175,8 @@ class Context:
     def _accept(self, name: str, unit: str) -> None:
         spec = self.spec(name)
         if spec.accepted_units and unit not in spec.accepted_units:
-            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}"
+                              + lookalike_note(unit, spec.accepted_units))
 
     def _accept_parts(self, name: str, units: list[Any]) -> None:
         """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""

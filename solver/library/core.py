@@ -11,7 +11,7 @@ import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
-from registry.plausibility import implausible
+from registry.plausibility import implausible, implausible_inputs
 from registry.schema import Calculator, OutputKind, UnitsFile
 from registry.validate import validate
 from registry.versions import active_hash
@@ -29,6 +29,7 @@ from solver.library.errors import (
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import plan
 from solver.library.result import InputRecord, Result, Value, make_result
+from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -100,23 +101,29 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, ctx.units)
+    value = _finish(calc, raw, ctx.units, variant)
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
+    if calc.plausibility:  # cross-input rules (systolic above diastolic): warned about in both variants
+        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
     version = pl.version if pl.version is not None else calc.active.version
     content_hash = reg.hashes.get((calc.slug, version)) or active_hash(reg, calc.slug)
     return make_result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
 
 
-def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
+def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
     t = type(raw)
     if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
         rounding = calc.output.rounding
+        rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
+        if rule is not None:
+            out = round_value(raw, rule)
+            return int(out) if rounding == "integer" else out
         if rounding == "round_number":
             return round_number(raw, units.rounding)
         if rounding == "integer":
-            return int(round(raw))
+            return int(half_even(raw, 0))
         if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
             return raw
     kind = calc.output.kind
@@ -129,8 +136,12 @@ def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
     if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
         raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
     rounding = calc.output.rounding
+    rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
+    if rule is not None:
+        out = round_value(raw, rule)
+        return int(out) if rounding == "integer" else out
     if rounding == "integer":
-        return int(round(raw))
+        return int(half_even(raw, 0))
     if rounding == "round_number":
         return round_number(raw, units.rounding)
     return raw

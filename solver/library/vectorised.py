@@ -28,6 +28,7 @@ import pandas as pd
 
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind
+from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute, _finish
 from solver.library.errors import CalculatorError
@@ -545,12 +546,12 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     rounding, rule = calc.output.rounding, units.rounding
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
-    elif rounding == "round_number":
+    elif rounding == "round_number" and rnd.result_rule(calc, cols.variant) is None:
         out = round_array(raw, rule)
-    else:
+    else:  # the publication's rounding (registry data) or an integer/none rule: the library's own _finish
         def fin(x: float) -> Value:
             try:
-                return _finish(calc, x, units)
+                return _finish(calc, x, units, cols.variant)
             except CalculatorError:
                 return np.nan
 
@@ -684,11 +685,12 @@ def meld_na(c: Columns) -> np.ndarray:
     log = lambda a: elementwise(math.log, a, ok=ok)  # noqa: E731
     meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
               + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
-    dec, scale = c.const("meld_decimals"), c.const("meld_scale")
-    meld = np.rint(round_places(meld_i, dec) * scale)  # round(round(x, dec) * scale): rint rounds half to even too
+    # round(round(x, dec) * scale) in the variant's mode (solver/library/rounding.py), as the library does
+    tenth, whole = rnd.step(c.calc, c.variant, c.const("meld_decimals")), rnd.step(c.calc, c.variant, 0)
+    meld = rnd.round_array(rnd.round_array(meld_i, tenth) * c.const("meld_scale"), whole)
     na_gap = c.const("sodium_ceiling") - na
     raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(np.rint(raw), c.const("score_cap"))
+    score = np.minimum(rnd.round_array(raw, whole), c.const("score_cap"))
     return np.where(meld <= c.const("sodium_threshold"), meld, score)
 
 
