@@ -22,6 +22,9 @@ from typing import Any, Mapping
 
 import jinja2
 from jinja2 import nodes
+from jinja2.exceptions import SecurityError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from pydantic import BaseModel
 
 from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
 
@@ -120,8 +123,65 @@ class InputView:
         return self.spec.unit or ""
 
 
+# ---------------------------------------------------------------------- the sandbox
+#
+# Registry files come from pull requests, so a template is untrusted. It is checked statically
+# (`template_problems`) before it is compiled, and rendered by an immutable sandbox that reads only
+# data: the fields of registry models, the views below, and dict lookups.
+
+NAMES = frozenset({"c", "t", "i", "calc", "d", "u"})  # what `render_context` offers
+FILTERS = frozenset({"abs", "round", "int", "float", "string", "lower", "upper", "title", "capitalize", "trim",
+                     "join", "length", "count", "first", "last", "min", "max", "sum", "sort", "list", "default",
+                     "replace", "unique", "reverse"})
+TESTS = frozenset({"defined", "undefined", "none", "number", "string", "mapping", "sequence", "iterable", "boolean",
+                   "true", "false", "integer", "float", "even", "odd", "divisibleby", "eq", "ne", "lt", "le", "gt",
+                   "ge", "in", "sameas", "lower", "upper"})
+_FORBIDDEN_NODES = {nodes.Import: "an {% import %}", nodes.FromImport: "an {% from ... import %}",
+                    nodes.Include: "an {% include %}", nodes.Extends: "an {% extends %}", nodes.Macro: "a {% macro %}",
+                    nodes.CallBlock: "a {% call %} block", nodes.Block: "a {% block %}",
+                    nodes.FilterBlock: "a {% filter %} block", nodes.ScopedEvalContextModifier: "an {% autoescape %}"}
+_DICT_METHODS = frozenset({"values", "keys", "items", "get"})
+MAX_SIZE = 100_000  # the longest string or list an operator may build, and the largest exponent result bits
+
+
+def _view_fields() -> dict[type, frozenset[str]]:
+    return {InputView: frozenset({"spec", "name", "unit", "molar_mass", "valence"}),
+            TableView: frozenset({"name", "table"})}
+
+
+class RegistrySandbox(ImmutableSandboxedEnvironment):
+    """jinja2's immutable sandbox, narrowed to data: model fields, view fields and dict lookups."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if attr.startswith("_"):
+            return False
+        if isinstance(obj, BaseModel):
+            return attr in type(obj).model_fields
+        if isinstance(obj, dict):
+            return attr in _DICT_METHODS
+        for kind, allowed in _view_fields().items():
+            if isinstance(obj, kind):
+                return attr in allowed
+        return False
+
+    def wrap_str_format(self, value: Any) -> None:
+        return None  # no str.format / format_map: their field syntax reaches attributes
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SIZE:
+                    raise SecurityError("a repetition this long is not allowed in a registry text")
+        if (operator == "**" and isinstance(left, int) and isinstance(right, int)
+                and abs(left) > 1 and right * max(abs(left).bit_length(), 1) > MAX_SIZE):
+            raise SecurityError("a power this large is not allowed in a registry text")
+        return super().call_binop(context, operator, left, right)
+
+
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = RegistrySandbox(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
@@ -129,14 +189,65 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=lambda x: fmt_number(x) if isinstance(x, (int, float)) else x,
     )
+    env.globals.clear()  # no range, dict, lipsum, cycler, joiner or namespace
+    env.filters = {k: v for k, v in env.filters.items() if k in FILTERS}
+    env.tests = {k: v for k, v in env.tests.items() if k in TESTS}
+    return env
 
 
 _ENV = environment()
 
 
+def template_problems(source: str) -> list[tuple[int, str]]:
+    """(template line, problem) for everything a registry template may not do; empty when it may be rendered.
+
+    Syntax errors are reported here too, so nothing is compiled before the check.
+    """
+    try:
+        tree = _ENV.parse(source)
+    except jinja2.TemplateSyntaxError as e:
+        return [(e.lineno, f"template syntax error: {e.message}")]
+    out: list[tuple[int, str]] = []
+    stored = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    stored |= {"loop"} if any(True for _ in tree.find_all(nodes.For)) else set()
+    for node in tree.find_all(nodes.Node):
+        line = getattr(node, "lineno", 1) or 1
+        kind = next((what for cls, what in _FORBIDDEN_NODES.items() if isinstance(node, cls)), None)
+        if kind:
+            out.append((line, f"{kind} is not allowed in a registry text"))
+        elif isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+            out.append((line, f"attribute {node.attr!r} is not allowed (no underscored names)"))
+        elif (isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)
+              and node.arg.value.startswith("_")):
+            out.append((line, f"item {node.arg.value!r} is not allowed (no underscored names)"))
+        elif isinstance(node, nodes.Name) and node.ctx == "load" and node.name not in NAMES | stored:
+            out.append((line, f"unknown name {node.name!r}: a text can use {', '.join(sorted(NAMES))}"))
+        elif isinstance(node, nodes.Name) and node.name.startswith("_"):
+            out.append((line, f"name {node.name!r} is not allowed (no underscored names)"))
+        elif isinstance(node, nodes.Filter) and node.name not in FILTERS:
+            out.append((line, f"filter {node.name!r} is not allowed: use one of {', '.join(sorted(FILTERS))}"))
+        elif isinstance(node, nodes.Test) and node.name not in TESTS:
+            out.append((line, f"test {node.name!r} is not allowed"))
+        elif (isinstance(node, nodes.Keyword) and isinstance(node.value, nodes.Const)
+              and isinstance(node.value.value, str) and any(p.startswith("_") for p in node.value.value.split("."))):
+            out.append((line, f"{node.key}={node.value.value!r} is not allowed (no underscored names)"))
+    return sorted(set(out))
+
+
+class UnsafeTemplate(ValueError):
+    """A registry template that does something a text may not (see `template_problems`)."""
+
+    def __init__(self, problems: list[tuple[int, str]]):
+        super().__init__("; ".join(f"template line {n}: {p}" for n, p in problems))
+        self.problems = problems
+
+
 @lru_cache(maxsize=4096)
 def _template(source: str) -> jinja2.Template:
-    """Compiling dominates rendering; a source compiles once per process (validate renders every text)."""
+    """Check, then compile (compiling dominates rendering; a source compiles once per process)."""
+    found = template_problems(source)
+    if found:
+        raise UnsafeTemplate(found)
     return _ENV.from_string(source)
 
 
@@ -183,18 +294,30 @@ class TextError(ValueError):
     """A template that does not parse or names something the registry entry lacks."""
 
 
+_RUNTIME = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError, RecursionError)
+
+
+def _run(source: str, ctx: dict[str, Any], where: str) -> str:
+    """Render a checked template; whatever goes wrong is a TextError naming `where`, never a traceback."""
+    try:
+        return _template(source).render(**ctx)
+    except UnsafeTemplate as e:
+        raise TextError(f"{where}: {e}") from None
+    except jinja2.TemplateSyntaxError as e:
+        raise TextError(f"{where}: template syntax error at line {e.lineno}: {e.message}") from None
+    except jinja2.UndefinedError as e:
+        raise TextError(f"{where}: the text names something the registry entry lacks: {e.message}") from None
+    except SecurityError as e:
+        raise TextError(f"{where}: not allowed in a registry text: {e}") from None
+    except _RUNTIME as e:
+        raise TextError(f"{where}: the template fails when rendered: {type(e).__name__}: {e}") from None
+
+
 def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[str, Calculator] | None = None,
            units: UnitsFile | None = None) -> str:
     """Render a version's text (default: the active one) over the calculator and its dependencies."""
     version = version or calc.active
-    try:
-        template = _template(version.text)
-        return template.render(**render_context(calc, calcs, units)).strip() + "\n"
-    except jinja2.TemplateSyntaxError as e:
-        raise TextError(f"{calc.slug} {version.version}: template syntax error at line {e.lineno}: {e.message}") from None
-    except jinja2.UndefinedError as e:
-        raise TextError(f"{calc.slug} {version.version}: the text names something the registry entry lacks: "
-                        f"{e.message}") from None
+    return _run(version.text, render_context(calc, calcs, units), f"{calc.slug} {version.version}").strip() + "\n"
 
 
 def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | None = None,
@@ -202,12 +325,7 @@ def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | Non
     """The one-line formula of `formula.expression`, a template over the same registry numbers."""
     if not calc.formula.expression:
         return ""
-    try:
-        return _template(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
-    except jinja2.TemplateSyntaxError as e:
-        raise TextError(f"{calc.slug}: formula.expression: template syntax error: {e.message}") from None
-    except jinja2.UndefinedError as e:
-        raise TextError(f"{calc.slug}: formula.expression names something the registry entry lacks: {e.message}") from None
+    return _run(calc.formula.expression, render_context(calc, calcs, units), f"{calc.slug}: formula.expression").strip()
 
 
 def text_hash(text: str) -> str:

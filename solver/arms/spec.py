@@ -16,6 +16,7 @@ from typing import Any, Literal
 import jinja2
 import yaml
 from jinja2 import meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HERE = Path(__file__).resolve().parent
@@ -127,7 +128,9 @@ class ArmSpec(BaseModel):
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
+    # The prompt templates are the project's own files, but the values they show come from the
+    # registry and from data sets: the immutable sandbox keeps a value from reaching anything else.
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
