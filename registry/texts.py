@@ -203,10 +203,20 @@ def template_problems(source: str) -> list[tuple[int, str]]:
 
     Syntax errors are reported here too, so nothing is compiled before the check.
     """
+    return list(_checked(source)[1])
+
+
+@lru_cache(maxsize=4096)
+def _checked(source: str) -> tuple[nodes.Template | None, tuple[tuple[int, str], ...]]:
+    """A template's syntax tree and its problems, parsed once per process (validate checks every text)."""
     try:
         tree = _ENV.parse(source)
     except jinja2.TemplateSyntaxError as e:
-        return [(e.lineno, f"template syntax error: {e.message}")]
+        return None, ((e.lineno, f"template syntax error: {e.message}"),)
+    return tree, tuple(_tree_problems(tree))
+
+
+def _tree_problems(tree: nodes.Template) -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
     stored = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
     stored |= {"loop"} if any(True for _ in tree.find_all(nodes.For)) else set()
@@ -244,11 +254,11 @@ class UnsafeTemplate(ValueError):
 
 @lru_cache(maxsize=4096)
 def _template(source: str) -> jinja2.Template:
-    """Check, then compile (compiling dominates rendering; a source compiles once per process)."""
-    found = template_problems(source)
-    if found:
-        raise UnsafeTemplate(found)
-    return _ENV.from_string(source)
+    """Check, then compile the checked tree (compiling dominates rendering; a source compiles once per process)."""
+    tree, found = _checked(source)
+    if found or tree is None:
+        raise UnsafeTemplate(list(found))
+    return _ENV.from_string(tree)
 
 
 def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
