@@ -244,9 +244,9 @@ def all_specs() -> list[ArmSpec]:
 def write_lock() -> dict[str, Any]:
     """Record every arm's version and content digest (run after bumping a version)."""
     data = {s.name: {"version": s.version, "content": spec_digest_without_version(s)} for s in all_specs()}
-    tmp = LOCK.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(LOCK)
+    from registry.atomic import atomic_write  # an exclusive, unpredictable temporary file, then a rename
+
+    atomic_write(LOCK, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 

@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from pydantic import Field
 
 from registry.loader import PROJECT_ROOT, Registry, get_registry
-from registry.schema import Calculator, Guideline
+from registry.schema import Calculator, Guideline, Input
 from registry.versions import content, content_hash, read_lock, released_content
 from registry.yamlio import load_text, rt_dump, rt_load
 from tests.helpers import run
@@ -103,7 +104,7 @@ def test_a_shown_field_edited_in_place_changes_the_version_hash(slug: str, field
 
 def test_validate_fails_for_each_edited_calculator(tmp_path: Path) -> None:
     root = hostile_copy(tmp_path)
-    chosen = {}  # one payload per calculator, so each failure has one cause
+    chosen: dict[str, tuple[str, Callable[[Any], None]]] = {}  # one payload per calculator: one cause each
     for slug, field, change in PAYLOADS:
         chosen.setdefault(slug, (field, change))
     extra = [("body-surface-area", "formula.expression", _set(("formula", "expression"), "BSA = 1")),
@@ -200,9 +201,13 @@ def test_a_new_optional_field_left_at_its_default_changes_no_hash() -> None:
     reg = get_registry()
     calc = reg.calculators[CG]
 
+    class GrownInput(Input):
+        future_hint: str | None = None
+
     class Grown(Calculator):
+        inputs: list[GrownInput] = Field(default_factory=list)  # type: ignore[assignment]
         future_note: str | None = None
-        future_flags: list[str] = []
+        future_flags: list[str] = Field(default_factory=list)
 
     grown = Grown.model_validate(calc.model_dump(mode="json"))
     assert content_hash(content(grown, grown.active, reg.units)) == content_hash(content(calc, calc.active, reg.units))
@@ -210,3 +215,10 @@ def test_a_new_optional_field_left_at_its_default_changes_no_hash() -> None:
         released_content(reg, calc, calc.active))
     grown.future_note = "set"  # once set, it is content
     assert content_hash(content(grown, grown.active, reg.units)) != content_hash(content(calc, calc.active, reg.units))
+
+
+def test_content_keys_never_collide_with_calculator_fields() -> None:
+    from registry.versions import ADDED_KEYS, covered_fields
+
+    assert not set(ADDED_KEYS) & set(Calculator.model_fields)
+    assert "versions" not in covered_fields() and {"name", "formula", "deviations"} <= set(covered_fields())

@@ -14,11 +14,11 @@ SLUG = "body-mass-index"
 MAX_BYTES = 2_000_000  # the documented cap (registry/yamlio.py)
 
 
-def billion_laughs(levels: int = 9, width: int = 10) -> str:
+def billion_laughs(levels: int = 9, width: int = 10, name: str = "l") -> str:
     """The classic: each level a list of `width` aliases of the level below (width**levels strings)."""
-    lines = ["slug: body-mass-index", "l0: &l0 [\"lol\"]"]
+    lines = ["slug: body-mass-index", f"{name}0: &{name}0 [\"lol\"]"]
     for n in range(1, levels + 1):
-        lines.append(f"l{n}: &l{n} [" + ", ".join([f"*l{n - 1}"] * width) + "]")
+        lines.append(f"{name}{n}: &{name}{n} [" + ", ".join([f"*{name}{n - 1}"] * width) + "]")
     return "\n".join(lines) + "\n"
 
 
@@ -31,13 +31,13 @@ def mapping_bomb(levels: int = 12) -> str:
 
 
 BOMBS = {"lists": billion_laughs(), "mappings": mapping_bomb(),
-         "padded to 3 kB": billion_laughs(levels=9, width=30)}
+         "3 kB": billion_laughs(levels=9, width=30, name="laughs")}
 
 
 @pytest.mark.parametrize("name", list(BOMBS))
 def test_a_bomb_is_refused_fast_by_the_reader(name: str) -> None:
     text = BOMBS[name]
-    assert len(text) < 4000
+    assert len(text) <= 3100
     start = time.perf_counter()
     with pytest.raises(YamlError, match="aliases .* would expand") as e:
         load_text(text, "formulas/bomb.yaml")
@@ -61,7 +61,7 @@ BOMBED = ["formulas/body-mass-index.yaml", "guidelines/sepsis-3-2016.yaml", "for
 def test_validate_names_each_bombed_file_and_finishes(tmp_path: Path) -> None:
     root = hostile_copy(tmp_path)
     for where in BOMBED:
-        (root / where).write_text(billion_laughs(levels=9, width=30), encoding="utf-8")
+        (root / where).write_text(BOMBS["3 kB"], encoding="utf-8")
     start = time.monotonic()
     proc = formula(root, "validate", timeout=60, memory_mb=2048)
     assert proc.returncode == 1, proc.stdout + proc.stderr
