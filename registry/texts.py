@@ -13,17 +13,22 @@ registry) and the completeness audit can see, from the template's syntax tree, w
 """
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
 from jinja2.exceptions import SecurityError
+from jinja2.runtime import LoopContext
 from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.visitor import NodeTransformer
 from pydantic import BaseModel
 
 from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
@@ -132,7 +137,7 @@ class InputView:
 NAMES = frozenset({"c", "t", "i", "calc", "d", "u"})  # what `render_context` offers
 FILTERS = frozenset({"abs", "round", "int", "float", "string", "lower", "upper", "title", "capitalize", "trim",
                      "join", "length", "count", "first", "last", "min", "max", "sum", "sort", "list", "default",
-                     "replace", "unique", "reverse"})
+                     "unique", "reverse"})
 TESTS = frozenset({"defined", "undefined", "none", "number", "string", "mapping", "sequence", "iterable", "boolean",
                    "true", "false", "integer", "float", "even", "odd", "divisibleby", "eq", "ne", "lt", "le", "gt",
                    "ge", "in", "sameas", "lower", "upper"})
@@ -146,13 +151,14 @@ MAX_SIZE = 100_000  # the longest string or list an operator may build, and the 
 
 def _view_fields() -> dict[type, frozenset[str]]:
     return {InputView: frozenset({"spec", "name", "unit", "molar_mass", "valence"}),
-            TableView: frozenset({"name", "table"})}
+            TableView: frozenset({"name", "table"}),
+            LoopContext: frozenset({"index", "index0", "revindex", "revindex0", "first", "last", "length"})}
 
 
 class RegistrySandbox(ImmutableSandboxedEnvironment):
     """jinja2's immutable sandbox, narrowed to data: model fields, view fields and dict lookups."""
 
-    intercepted_binops = frozenset({"*", "**"})
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if attr.startswith("_"):
@@ -177,7 +183,76 @@ class RegistrySandbox(ImmutableSandboxedEnvironment):
         if (operator == "**" and isinstance(left, int) and isinstance(right, int)
                 and abs(left) > 1 and right * max(abs(left).bit_length(), 1) > MAX_SIZE):
             raise SecurityError("a power this large is not allowed in a registry text")
+        if operator == "+" and _sized(left) + _sized(right) > MAX_SIZE:
+            raise SecurityError("a result this long is not allowed in a registry text")
+        if operator == "%" and isinstance(left, str):
+            raise SecurityError("string formatting with % is not allowed in a registry text")
         return super().call_binop(context, operator, left, right)
+
+
+def _sized(x: Any) -> int:
+    return len(x) if isinstance(x, (str, list, tuple, dict)) else 0
+
+
+# Work a render may do: loop iterations and the sizes of the values filters read, joined strings
+# included. A template cannot nest loops or double a string past it (validate stays fast).
+RENDER_BUDGET = 1_000_000
+_budget: ContextVar[list[int] | None] = ContextVar("registry_text_budget", default=None)
+
+
+def _charge(n: int) -> None:
+    left = _budget.get()
+    if left is None:  # rendered outside `_run`: a budget of its own
+        left = [RENDER_BUDGET]
+        _budget.set(left)
+    left[0] -= max(n, 1)
+    if left[0] < 0:
+        raise SecurityError(f"the template does more than {RENDER_BUDGET:,} steps of work: not a registry text")
+
+
+def _loop(value: Any) -> Iterator[Any]:
+    """What a `{% for %}` iterates, charged item by item to the render's budget."""
+    for item in value:
+        _charge(1)
+        yield item
+
+
+def _concat(parts: list[Any]) -> str:
+    """`a ~ b`, bounded like `+`."""
+    text = "".join(str(p) for p in parts)
+    if len(text) > MAX_SIZE:
+        raise SecurityError("a result this long is not allowed in a registry text")
+    return text
+
+
+def _charged(f: Any) -> Any:
+    """A filter that first charges the size of what it reads (and refuses a join too long to build)."""
+    offset = 1 if getattr(f, "jinja_pass_arg", None) else 0
+
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        value = args[offset] if len(args) > offset else None
+        _charge(_sized(value))
+        if f.__name__ == "do_join" and isinstance(value, (list, tuple)):
+            sep = args[offset + 1] if len(args) > offset + 1 else kwargs.get("d", "")
+            if _sized(sep) * len(value) + sum(_sized(v) for v in value) > MAX_SIZE:
+                raise SecurityError("a result this long is not allowed in a registry text")
+        return f(*args, **kwargs)
+    return run
+
+
+class _Bound(NodeTransformer):
+    """Route every loop's iterable and every `~` through the budgeted helpers (after the check)."""
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        self.generic_visit(node)
+        node.iter = nodes.Filter(node.iter, "_loop", [], [], None, None, lineno=node.lineno)
+        return node
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Filter(nodes.List(node.nodes, lineno=node.lineno), "_concat", [], [], None, None,
+                            lineno=node.lineno)
 
 
 def environment() -> jinja2.Environment:
@@ -190,7 +265,8 @@ def environment() -> jinja2.Environment:
         finalize=lambda x: fmt_number(x) if isinstance(x, (int, float)) else x,
     )
     env.globals.clear()  # no range, dict, lipsum, cycler, joiner or namespace
-    env.filters = {k: v for k, v in env.filters.items() if k in FILTERS}
+    env.filters = {k: _charged(v) for k, v in env.filters.items() if k in FILTERS}
+    env.filters.update(_loop=_loop, _concat=_concat)  # reachable only through `_Bound` (names are checked)
     env.tests = {k: v for k, v in env.tests.items() if k in TESTS}
     return env
 
@@ -258,7 +334,7 @@ def _template(source: str) -> jinja2.Template:
     tree, found = _checked(source)
     if found or tree is None:
         raise UnsafeTemplate(list(found))
-    return _ENV.from_string(tree)
+    return _ENV.from_string(_Bound().visit(copy.deepcopy(tree)))
 
 
 def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
@@ -309,6 +385,7 @@ _RUNTIME = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, Lookup
 
 def _run(source: str, ctx: dict[str, Any], where: str) -> str:
     """Render a checked template; whatever goes wrong is a TextError naming `where`, never a traceback."""
+    token = _budget.set([RENDER_BUDGET])
     try:
         return _template(source).render(**ctx)
     except UnsafeTemplate as e:
@@ -321,6 +398,8 @@ def _run(source: str, ctx: dict[str, Any], where: str) -> str:
         raise TextError(f"{where}: not allowed in a registry text: {e}") from None
     except _RUNTIME as e:
         raise TextError(f"{where}: the template fails when rendered: {type(e).__name__}: {e}") from None
+    finally:
+        _budget.reset(token)
 
 
 def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[str, Calculator] | None = None,

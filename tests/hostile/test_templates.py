@@ -2,6 +2,7 @@
 line, and never runs (no marker file appears), in every command that renders templates."""
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -121,6 +122,12 @@ SANDBOX_ONLY = [  # the static check lets these through; the sandbox stops them 
     '{{ "x" * 100000000 }}',
     "{{ 10 ** 100000000 }}",
     '{% set f = "for" ~ "mat" %}{{ "{0.__class__}"[f](c) }}',
+    # work bombs: each would run for minutes or fill memory without the render budget
+    '{% set s = "x" * 1000 %}' + "{% set s = s ~ s %}" * 40 + "{{ s | length }}",
+    '{% set s = "x" * 60000 %}{% set s = s + s %}{{ s | length }}',
+    '{% set X = "x" * 90000 %}{% for a in X %}{% for b in X %}{% endfor %}{% endfor %}',
+    '{% set X = ["x"] * 50000 %}{% for a in X %}{{ X | join("-") | length }}{% endfor %}',
+    '{{ "%999999999s" % "x" }}',
 ]
 
 
@@ -132,8 +139,10 @@ def test_the_sandbox_stands_behind_the_check(tmp_path: Path, payload: str) -> No
     root = hostile_copy(tmp_path)
     _plant_text(root, payload)
     reg = load(root)
+    start = time.perf_counter()
     with pytest.raises(TextError):
         render(reg.calculators[SLUG], calcs=reg.calculators, units=reg.units)
+    assert time.perf_counter() - start < 5
     found = problems(root)
     assert any(p == f"formulas/{SLUG}.yaml" and code == "R-TEXT" for p, code, _ in found), found
 
