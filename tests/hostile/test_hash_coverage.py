@@ -222,3 +222,21 @@ def test_content_keys_never_collide_with_calculator_fields() -> None:
 
     assert not set(ADDED_KEYS) & set(Calculator.model_fields)
     assert "versions" not in covered_fields() and {"name", "formula", "deviations"} <= set(covered_fields())
+
+
+def test_an_older_lock_still_verifies_after_the_schema_gains_optional_fields() -> None:
+    from registry.versions import legacy_content
+
+    reg = get_registry()
+    calc = reg.calculators[CG]
+
+    class GrownInput(Input):
+        future_hint: str | None = None
+
+    class Grown(Calculator):
+        inputs: list[GrownInput] = Field(default_factory=list)  # type: ignore[assignment]
+
+    grown = Grown.model_validate(calc.model_dump(mode="json"))
+    assert legacy_content(grown, grown.active, reg.units) == legacy_content(calc, calc.active, reg.units)
+    grown.inputs[0].future_hint = "released with it"  # a value set on the branch that added it is kept
+    assert legacy_content(grown, grown.active, reg.units) != legacy_content(calc, calc.active, reg.units)
