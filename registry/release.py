@@ -24,7 +24,7 @@ from typing import Any, Iterator
 from pydantic import ValidationError
 
 from registry import versions as ver
-from registry.atomic import LockBusy, commit, recover, registry_lock
+from registry.atomic import JournalRefused, LockBusy, commit, recover, registry_lock
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.schema import Calculator, VersionStatus, constant_problem
@@ -105,7 +105,7 @@ def writing(root: Path | str | None) -> Iterator[Path]:
                       + ", ".join(restored), file=sys.stderr)
             clear_cache()
             yield base
-    except LockBusy as e:
+    except (LockBusy, JournalRefused) as e:
         raise ReleaseError(str(e)) from None
     finally:
         clear_cache()
