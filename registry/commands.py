@@ -51,6 +51,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("v1")
     p.add_argument("v2")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="json: the text diff and every change with its old and new values, for tools")
     p.set_defaults(handler=cmd_diff)
 
     p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
@@ -97,8 +99,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("version", help="the draft's version, e.g. 1.1.0")
     p.add_argument("--by", required=True, help="who approves")
     p.add_argument("--role", required=True, help="their role, e.g. 'chair, drug and therapeutics committee'")
+    p.add_argument("--reason", required=True, help="why the change is approved (recorded with the approval)")
     p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
     p.set_defaults(handler=cmd_approve)
+
+    p = sub.add_parser("reject", help="reject a waiting draft: it is removed, the rejection kept on record",
+                       description="Remove a draft that will not be approved; who rejected it, their role, the "
+                       "date and the reason are kept in formulas/drafts/rejected/<slug>.yaml.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("version", help="the draft's version")
+    p.add_argument("--by", required=True, help="who rejects")
+    p.add_argument("--role", required=True, help="their role")
+    p.add_argument("--reason", required=True, help="why the draft is rejected")
+    p.set_defaults(handler=cmd_reject)
+
+    p = sub.add_parser("pending", help="what awaits approval or its effective date",
+                       description="Every draft waiting for approval and every approved version waiting for its "
+                       "effective date: who drafted it, since when, and what it changes.")
+    _root(p)
+    _fmt(p)
+    p.set_defaults(handler=cmd_pending)
 
     p = sub.add_parser("activate", help="make approved versions whose effective date has come active")
     _root(p)
@@ -242,11 +263,23 @@ def cmd_history(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
+    from registry.pending import draft_version
+
+    def approval(v: Any) -> str:  # only an approval somebody gave: a date alone is not one
+        return f"{v.approved_by.who} ({v.approved_by.date})" if v.approved_by else ""
+
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
              "released_by": v.released_by.who if v.released_by else "",
-             "approved": v.approved.isoformat() if v.approved else "", "next_review": v.next_review.isoformat()
+             "approved": approval(v), "next_review": v.next_review.isoformat()
              if v.next_review else "", "hash": lock.get(v.version, "")[:19], "changelog": v.changelog}
             for v in c.versions]
+    found = draft_version(reg, c.slug)
+    if found is not None:
+        v = found[1]
+        state = "approved, awaiting its date" if v.approved_by else "draft, awaiting approval"
+        rows.append({"version": v.version, "status": state, "effective": v.effective.isoformat(),
+                     "released_by": v.released_by.who if v.released_by else "", "approved": approval(v),
+                     "next_review": "", "hash": "", "changelog": v.changelog})
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
@@ -256,7 +289,8 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from registry.governance import content_changes, rendered, version_content
+    from registry.diffing import diff, scoring_changes
+    from registry.governance import rendered, version_content
 
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
@@ -264,18 +298,26 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for v, data in ((args.v1, a), (args.v2, b)):
         if data is None:
             known = ", ".join(x.version for x in c.versions)
-            raise CommandError(f"{c.slug} has no released version {v!r}; versions: {known}")
+            raise CommandError(f"{c.slug} has no released or draft version {v!r}; versions: {known}")
     assert a is not None and b is not None
     ta, tb = rendered(reg, c, args.v1) or "", rendered(reg, c, args.v2) or ""
     text = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{c.slug} {args.v1} (supplied text)",
                                      f"{c.slug} {args.v2} (supplied text)", lineterm=""))
-    changes = content_changes(a, b)
+    changes = [ch for ch in diff(a, b) if ch.what != "text"]
+    scoring = bool(scoring_changes(changes))
+    if args.format == "json":
+        print(json.dumps({"slug": c.slug, "from": args.v1, "to": args.v2, "text_diff": text,
+                          "changes": [ch.model_dump(mode="json") for ch in changes],
+                          "scoring_changed": scoring}, indent=2, ensure_ascii=False))
+        return 0
     if not text and not changes:
-        print(f"{c.slug}: {args.v1} and {args.v2} have the same content")
+        print(f"{c.slug}: {args.v1} and {args.v2} have the same content; no change to scoring")
         return 0
     print("\n".join(text) if text else "supplied text: unchanged")
     print()
-    print("\n".join(f"- {ch}" for ch in changes if ch != "supplied text changed") or "- no change beyond the text")
+    print("\n".join(f"- {ch.line()}" for ch in changes) or "- no change beyond the text")
+    if not scoring:
+        print("no change to scoring: the same inputs give the same answers")
     return 0
 
 
@@ -418,7 +460,34 @@ def cmd_fix(args: argparse.Namespace) -> int:
 def cmd_approve(args: argparse.Namespace) -> int:
     from registry.release import approve
 
-    return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role, date=args.date))
+    return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role,
+                                                date=args.date, reason=args.reason))
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    from registry.release import reject
+
+    return _maintain(args.root, lambda: reject(args.root, args.calculator, args.version, args.by, args.role,
+                                               reason=args.reason))
+
+
+def cmd_pending(args: argparse.Namespace) -> int:
+    from registry.pending import pending, row
+
+    reg = _load_valid(args.root)
+    rows = [row(p) for p in pending(reg)]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("nothing pending: no draft awaits approval and no approved version awaits its date")
+        return 0
+    shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
+             for r in rows]
+    print(render_table(shown, ["slug", "version", "base", "state", "effective", "drafted_by", "since",
+                               "approved_by", "reason", "changes"]))
+    print(f"\n{len(rows)} version(s) pending")
+    return 0
 
 
 def cmd_activate(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ from registry import versions as ver
 from registry.atomic import LockBusy, commit, recover, registry_lock
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
+from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
@@ -220,8 +221,35 @@ def _restore_text(item: Any, released: str) -> None:
         item["text"] = block(released if released.endswith("\n") else released + "\n")
 
 
-def _signoff(who: tuple[str, str] | None, when: dt.date) -> dict[str, Any] | None:
-    return None if who is None else {"who": who[0], "role": who[1], "date": when}
+def _signoff(who: tuple[str, str] | None, when: dt.date, reason: str | None = None) -> dict[str, Any] | None:
+    if who is None:
+        return None
+    out: dict[str, Any] = {"who": who[0], "role": who[1], "date": when}
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+def _policy(reg: Registry) -> Policy:
+    try:
+        return read_policy(reg.formulas_dir)
+    except PolicyError as e:
+        raise ReleaseError(f"{e}: fix the policy file first (approvals are refused while it is invalid)") from None
+
+
+def _four_eyes(pol: Policy, slug: str, version: str, entry: Any, who: tuple[str, str]) -> None:
+    """Refuse an approval the policy does not allow: by the draft's author, or by a role not listed."""
+    author = (_plain(entry.get("released_by")) or {}).get("who")
+    if pol.four_eyes and author is None:
+        raise ReleaseError(f"{slug} {version} records no author, so four eyes cannot be checked: remove the draft and "
+                           "make it again with --by and --role")
+    if pol.four_eyes and author is not None and str(author).strip().casefold() == who[0].casefold():
+        raise ReleaseError(f"{who[0]} drafted {slug} {version} and cannot also approve it: the approver must be "
+                           f"someone other than the author ({author}); set four_eyes: false in "
+                           f"formulas/{POLICY_FILE.as_posix()} only if your governance allows self-approval")
+    if not pol.role_allowed(who[1]):
+        raise ReleaseError(f"role {who[1]!r} may not approve under formulas/{POLICY_FILE.as_posix()}; roles allowed: "
+                           + ", ".join(pol.approver_roles))
 
 
 def _catalogue(reg: Registry, calcs: dict[str, Calculator]) -> dict[Path, str]:
@@ -336,11 +364,18 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     effective = parse_date(date, "--date")
     who = _who(by, role)
     today = dt.date.today()
+    if draft and who is None:
+        raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone else "
+                           "approves it")
     if effective > today and not draft and who is None:
-        raise ReleaseError(f"--date {effective} is in the future: the version waits, approved by whoever releases it, "
-                           "until that day; give --by and --role (or use --draft and `formula approve`)")
+        raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give --by and "
+                           "--role (who makes it), then someone else approves it with `formula approve`")
     with writing(root) as base:
         reg = _loaded(base, "releasing")
+        pol = _policy(reg)
+        self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
+            and pol.role_allowed(who[1])
+        draft = draft or (effective > today and not self_approved)
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
         dirty = unreleased(reg)
@@ -386,8 +421,9 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                                      "changelog": note}
             if who:
                 entry["released_by"] = _signoff(who, today)
-            if effective > today and not draft and who:
-                entry["approved_by"] = _signoff(who, today)
+            if self_approved and who:  # only where the policy file allows an author to approve their own change
+                entry["approved_by"] = _signoff(who, today, "released with a future effective date; the policy "
+                                                "allows the author to approve")
                 entry["approved"] = today
             snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
             if snap is None or old.version not in plan.lock.get(slug, {}):
@@ -412,8 +448,11 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         plan.commit()
     was = c.active.version
     if draft:
-        return (f"{c.slug}: drafted {released[0].split()[-1]} (active stays {was}); review it with "
-                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve`")
+        when = f", effective {effective} once approved" if effective > today else ""
+        return (f"{c.slug}: drafted {released[0].split()[-1]}{when} (active stays {was}); it awaits approval by "
+                f"someone other than {who[0] if who else 'its author'}: review it with "
+                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve` "
+                f"(`formula pending` lists what waits)")
     if waiting:
         return (f"{c.slug}: {released[0].split()[-1]} approved, effective {effective}; {was} stays active until then "
                 "(run `formula activate` on or after that day)")
@@ -425,11 +464,17 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
 # ---------------------------------------------------------------------- approve and activate
 
 
-def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None) -> str:
-    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`)."""
+def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None,
+            reason: str = "") -> str:
+    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`).
+
+    Four eyes: the approver must differ from the draft's author unless the policy file says otherwise.
+    """
     who = _who(by, role)
     if who is None:
         raise ReleaseError("--by and --role must name who approves and their role")
+    if not reason or not reason.strip():
+        raise ReleaseError("--reason must say why the change is approved (it is recorded with the approval)")
     today = dt.date.today()
     when = parse_date(date, "--date")
     if when > today:
@@ -452,10 +497,11 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
                                "remove the draft and make it again")
         if c.slug in unreleased(reg):
             raise ReleaseError(f"{c.slug} has unreleased hand edits; release or undo them before approving")
+        _four_eyes(_policy(reg), c.slug, version, entry, who)
         released_on = _plain(entry.get("released_by", {}) or {}).get("date")
         if released_on and when.isoformat() < released_on:
             raise ReleaseError(f"--date {when} is before the draft was made ({released_on})")
-        entry["approved_by"] = _signoff(who, when)
+        entry["approved_by"] = _signoff(who, when, reason.strip())
         entry["approved"] = when
         _validated(rt_dump(drt), dpath)
         plan = _Plan(reg)
@@ -532,12 +578,48 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
             item["signoffs"] = []
         item["signoffs"].append({"who": person[0], "role": person[1], "date": when})
         item["last_review"] = when
-        item["next_review"] = due
-        if item.get("approved") is None:
-            item["approved"] = when
+        item["next_review"] = due  # a review signs off; it never approves (only `formula approve` does)
         text = rt_dump(rt, original)
         _validated(text, path)
         plan = _Plan(reg)
         plan.changes[path] = text
         plan.commit()
     return f"{c.slug} {v.version}: reviewed by {person[0]} ({person[1]}) on {when}; next review due {due}"
+
+
+# ---------------------------------------------------------------------- reject
+
+
+REJECTED_DIR = "rejected"
+
+
+def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, *, reason: str) -> str:
+    """Reject a waiting draft: the draft file goes, and who rejected it, when and why is kept on record
+    in formulas/drafts/rejected/<slug>.yaml (the active version is untouched)."""
+    from registry.yamlio import dump, load_file
+
+    who = _who(by, role)
+    if who is None:
+        raise ReleaseError("--by and --role must name who rejects the draft and their role")
+    why = _reason(reason)
+    today = dt.date.today()
+    with writing(root) as base:
+        reg = _loaded(base, "rejecting")
+        c = _calc(reg, ref)
+        dpath = draft_path(reg, c.slug)
+        if not dpath.exists():
+            raise ReleaseError(f"{c.slug} has no draft waiting for approval")
+        entry = _plain(rt_load(dpath)["versions"][-1])
+        if entry.get("version") != version:
+            raise ReleaseError(f"{c.slug}'s draft is version {entry.get('version')}, not {version!r}")
+        log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
+        records = list(load_file(log) or []) if log.exists() else []
+        records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
+                        "drafted_by": entry.get("released_by"),
+                        "rejected_by": _plain(_signoff(who, today, why))})
+        plan = _Plan(reg)
+        plan.changes[dpath] = None
+        plan.changes[log] = dump(_plain(records))
+        plan.commit()
+    return (f"{c.slug} {version}: rejected by {who[0]} ({who[1]}) on {today}: {why}; {c.active.version} stays active "
+            f"(recorded in {reg.rel(log)})")

@@ -320,6 +320,7 @@ class SignOff(Strict):
     who: str
     role: str
     date: dt.date
+    reason: str | None = Field(default=None, description="why (an approval or rejection says why it was given)")
 
 
 class Version(Strict):

@@ -202,13 +202,17 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, root: Path) 
     tomorrow = (TODAY + dt.timedelta(days=1)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "x",
                              "--date", tomorrow, "--by", "A", "--role", "pharmacist")
-    assert code == 0 and "stays active" in out, err
+    assert code == 0 and "active stays" in out and "awaits approval by someone other than A" in out, err
     assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},
                    registry=load(root)).version == OLD
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
+    assert code == 0 and f"stays active until {tomorrow}" in out, err
+    code, out, _ = formula(capsys, root, "activate")
+    assert code == 0 and "no approved version" in out  # approved, but its day has not come
     code, _, err = formula(capsys, root, "activate", "--on", tomorrow)
     assert code == 1 and "future" in err
     # the day comes: simulate it by moving the draft's effective date to today
@@ -300,7 +304,7 @@ def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, 
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
     assert "+The correction applies" in out and "input Glucose range: [10, 3000] -> [10, 2500]" in out
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.input("Glucose").range == (10, 2500) and "negative correction" in c.active.text

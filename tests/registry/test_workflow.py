@@ -31,7 +31,8 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert "constant correction_per_mg_dl_glucose: 0.024 -> 0.016" in numbers
     # 3. approval makes it active, re-renders the catalogue, records who approved
     code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "Dr A. Chair",
-                             "--role", "chair, drug and therapeutics committee")
+                             "--role", "chair, drug and therapeutics committee",
+                             "--reason", "Katz factor agreed for comparison")
     assert code == 0 and "now active" in out, err
     assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x 300
     index = json.loads((root / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
