@@ -60,8 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     except CommandError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

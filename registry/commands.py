@@ -166,10 +166,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
                        description="Reads a results.jsonl (one JSON object per line naming its calculator by "
                        "slug/text_slug or calculator_id, with text_version and/or text_sha256) and lists the "
-                       "cases whose text changed since. Exit 1 when the file cannot be read.")
+                       "cases whose text changed since. Exit 1 when the file (or a line of it) cannot be read, and with --check "
+                       "when any case is stale.")
     _root(p)
-    p.add_argument("results", type=Path, help="RESULTS.jsonl")
+    p.add_argument("results", type=Path, help="RESULTS.jsonl, or a run folder holding results.jsonl")
     _fmt(p)
+    p.add_argument("--check", action="store_true", help="exit 1 when any case is stale or cannot be checked "
+                   "(for pipelines)")
     p.set_defaults(handler=cmd_stale)
 
 
@@ -194,7 +197,7 @@ def _fmt(p: argparse.ArgumentParser) -> None:
 
 
 def _load_valid(root: Path | None) -> Registry:
-    return load_registry(root)
+    return load_registry(root, partial=True)  # read-only: a broken calculator file leaves the others readable
 
 
 def _calc(reg: Registry, ref: str) -> Calculator:
@@ -214,9 +217,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
     reg = load(args.root)
     validate(reg)
     if reg.problems:
+        from registry.validate import first_fix
+
         for p in reg.problems:
             print(p)
-        raise CommandError(f"{len(reg.problems)} problem(s)")
+        advice = first_fix(reg.problems)
+        raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {advice}" if advice else ""))
     print(summary(reg))
     return 0
 
@@ -566,31 +572,52 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """Rows of a JSON-lines file with their line numbers, and one problem per unreadable line (its own number).
+
+    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted.
+    """
+    rows: list[tuple[int, dict[str, Any]]] = []
+    bad: list[str] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(f"line {n}: not UTF-8 text")
+                continue
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                bad.append(f"line {n}: not JSON ({getattr(e, 'msg', e)}, column {getattr(e, 'colno', '?')})")
+                continue
+            if not isinstance(row, dict):
+                bad.append(f"line {n}: not a JSON object")
+                continue
+            rows.append((n, row))
+    return rows, bad
+
+
 def cmd_stale(args: argparse.Namespace) -> int:
     from registry.governance import stale
 
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
-    rows: list[tuple[int, dict[str, Any]]] = []
+    path: Path = args.results
+    if path.is_dir():  # a run folder, as `formula score` and `formula report` take it
+        path = path / "results.jsonl"
+        if not path.is_file():
+            raise CommandError(f"{args.results} is a folder without results.jsonl; give a run folder or a "
+                               "results.jsonl file")
     try:
-        with open(args.results, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError(f"line {n} is not a JSON object")
-                rows.append((n, row))
+        rows, bad = read_jsonl(path)
     except OSError as e:
-        print(f"error: cannot read {args.results}: {e.strerror}", file=sys.stderr)
-        return 1
-    except (ValueError, UnicodeDecodeError) as e:
-        print(f"error: {args.results} is not JSON lines: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(f"cannot read {path}: {e.strerror}") from None
     out, problems = stale(reg, rows)
-    for p in problems:
-        print(f"{args.results}: {p}", file=sys.stderr)
+    for p in bad + problems:
+        print(f"{path}: {p}", file=sys.stderr)
+    checked = len(rows) - len(problems)
     if args.format == "json":
         print(json.dumps(out, indent=2))
     else:
@@ -598,5 +625,12 @@ def cmd_stale(args: argparse.Namespace) -> int:
             shown = [dict(r, recorded_sha256=(r["recorded_sha256"] or "-")[:19]) for r in out]
             print(render_table(shown, ["line", "row_number", "seed", "arm", "slug", "recorded_version",
                                        "current_version", "why"]))
-        print(f"\n{len(out)} of {len(rows)} case(s) stale against the registry now")
+        skipped = len(bad) + len(problems)
+        print(f"\n{len(out)} of {checked} case(s) stale against the registry now"
+              + (f"; {skipped} line(s) could not be checked (listed above)" if skipped else ""))
+    if bad:
+        raise CommandError(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})")
+    if args.check and (out or problems):
+        print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
+        return 1
     return 0

@@ -218,6 +218,8 @@ class Constant(Strict):
     min: float | None = Field(default=None, exclude=True, description="smallest allowed value (inclusive)")
     max: float | None = Field(default=None, exclude=True, description="largest allowed value (inclusive)")
     positive: bool = Field(default=False, exclude=True, description="the value must be greater than 0")
+    type: Literal["integer", "number"] | None = Field(
+        default=None, exclude=True, description="integer: only whole numbers (decimals, caps of integer scores)")
 
     @model_validator(mode="after")
     def _allowed(self) -> "Constant":
@@ -233,12 +235,14 @@ def constant_problem(spec: "Constant", value: Any) -> str | None:
         return None if isinstance(value, str) else f"{value!r} is not a number"
     if not math.isfinite(value):
         return f"value {value!r} is not a finite number"
+    if spec.type == "integer" and not float(value).is_integer():
+        return f"value {value!r} is not a whole number (the constant has type integer)"
     if spec.positive and not value > 0:
         return f"value {value!r} must be greater than 0"
     if spec.min is not None and value < spec.min:
-        return f"value {value!r} is below the allowed minimum {spec.min!r}"
+        return f"value {value!r} is below the allowed minimum {spec.min:g}"
     if spec.max is not None and value > spec.max:
-        return f"value {value!r} is above the allowed maximum {spec.max!r}"
+        return f"value {value!r} is above the allowed maximum {spec.max:g}"
     return None
 
 
