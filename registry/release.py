@@ -19,7 +19,7 @@ import dataclasses
 import datetime as dt
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
@@ -35,6 +35,26 @@ from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 class ReleaseError(Exception):
     pass
+
+
+# Checks run after a version is made (the audit layer registers the reference-case check): each gets the
+# registry before and as it stands with the new versions, and the slugs released, and returns lines to print.
+ReleaseCheck = Callable[[Registry, Registry, list[str]], list[str]]
+AFTER_RELEASE: list[ReleaseCheck] = []
+
+
+def on_release(check: ReleaseCheck) -> ReleaseCheck:
+    if check not in AFTER_RELEASE:
+        AFTER_RELEASE.append(check)
+    return check
+
+
+def _checks(before: Registry, calcs: dict[str, Calculator], slugs: list[str]) -> str:
+    """The lines of every registered check, on the registry as the release leaves it (validated: its lock is new)."""
+    after = dataclasses.replace(before, calculators=calcs, problems=[], hashes={}, validated=True)
+    was = dataclasses.replace(before, problems=[], hashes={}, validated=True)  # it validated before the change
+    lines = [line for check in AFTER_RELEASE for line in check(was, after, slugs)]
+    return "".join("\n" + line for line in lines)
 
 
 # ---------------------------------------------------------------------- argument checks (no I/O)
@@ -397,6 +417,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         waiting = draft or effective > today
         plan = _Plan(reg)
         released: list[str] = []
+        tried: dict[str, Calculator] = {}  # each target as this release makes it (a draft's content included)
         for slug in targets:
             calc = reg.calculators[slug]
             old = calc.active
@@ -437,6 +458,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             old_hash = plan.lock[slug][old.version]
             if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
+            tried[slug] = proposed
             if waiting:
                 plan.changes[draft_path(reg, slug)] = text
                 if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
@@ -446,19 +468,20 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             released.append(f"{slug} {new_version}")
         plan.finish(targets)
         plan.commit()
+        checked = _checks(reg, {**reg.calculators, **tried}, targets)
     was = c.active.version
     if draft:
         when = f", effective {effective} once approved" if effective > today else ""
         return (f"{c.slug}: drafted {released[0].split()[-1]}{when} (active stays {was}); it awaits approval by "
                 f"someone other than {who[0] if who else 'its author'}: review it with "
                 f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve` "
-                f"(`formula pending` lists what waits)")
+                f"(`formula pending` lists what waits)" + checked)
     if waiting:
         return (f"{c.slug}: {released[0].split()[-1]} approved, effective {effective}; {was} stays active until then "
-                "(run `formula activate` on or after that day)")
+                "(run `formula activate` on or after that day)" + checked)
     extra = f" with {', '.join(released[1:])}" if len(released) > 1 else ""
     return (f"{c.slug}: released {released[0].split()[-1]} (was {was}){extra}: {reason}; "
-            f"re-rendered formulas/{TEXTS_DIR}")
+            f"re-rendered formulas/{TEXTS_DIR}" + checked)
 
 
 # ---------------------------------------------------------------------- approve and activate
@@ -515,7 +538,9 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
         plan.changes[dpath] = None
         plan.finish([c.slug])
         plan.commit()
-    return f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; now active (was {c.active.version})"
+        checked = _checks(reg, plan.calcs, [c.slug])
+    return (f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; now active (was {c.active.version})"
+            + checked)
 
 
 def activate(root: Path | str | None, *, on: str | None = None) -> str:
@@ -539,7 +564,8 @@ def activate(root: Path | str | None, *, on: str | None = None) -> str:
             plan.changes[dpath] = None
         plan.finish([s.split()[0] for s in done])
         plan.commit()
-    return "activated " + ", ".join(done) if done else f"no approved version is due to become active on {day}"
+        checked = _checks(reg, plan.calcs, [s.split()[0] for s in done])
+    return ("activated " + ", ".join(done) + checked) if done else f"no approved version is due to become active on {day}"
 
 
 # ---------------------------------------------------------------------- review
