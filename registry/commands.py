@@ -88,6 +88,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("--set", dest="assignments", action="append", required=True, metavar="CONSTANT=VALUE",
                    help="repeat for several constants")
+    p.add_argument("--label", dest="labels", action="append", default=[], metavar="CONSTANT=NAME",
+                   help="the name the new value goes by in texts (e.g. 'Katz factor'); required when the constant "
+                   "set carries a label")
     _release_args(p)
     p.set_defaults(handler=cmd_fix)
 
@@ -460,7 +463,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from registry.release import release
 
     return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                                **_release_kw(args)))
+                                                labels=args.labels, **_release_kw(args)))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

@@ -95,6 +95,19 @@ def parse_assignments(assignments: list[str]) -> dict[str, int | float]:
     return out
 
 
+def parse_labels(labels: list[str]) -> dict[str, str]:
+    """`NAME=TEXT` pairs for --label: the name a constant's new value goes by (shown in texts)."""
+    out: dict[str, str] = {}
+    for a in labels:
+        name, _, text = (s.strip() for s in a.partition("="))
+        if not name or not text or "=" not in a:
+            raise ReleaseError(f"--label expects CONSTANT=NAME (e.g. correction=Katz factor), got {a!r}")
+        if name in out:
+            raise ReleaseError(f"--label {name} is given twice; give each constant once")
+        out[name] = text
+    return out
+
+
 def _who(by: str | None, role: str | None, flag: str = "--by") -> tuple[str, str] | None:
     if by is None and role is None:
         return None
@@ -371,7 +384,7 @@ def _plain(x: Any) -> Any:
 
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False) -> str:
+            with_dependants: bool = False, labels: list[str] | None = None) -> str:
     """Release a calculator's edited content (or `sets`, constant values) as a new version.
 
     With `draft`, the version waits in formulas/drafts/ for `formula approve`. With a future
@@ -381,6 +394,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     if part not in ("major", "minor", "patch"):
         raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
     assignments = parse_assignments(sets or [])
+    names = parse_labels(labels or [])
     effective = parse_date(date, "--date")
     who = _who(by, role)
     today = dt.date.today()
@@ -435,6 +449,15 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                         raise ReleaseError(f"--set {name}={value!r}: {problem} (formulas/{slug}.yaml "
                                            f"constants.{name})")
                     consts[name]["value"] = value
+                    label = calc.constants[name].label
+                    if label and name not in names:
+                        raise ReleaseError(f"--set {name}: this constant's value is the {label!r} (texts show the "
+                                           f"name beside the number); say what the new value is called with "
+                                           f"--label {name}=NAME (or --label {name}={label!r} to keep it)")
+                for name, text in names.items():
+                    if name not in consts:
+                        raise ReleaseError(f"--label: {slug} has no constant {name!r}")
+                    consts[name]["label"] = text
             new_version = ver.bump(old.version, part)
             note = reason if slug == c.slug else f"{reason} (released with its dependency {c.slug})"
             entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,

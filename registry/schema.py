@@ -12,7 +12,7 @@ import re
 from enum import Enum
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_serializer, model_validator
 
 SLUG_RE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 SEMVER_RE = r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)$"
@@ -213,6 +213,9 @@ class Constant(Strict):
     source: str | None = None
     applies_to: Literal["both", "benchmark", "published"] = Field(
         default="both", description="which variant uses it; supplied texts must state the benchmark's")
+    label: str | None = Field(
+        default=None, min_length=1, description="the name of the variant or factor this value is (e.g. 'Hillier "
+        "factor'); texts show it as {{ label.NAME }}, so a fix that changes the value says what it is called")
     # The allowed range guards edits (`formula fix`, hand edits before release); it is not content,
     # so it is left out of dumps and never changes a released version's hash.
     min: float | None = Field(default=None, exclude=True, description="smallest allowed value (inclusive)")
@@ -227,6 +230,14 @@ class Constant(Strict):
         if problem:
             raise ValueError(problem)
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_absent_label(self, handler: Any) -> Any:
+        """No label, no key: constants written before labels existed keep their content (and hash)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("label", "") is None:
+            del data["label"]
+        return data
 
 
 def constant_problem(spec: "Constant", value: Any) -> str | None:

@@ -314,3 +314,57 @@ def test_ctrl_c_during_a_write_rolls_back_in_process(capsys, root: Path, monkeyp
     assert not (root / "formulas" / atomic.JOURNAL_NAME).exists()
     assert fingerprint(root) == before and problems(root) == []
     assert load(root).calculators[SODIUM].active.status == VersionStatus.active
+
+
+# ---------------------------------------------------------------------- names beside numbers
+
+
+def _label_sodium(root: Path, *, template: bool) -> None:
+    """Give the sodium factor its label; with `template`, the text shows it from the registry."""
+    path = root / "formulas" / f"{SODIUM}.yaml"
+    text = path.read_text(encoding="utf-8")
+    if "label: Hillier factor" not in text:
+        text = text.replace("    value: 0.024\n", "    value: 0.024\n    label: Hillier factor\n", 1)
+    if template:
+        head, active = text.rsplit("- version:", 1)
+        text = head + "- version:" + active.replace("(Hillier factor)", "({{ label.correction_per_mg_dl_glucose }})")
+    path.write_text(text, encoding="utf-8")
+
+
+def test_a_label_written_out_in_prose_is_flagged(root: Path) -> None:
+    from audit.completeness import static_findings
+
+    reg = load(root)
+    c = reg.calculators[SODIUM]
+    name = "correction_per_mg_dl_glucose"
+    labelled = c.model_copy(update={"constants": {**c.constants, name: c.constants[name].model_copy(
+        update={"label": "Hillier factor"})}})
+    by_hand = "Sodium corrected (Hillier factor): sodium + {{ c.correction_per_mg_dl_glucose }} x glucose"
+    found = static_findings(labelled, by_hand, calcs=reg.calculators)
+    assert any("states the label 'Hillier factor'" in f and f"label.{name}" in f for f in found), found
+    from_registry = by_hand.replace("Hillier factor", "{{ label.correction_per_mg_dl_glucose }}")
+    assert not [f for f in static_findings(labelled, from_registry, calcs=reg.calculators) if "label" in f]
+    assert any("names unknown label 'nope'" in f for f in static_findings(labelled, "{{ label.nope }}",
+                                                                          calcs=reg.calculators))
+
+
+def test_a_fix_updates_the_name_beside_the_number(capsys, root: Path) -> None:
+    from audit.completeness import static_findings
+
+    _label_sodium(root, template=True)
+    if load(root).calculators[SODIUM].active.version == OLD:  # not shipped yet: release the label first
+        code, _, err = formula(capsys, root, "release", SODIUM, "--reason", "factor's name from the registry")
+        assert code == 0, err
+    reg = load(root)
+    c = reg.calculators[SODIUM]
+    assert not [f for f in static_findings(c, calcs=reg.calculators, units=reg.units) if "label" in f]
+    before = fingerprint(root)
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz")
+    assert code == 1 and "'Hillier factor'" in err and "--label correction_per_mg_dl_glucose=NAME" in err
+    assert fingerprint(root) == before
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--label",
+                           "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz")
+    assert code == 0, err
+    rendered = (root / "formulas" / "texts" / f"{SODIUM}.md").read_text(encoding="utf-8")
+    assert "(Katz factor)" in rendered and "Hillier factor" not in rendered and "+ 0.016 x" in rendered
+    assert problems(root) == []
