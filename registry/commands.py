@@ -227,6 +227,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
         advice = first_fix(reg.problems)
         raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {advice}" if advice else ""))
     print(summary(reg))
+    from registry.pending import pending
+
+    waiting = pending(reg)
+    if waiting:
+        print(f"{len(waiting)} version(s) pending approval or their effective date: "
+              + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)")
     return 0
 
 

@@ -148,7 +148,11 @@ def writing(root: Path | str | None) -> Iterator[Path]:
 def _loaded(root: Path, doing: str) -> Registry:
     reg = load(root)
     if reg.problems:
-        raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}")
+        from registry.validate import first_fix
+
+        advice = first_fix(reg.problems)
+        raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}"
+                           + (f"; {advice}" if advice else ""))
     if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
         raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
     return reg

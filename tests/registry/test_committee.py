@@ -51,6 +51,8 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     assert p["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL"]
     code, out, _ = formula(capsys, root, "history", SODIUM)
     assert NEW in out and "draft, awaiting approval" in out
+    code, out, _ = formula(capsys, root, "validate")
+    assert code == 0 and f"1 version(s) pending approval or their effective date: {SODIUM} {NEW}" in out
     reg = load(root)
     assert "Awaiting approval" in overview_section(reg) and SODIUM in overview_section(reg)
     assert any(f"Version {NEW}" in line for line in calculator_section(reg, reg.calculators[SODIUM]))
