@@ -399,36 +399,49 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
 
 def _rehash(reg: Registry) -> int:
-    """Migrate a format-1 lock: verify every released version under the old scheme, then hash with the new one.
+    """Migrate an older lock: verify every released version under its old scheme, then hash with the current one.
 
-    Safe to re-run: on a current-format lock it changes nothing. Superseded snapshots are kept as
-    they are (the hashes of their dependencies at release time are not known), so their recorded
-    hashes stay valid; each active version is rehashed with its dependencies and snapshotted again.
+    Safe to re-run: on a current-format lock it changes nothing. Each active version is rehashed
+    (its dependencies and cited guidelines included) and snapshotted again. A superseded version
+    is rebuilt from its snapshot through the schema (it must dump back to exactly what the
+    snapshot holds) and its snapshot rewritten in the current form: it keeps only what the older
+    format recorded, and the dependency hashes it was released with.
     """
     fmt = ver.lock_format(reg.lock_path)
     if fmt == ver.LOCK_FORMAT:
         print(f"{reg.rel(reg.lock_path)} is already format {fmt}; nothing to rehash")
         return 0
+    if fmt > ver.LOCK_FORMAT or fmt < 1:
+        raise CommandError(f"{reg.rel(reg.lock_path)} is format {fmt}, which this tool does not know")
     lock = ver.read_lock(reg.lock_path)
-    stale = []
+    stale, snaps = [], {}
     for slug, c in sorted(reg.calculators.items()):
         for v in ver.released(c):
             recorded = lock.get(slug, {}).get(v.version)
             now: str | None
             if v.status == VersionStatus.active:
-                now = ver.content_hash(ver.content(c, v, reg.units))
+                now = ver.legacy_hash(reg, slug, fmt)
             else:
                 snap = ver.read_snapshot(reg.formulas_dir, slug, v.version)
                 now = ver.content_hash(snap) if snap is not None else None
+                snaps[(slug, v.version)] = snap
             if recorded is None or now != recorded:
                 stale.append(f"{slug} {v.version}")
     if stale:
-        raise CommandError("these released versions no longer match their format-1 hash, so rehashing would bless "
-                           "unreleased edits; undo the edits (or release them with the old tool) first:\n  "
+        raise CommandError(f"these released versions no longer match their format-{fmt} hash, so rehashing would "
+                           "bless unreleased edits; undo the edits (or release them with the old tool) first:\n  "
                            + "\n  ".join(stale))
     from registry.atomic import commit
 
     changes: dict[Path, str | None] = {}
+    for (slug, version), snap in snaps.items():
+        assert snap is not None
+        migrated = ver.migrated_snapshot(reg.calculators[slug], snap, reg.units)
+        if migrated is None:
+            raise CommandError(f"formulas/history/{slug}/{version}.yaml does not rebuild into a calculator entry "
+                               "losslessly; nothing was changed")
+        lock[slug][version] = ver.content_hash(migrated)
+        changes[ver.snapshot_path(reg.formulas_dir, slug, version)] = ver.snapshot_text(migrated)
     for slug, c in sorted(reg.calculators.items()):
         data = ver.released_content(reg, c, c.active)
         lock[slug][c.active.version] = ver.content_hash(data)
@@ -436,8 +449,8 @@ def _rehash(reg: Registry) -> int:
     changes[reg.lock_path] = ver.lock_text(lock)
     commit(reg.root, changes)  # every snapshot and the lock, or none of them
     clear_cache()
-    print(f"rehashed {len(reg.calculators)} active version(s) into lock format {ver.LOCK_FORMAT}; "
-          f"commit {reg.rel(reg.lock_path)} and formulas/history/")
+    print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
+          f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")
     return 0
 
 

@@ -214,10 +214,12 @@ def _released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
     original = path.read_text(encoding="utf-8")
     rt = rt_load(path)
     snap = ver.read_snapshot(reg.formulas_dir, calc.slug, calc.active.version) or {}
-    now = calc.model_dump(mode="json")
-    for f in ver.CONTENT_FIELDS:
+    now = ver.content(calc, calc.active, None)  # dumped as the snapshot is (defaults left out)
+    for f in ver.covered_fields():
         if f in snap and snap[f] != now.get(f):
             rt[f] = _assign(rt[f], snap[f], now.get(f)) if f in rt else snap[f]
+        elif f not in snap and f in now and f in rt and ver.MIGRATED_KEY not in snap:
+            del rt[f]  # set since the release; it was at its default then
     _restore_text(rt["versions"][_active_index(rt)], snap.get("text", ""))
     text = rt_dump(rt, original)
     back = _validated(text, path)
@@ -319,7 +321,7 @@ class _Plan:
         path = reg.paths[slug]
         original = path.read_text(encoding="utf-8")
         main = rt_load(path)
-        for f in ver.CONTENT_FIELDS:
+        for f in ver.covered_fields():
             if _plain(main.get(f)) != _plain(draft_rt.get(f)):
                 if f in draft_rt:
                     main[f] = copy.deepcopy(draft_rt[f])
@@ -350,7 +352,8 @@ class _Plan:
         if not self.promoted:
             return
         after = _view(self.reg, self.calcs)
-        moved = {s: why for s, why in _unreleased_with(after, self.lock).items() if s not in targets}
+        moved = {s: why for s, why in _unreleased_with(after, self.lock).items()
+                 if s not in targets and not ver.only_guidelines_moved(after, after.calculators[s])}
         if moved:
             raise ReleaseError("this release changes the content of calculators that depend on it: "
                                + ", ".join(sorted(moved)) + "; add --with-dependants to release them too")
@@ -417,7 +420,8 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
         dirty = unreleased(reg)
-        others = {s: why for s, why in dirty.items() if s not in targets}
+        others = {s: why for s, why in dirty.items()
+                  if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
         if others and set(others) <= set(dependants(reg, c.slug)):
             raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
                                "add --with-dependants to release them with it")

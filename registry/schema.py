@@ -161,8 +161,8 @@ class Guideline(Strict):
 class InputDefinition(Strict):
     """What an input means, where its meaning varies between sources (HAS-BLED's "labile INR").
 
-    Descriptive only: it is not part of a version's hashed content (registry/versions.py), so a
-    definition can be added or corrected without releasing a new version.
+    Shown to people and in tool descriptions, so it is part of a version's hashed content
+    (registry/versions.py): adding or correcting one is released like any other edit.
     """
 
     text: str = Field(min_length=1, description="the concept's definition, in our words")

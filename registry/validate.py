@@ -199,8 +199,8 @@ def _lock(reg: Registry) -> None:
         reg.problems.append(Problem(lock_rel, 1, "(file)", f"unreadable lock file: {e}", codes.LOCK_UNREADABLE))
         return
     if fmt != LOCK_FORMAT:
-        reg.problems.append(Problem(lock_rel, 1, "format", f"lock format {fmt} hashes versions without their "
-                                    f"dependencies; this tool writes format {LOCK_FORMAT}: run `formula lock --rehash`",
+        reg.problems.append(Problem(lock_rel, 1, "format", f"lock format {fmt} leaves out fields a version "
+                                    f"covers now; this tool writes format {LOCK_FORMAT}: run `formula lock --rehash`",
                                     codes.LOCK_FORMAT))
         return
     waiting = _on_broken(reg)
@@ -253,13 +253,23 @@ def _live(reg: Registry, c: Calculator, version: str, recorded: str, snap: dict[
     if active_hash(reg, c.slug) == recorded:
         return
     live = released_content(reg, c, c.active)
-    own = {k: v for k, v in live.items() if k != "dependencies"}
-    if snap is not None and own == {k: v for k, v in snap.items() if k != "dependencies"}:
+    linked = ("dependencies", "guidelines")
+    own = {k: v for k, v in live.items() if k not in linked}
+    if snap is not None and own == {k: v for k, v in snap.items() if k not in linked}:
         before = snap.get("dependencies") or {}
         moved = sorted(d for d, h in live["dependencies"].items() if before.get(d) != h)
+        cited = snap.get("guidelines") or {}
+        edited = sorted(g for g, h in live["guidelines"].items() if cited.get(g) != h)
+        edited += sorted(g for g in cited if g not in live["guidelines"])
+        if moved or not edited:
+            _at(reg, c.slug, loc, fld,
+                f"released version {version} depends on {', '.join(moved) or 'a calculator'} whose content changed: "
+                f"release it too with `formula release {c.slug} --reason ...`", codes.LOCK_DEPENDENCY)
+            return
         _at(reg, c.slug, loc, fld,
-            f"released version {version} depends on {', '.join(moved) or 'a calculator'} whose content changed: "
-            f"release it too with `formula release {c.slug} --reason ...`", codes.LOCK_DEPENDENCY)
+            f"released version {version} cites guideline(s) {', '.join(edited)} whose file changed (or is no longer "
+            f"cited) without a new version: undo the guideline edit, or release with `formula release {c.slug} "
+            "--reason ...`", codes.LOCK_DEPENDENCY)
         return
     _at(reg, c.slug, loc, fld, f"released version {version} changed without a new version: "
         f"run `formula release {c.slug} --reason ...` (or undo the edit)", codes.LOCK_CHANGED)

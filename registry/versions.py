@@ -1,13 +1,17 @@
 """Version content, hashes, the lock file and snapshots of released versions.
 
-A released version (active or superseded) is immutable. Its *content* is what changes a
-calculator's answer or its supplied text: output, inputs, constants, tables, dependencies, the
-version's own text, the shared unit data it converts with (factors, conventions and the
-molar masses of its analytes, from formulas/units.yaml), and (lock format 2) the content hashes
-of the calculators it depends on, so a change to a dependency changes every dependant's hash,
-transitively. Governance metadata (reviews, sign-offs, audit findings, citations) can be updated
-in place without a new version, and so can an input's `definition` (what the concept means and
-where that is defined): it is descriptive, never read by the library or a text.
+A released version (active or superseded) is immutable. Its *content* (lock format 3) is every
+field of the calculator file that a person reads or that changes what is computed: everything
+except the version bookkeeping (`versions`: status, sign-offs, approvals, review dates,
+changelog), plus the version's own number and text, the shared unit data it converts with
+(factors, conventions and the molar masses of its analytes, from formulas/units.yaml), the
+content hashes of the calculators it depends on (transitively), and the content hashes of the
+guideline files it cites (provenance, literature audit, replacements). So a change to a
+dependency or to a cited guideline changes every dependant's hash.
+
+Content is dumped without fields left at their default (`exclude_defaults`), so a new optional
+schema field changes no existing hash until a file sets it. Formats 1 and 2 are kept only so
+`formula lock --rehash` can verify an older lock before migrating it.
 """
 from __future__ import annotations
 
@@ -17,39 +21,71 @@ from pathlib import Path
 from typing import Any
 
 from registry.model import Registry
-from registry.schema import Calculator, UnitsFile, Version, VersionStatus, semver_key
+from registry.schema import Calculator, Guideline, UnitsFile, Version, VersionStatus, semver_key
 from registry.yamlio import YamlError, dump, load_file
 
+# What changes an answer: always present in a version's content (and snapshot), even when empty.
 CONTENT_FIELDS = ("output", "inputs", "constants", "tables", "depends_on")
-# Descriptive fields inside the content fields that never change an answer or a text: excluded
-# from the hash, so they can be corrected in place like other governance metadata.
-DESCRIPTIVE = {"inputs": {"__all__": {"definition"}}}
-LOCK_FORMAT = 2  # 1: a version's own content; 2: plus the content hashes of its dependencies
+# Calculator fields outside a version's content: the per-version records (bookkeeping, changelogged).
+BOOKKEEPING = frozenset({"versions"})
+# Keys a version's content adds beside the calculator's own fields.
+ADDED_KEYS = ("version", "text", "units", "dependencies", "guidelines")
+LOCK_FORMAT = 3  # 1: a version's own content; 2: plus its dependencies' hashes; 3: every shown field, guidelines
 CYCLE_HASH = "sha256:dependency-cycle"  # stands in for a dependency on a cycle (validation reports the cycle)
+MIGRATED_KEY = "recorded_before_format"  # in a snapshot migrated from an older format: it holds that format's fields
+
+
+def covered_fields() -> list[str]:
+    """The calculator's top-level fields a version's content covers (new schema fields are covered)."""
+    return [f for f in Calculator.model_fields if f not in BOOKKEEPING]
 
 
 def content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict[str, Any]:
-    """What a released version fixes: its own definition, and the shared unit data it converts with."""
-    data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS), exclude=DESCRIPTIVE)
-    data = {k: data[k] for k in CONTENT_FIELDS}
+    """What a released version fixes: its calculator's shown fields, its number and text, the unit data it uses."""
+    data = calc.model_dump(mode="json", exclude=set(BOOKKEEPING), exclude_defaults=True)
+    full = calc.model_dump(mode="json", include=set(CONTENT_FIELDS))
+    for f in CONTENT_FIELDS:
+        data.setdefault(f, full[f])
     data["version"] = version.version
     data["text"] = version.text
     if units is not None:
-        shared = units.model_dump(mode="json", exclude={"analytes", "deviations"})
-        used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
-        shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}) for a in used}
-        data["units"] = shared
+        data["units"] = units_content(calc, units)
     return data
 
 
-def released_content(reg: Registry, calc: Calculator, version: Version) -> dict[str, Any]:
-    """A version's content under lock format 2: its own content plus its dependencies' content hashes.
+def units_content(calc: Calculator, units: UnitsFile) -> dict[str, Any]:
+    """The shared unit data a calculator converts with (benchmark-wide deviations and analyte notes aside)."""
+    shared = units.model_dump(mode="json", exclude={"analytes", "deviations"}, exclude_defaults=True)
+    used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
+    shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}, exclude_defaults=True)
+                          for a in used}
+    return shared
 
-    The dependencies are read from the registry as it is now (their active versions); a snapshot
-    keeps the hashes it was released with.
+
+def cited_guidelines(calc: Calculator) -> list[str]:
+    """Every guideline a calculator cites: provenance, literature audit and replacements."""
+    found = {r.guideline for r in calc.provenance} | set(calc.literature_audit.guidelines)
+    found |= {r.guideline for r in calc.replacements if r.guideline}
+    return sorted(found)
+
+
+def guideline_hash(g: Guideline | None) -> str:
+    """The content hash of a guideline file (every field is shown; defaults left out as for calculators)."""
+    if g is None:
+        return "sha256:unknown-guideline"
+    return content_hash(g.model_dump(mode="json", exclude_defaults=True))
+
+
+def released_content(reg: Registry, calc: Calculator, version: Version,
+                     _visiting: frozenset[str] = frozenset()) -> dict[str, Any]:
+    """A version's content under lock format 3: its own content, its dependencies' and cited guidelines' hashes.
+
+    Dependencies and guidelines are read from the registry as it is now (their active versions);
+    a snapshot keeps the hashes it was released with.
     """
     data = content(calc, version, reg.units)
-    data["dependencies"] = {d: active_hash(reg, d) for d in calc.depends_on}
+    data["dependencies"] = {d: active_hash(reg, d, _visiting | {calc.slug}) for d in calc.depends_on}
+    data["guidelines"] = {g: guideline_hash(reg.guidelines.get(g)) for g in cited_guidelines(calc)}
     return data
 
 
@@ -66,10 +102,85 @@ def active_hash(reg: Registry, slug: str, _visiting: frozenset[str] = frozenset(
         return "sha256:no-active-version"
     key = (slug, version.version)
     if key not in reg.hashes:
-        data = content(calc, version, reg.units)
-        data["dependencies"] = {d: active_hash(reg, d, _visiting | {slug}) for d in calc.depends_on}
-        reg.hashes[key] = content_hash(data)
+        reg.hashes[key] = content_hash(released_content(reg, calc, version, _visiting))
     return reg.hashes[key]
+
+
+def only_guidelines_moved(reg: Registry, calc: Calculator) -> bool:
+    """Whether the active version differs from its snapshot only in the hashes of guidelines it cites.
+
+    Several calculators can cite the guideline that changed; each is released in turn, and the
+    others waiting for their release do not block it.
+    """
+    try:
+        snap = read_snapshot(reg.formulas_dir, calc.slug, calc.active.version)
+    except (YamlError, StopIteration):
+        return False
+    if snap is None:
+        return False
+    live = released_content(reg, calc, calc.active)
+    rest = {k: v for k, v in live.items() if k != "guidelines"}
+    return rest == {k: v for k, v in snap.items() if k != "guidelines"} and live["guidelines"] != snap.get("guidelines")
+
+
+# --------------------------------------------------------------------------- older lock formats (migration only)
+
+
+def legacy_content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict[str, Any]:
+    """A version's own content as lock formats 1 and 2 hashed it (answer-changing fields and the text)."""
+    data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS), exclude={"inputs": {"__all__": {"definition"}}})
+    data = {k: data[k] for k in CONTENT_FIELDS}
+    data["version"] = version.version
+    data["text"] = version.text
+    if units is not None:
+        shared = units.model_dump(mode="json", exclude={"analytes", "deviations"})
+        used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
+        shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}) for a in used}
+        data["units"] = shared
+    return data
+
+
+def legacy_hash(reg: Registry, slug: str, fmt: int, _visiting: frozenset[str] = frozenset()) -> str:
+    """The hash an active version had under lock format `fmt` (1 or 2), to verify a lock before migrating it."""
+    calc = reg.calculators.get(slug)
+    if calc is None:
+        return "sha256:unknown-calculator"
+    if slug in _visiting:
+        return CYCLE_HASH
+    data = legacy_content(calc, calc.active, reg.units)
+    if fmt >= 2:
+        data["dependencies"] = {d: legacy_hash(reg, d, fmt, _visiting | {slug}) for d in calc.depends_on}
+    return content_hash(data)
+
+
+def migrated_snapshot(calc: Calculator, snap: dict[str, Any], units: UnitsFile | None) -> dict[str, Any] | None:
+    """A superseded version's older-format snapshot in format-3 form, or None when it does not rebuild losslessly.
+
+    The snapshot is put back into the calculator entry and read through the schema; it must dump
+    to exactly what it held, and is then written as format 3 dumps it. It holds only what the
+    older format recorded (the version's name, expression and other shown fields were not kept
+    then, and are not guessed now): `recorded_before_format` says so.
+    """
+    data = calc.model_dump(mode="json")
+    for f in CONTENT_FIELDS:
+        if f not in snap:
+            return None
+        data[f] = snap[f]
+    entry = {"version": snap.get("version"), "status": VersionStatus.active.value, "effective": "2000-01-01",
+             "text": snap.get("text"), "changelog": "snapshot"}
+    data["versions"] = [entry]
+    try:
+        old = Calculator.model_validate(data)
+    except ValueError:
+        return None
+    if any(legacy_content(old, old.active, None)[k] != snap.get(k) for k in (*CONTENT_FIELDS, "version", "text")):
+        return None
+    new = {k: v for k, v in content(old, old.active, None).items() if k in (*CONTENT_FIELDS, "version", "text")}
+    for k in ("units", "dependencies"):  # the unit data it used and the hashes its dependencies had, as recorded
+        if k in snap:
+            new[k] = snap[k]
+    new[MIGRATED_KEY] = LOCK_FORMAT
+    return new
 
 
 def content_hash(data: dict[str, Any]) -> str:
@@ -132,7 +243,9 @@ def lock_text(entries: dict[str, dict[str, str]]) -> str:
     body = {
         "about": "Content hashes of released calculator versions. Written by `formula lock` and "
         "`formula release`; `formula validate` fails when a released version changes without a new version. "
-        "Format 2: a version's hash covers the content hashes of the calculators it depends on.",
+        "Format 3: a version's hash covers every field of its calculator file a person reads or that changes "
+        "an answer (not the per-version bookkeeping), the unit data it uses, and the content hashes of the "
+        "calculators it depends on and the guideline files it cites.",
         "format": LOCK_FORMAT,
         "calculators": ordered,
     }

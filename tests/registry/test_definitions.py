@@ -1,4 +1,4 @@
-"""Input definitions are descriptive: they never change a released version's content hash."""
+"""Input definitions are shown (tool descriptions, the MCP server): they are part of a version's content."""
 from __future__ import annotations
 
 from registry.loader import get_registry
@@ -10,7 +10,7 @@ def _hash(calc, units):
     return content_hash(content(calc, calc.active, units))
 
 
-def test_definitions_are_outside_the_content_hash():
+def test_definitions_are_inside_the_content_hash():
     reg = get_registry()
     calc = reg.calculators["has-bled"]
     labile = calc.input("Labile international normalized ratio")
@@ -19,9 +19,9 @@ def test_definitions_are_outside_the_content_hash():
     edited = calc.model_copy(deep=True)
     edited.input("Labile international normalized ratio").definition = InputDefinition(
         text="something else", source="nowhere", verified=False)
-    edited.input("Hypertension").definition = None
-    assert _hash(edited, reg.units) == before
-    edited.constants["alcohol_threshold"].value = 9  # a number does change it
+    assert _hash(edited, reg.units) != before
+    edited = calc.model_copy(deep=True)
+    edited.input("Labile international normalized ratio").definition = None
     assert _hash(edited, reg.units) != before
 
 

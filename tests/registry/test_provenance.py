@@ -99,35 +99,62 @@ def test_the_rendered_catalogue_must_match_a_fresh_render(registry_copy: Path, d
         assert codes_of(registry_copy) == []
 
 
-def test_lock_rehash_migrates_a_format_1_lock_and_refuses_an_unreleased_edit(
-        registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _as_older_format(root: Path, fmt: int) -> None:
+    """Write the registry's lock and snapshots as the format-`fmt` tool did (1: own content; 2: plus dependencies)."""
+    fdir = root / "formulas"
+    reg = load(root)
+    body = json.loads((fdir / "REGISTRY.lock").read_text(encoding="utf-8"))
+    for s, c in reg.calculators.items():
+        for v in ver.released(c):
+            if v.status.value == "active":
+                old = ver.legacy_content(c, v, reg.units)
+                if fmt == 2:
+                    old["dependencies"] = {d: ver.legacy_hash(reg, d, 2) for d in c.depends_on}
+            else:  # a superseded snapshot back in the older form: the full dump of what it held
+                snap = ver.read_snapshot(fdir, s, v.version)
+                assert snap is not None and snap.pop(ver.MIGRATED_KEY) == ver.LOCK_FORMAT
+                data = c.model_dump(mode="json")
+                data.update({f: snap[f] for f in ver.CONTENT_FIELDS})
+                data["versions"] = [{"version": v.version, "status": "active", "effective": "2000-01-01",
+                                     "text": snap["text"], "changelog": "x"}]
+                rebuilt = type(c).model_validate(data)
+                old = {**ver.legacy_content(rebuilt, rebuilt.active, None),
+                       **{k: snap[k] for k in ("units", "dependencies") if k in snap}}
+            body["calculators"][s][v.version] = ver.content_hash(old)
+            ver.write_snapshot(fdir, s, old)
+    body["format"] = fmt
+    (fdir / "REGISTRY.lock").write_text(json.dumps(body), encoding="utf-8")
+
+
+@pytest.mark.parametrize("fmt", [1, 2])
+def test_lock_rehash_migrates_an_older_lock_and_refuses_an_unreleased_edit(
+        registry_copy: Path, capsys: pytest.CaptureFixture[str], fmt: int) -> None:
     fdir = registry_copy / "formulas"
     committed_lock = (fdir / "REGISTRY.lock").read_text(encoding="utf-8")
+    history = {p: p.read_text(encoding="utf-8") for p in sorted((fdir / "history").rglob("*.yaml"))}
     reg = load(registry_copy)
-    active_snap = (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(encoding="utf-8")
-    # write the active versions as the format-1 tool did (own content only); superseded snapshots stay as they are
-    body = json.loads(committed_lock)
-    for s, c in reg.calculators.items():
-        own = ver.content(c, c.active, reg.units)
-        body["calculators"][s][c.active.version] = ver.content_hash(own)
-        ver.write_snapshot(fdir, s, own)
-    body["format"] = 1
-    (fdir / "REGISTRY.lock").write_text(json.dumps(body), encoding="utf-8")
+    _as_older_format(registry_copy, fmt)
     assert codes_of(registry_copy) == [("formulas/REGISTRY.lock", "R-LOCK-FORMAT")]
-    # an edit made under the old lock is not blessed by the migration
+    # an edit made under the old lock is not blessed by the migration, nor is a tampered superseded snapshot
     edit(fdir / f"{IBW}.yaml", "value: 2.3", "value: 2.4", count=-1)
+    superseded = next(v.version for v in reg.calculators[CG].versions if v.status.value == "superseded")
+    snap = fdir / "history" / CG / f"{superseded}.yaml"
+    good = snap.read_text(encoding="utf-8")
+    edit(snap, "value: 72", "value: 73")
     code, _, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
     assert code == 1 and err.startswith("error: ") and f"{IBW} {reg.calculators[IBW].active.version}" in err
+    assert f"{CG} {superseded}" in err
     edit(fdir / f"{IBW}.yaml", "value: 2.4", "value: 2.3", count=-1)
+    snap.write_text(good, encoding="utf-8")
     code, out, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
     assert code == 0, err
+    # the migration gives exactly the committed format-3 lock and snapshots, superseded ones included
     assert (fdir / "REGISTRY.lock").read_text(encoding="utf-8") == committed_lock
-    assert (fdir / "history" / CG / f"{reg.calculators[CG].active.version}.yaml").read_text(
-        encoding="utf-8") == active_snap
+    assert {p: p.read_text(encoding="utf-8") for p in history} == history
     assert codes_of(registry_copy) == []
     # re-running is harmless
-    assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (0, "formulas/REGISTRY.lock is "
-                                                                                 "already format 2; nothing to rehash\n")
+    assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (
+        0, f"formulas/REGISTRY.lock is already format {ver.LOCK_FORMAT}; nothing to rehash\n")
 
 
 def test_every_result_names_the_locked_content_hash() -> None:
