@@ -48,7 +48,15 @@ class Change(BaseModel):
             return f"{head}: {fmt(self.old)} -> {fmt(self.new)} {self.unit or ''}".rstrip()
         if self.what == "dependency" and self.field == "content":
             return f"dependency {self.name}: its content changed (released with it)"
+        if self.what == "guideline":
+            return f"cited guideline {self.name}: its file changed"
+        if self.what == "field":
+            return f"{self.name}: {_short(fmt(self.old))} -> {_short(fmt(self.new))}"
         return f"{head} {self.field}: {fmt(self.old)} -> {fmt(self.new)}"
+
+
+def _short(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 def fmt(x: Any) -> str:
@@ -74,8 +82,32 @@ def diff(a: dict[str, Any] | None, b: dict[str, Any]) -> list[Change]:
     out += _fields("output", "output", a.get("output") or {}, b.get("output") or {})
     out += _dependencies(a, b)
     out += _units(a.get("units"), b.get("units"))
+    out += _other(a, b)
     if a.get("text") != b.get("text"):
         out.append(Change(what="text", name="text", old=a.get("text"), new=b.get("text"), scoring=False))
+    return out
+
+
+_HANDLED = {"constants", "inputs", "tables", "output", "depends_on", "dependencies", "units", "text", "version",
+            "recorded_before_format"}
+_SCORING_FIELDS = {"plausibility"}  # other content that can move an answer (the published variant refuses by it)
+
+
+def _other(a: dict[str, Any], b: dict[str, Any]) -> list[Change]:
+    """Every other shown field a version's content covers (formula, audits, citations, cited guidelines)."""
+    out: list[Change] = []
+    for key in sorted((set(a) & set(b)) - _HANDLED):  # a key one side lacks was not recorded then (older format)
+        x, y = a.get(key), b.get(key)
+        if x == y:
+            continue
+        if key == "guidelines" and isinstance(x, dict) and isinstance(y, dict):
+            out += [Change(what="guideline", name=g, field="content", old=x.get(g), new=y.get(g), scoring=False)
+                    for g in sorted(set(x) | set(y)) if x.get(g) != y.get(g)]
+        elif isinstance(x, dict) and isinstance(y, dict):
+            out += [Change(what="field", name=f"{key}.{k}", field="value", old=x.get(k), new=y.get(k),
+                           scoring=key in _SCORING_FIELDS) for k in sorted(set(x) | set(y)) if x.get(k) != y.get(k)]
+        else:
+            out.append(Change(what="field", name=key, field="value", old=x, new=y, scoring=key in _SCORING_FIELDS))
     return out
 
 
