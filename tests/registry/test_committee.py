@@ -41,6 +41,7 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
 
     # Monday: A drafts Katz's factor, effective later in the week
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
+                             "--label", "correction_per_mg_dl_glucose=Katz factor",
                              "--reason", "Katz 1973 factor", "--draft", "--date", later, *_as(A))
     assert code == 0 and f"drafted {NEW}" in out and "someone other than A. Author" in out, err
     assert "reference cases sodium-correction-hyperglycemia:" in out  # the draft's effect on the cases, before approval
@@ -48,7 +49,8 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     [p] = json.loads(out)
     assert (p["slug"], p["version"], p["base"], p["state"]) == (SODIUM, NEW, OLD, "awaiting approval")
     assert (p["drafted_by"], p["since"], p["effective"]) == (f"{A[0]} ({A[1]})", TODAY.isoformat(), later)
-    assert p["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL"]
+    assert p["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL",
+                            "constant correction_per_mg_dl_glucose label: Hillier factor -> Katz factor"]
     code, out, _ = formula(capsys, root, "history", SODIUM)
     assert NEW in out and "draft, awaiting approval" in out
     code, out, _ = formula(capsys, root, "validate")

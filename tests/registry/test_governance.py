@@ -31,7 +31,8 @@ def test_fix_keeps_comments_order_and_writes_no_anchors(capsys, root: Path) -> N
         "intended_use: diagnosis", "intended_use: diagnosis  # see Table 11"), encoding="utf-8")
     before = _yaml(root)
     code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
-                           "--reason", "Katz factor", "--by", "A. Reviewer", "--role", "pharmacist")
+                           "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz factor",
+                           "--by", "A. Reviewer", "--role", "pharmacist")
     assert code == 0, err
     code, _, err = formula(capsys, root, "review", SODIUM, "--by", "B. Nurse", "--role", "nurse")
     assert code == 0, err
@@ -48,7 +49,7 @@ def test_fix_keeps_comments_order_and_writes_no_anchors(capsys, root: Path) -> N
 
 def test_repeated_set_applies_every_assignment(capsys, root: Path) -> None:
     code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
-                           "--set", "reference_glucose=90", "--reason", "both")
+                           "--set", "reference_glucose=90", "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "both")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.constants["correction_per_mg_dl_glucose"].value == 0.016

@@ -16,7 +16,7 @@ from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, fingerprint,
 
 TODAY = dt.date.today()
 POLICY = Path("formulas") / "policy" / "governance.yaml"
-KATZ = ["correction_per_mg_dl_glucose=0.016"]
+KATZ = ["correction_per_mg_dl_glucose=0.016", "--label", "correction_per_mg_dl_glucose=Katz factor"]
 
 
 @pytest.fixture()
@@ -319,18 +319,6 @@ def test_ctrl_c_during_a_write_rolls_back_in_process(capsys, root: Path, monkeyp
 # ---------------------------------------------------------------------- names beside numbers
 
 
-def _label_sodium(root: Path, *, template: bool) -> None:
-    """Give the sodium factor its label; with `template`, the text shows it from the registry."""
-    path = root / "formulas" / f"{SODIUM}.yaml"
-    text = path.read_text(encoding="utf-8")
-    if "label: Hillier factor" not in text:
-        text = text.replace("    value: 0.024\n", "    value: 0.024\n    label: Hillier factor\n", 1)
-    if template:
-        head, active = text.rsplit("- version:", 1)
-        text = head + "- version:" + active.replace("(Hillier factor)", "({{ label.correction_per_mg_dl_glucose }})")
-    path.write_text(text, encoding="utf-8")
-
-
 def test_a_label_written_out_in_prose_is_flagged(root: Path) -> None:
     from audit.completeness import static_findings
 
@@ -351,19 +339,16 @@ def test_a_label_written_out_in_prose_is_flagged(root: Path) -> None:
 def test_a_fix_updates_the_name_beside_the_number(capsys, root: Path) -> None:
     from audit.completeness import static_findings
 
-    _label_sodium(root, template=True)
-    if load(root).calculators[SODIUM].active.version == OLD:  # not shipped yet: release the label first
-        code, _, err = formula(capsys, root, "release", SODIUM, "--reason", "factor's name from the registry")
-        assert code == 0, err
     reg = load(root)
     c = reg.calculators[SODIUM]
+    assert c.constants["correction_per_mg_dl_glucose"].label == "Hillier factor"
+    assert "{{ label.correction_per_mg_dl_glucose }}" in c.active.text  # shipped: the text reads the name
     assert not [f for f in static_findings(c, calcs=reg.calculators, units=reg.units) if "label" in f]
     before = fingerprint(root)
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz")
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", KATZ[0], "--reason", "Katz")
     assert code == 1 and "'Hillier factor'" in err and "--label correction_per_mg_dl_glucose=NAME" in err
     assert fingerprint(root) == before
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--label",
-                           "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz")
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz")
     assert code == 0, err
     rendered = (root / "formulas" / "texts" / f"{SODIUM}.md").read_text(encoding="utf-8")
     assert "(Katz factor)" in rendered and "Hillier factor" not in rendered and "+ 0.016 x" in rendered

@@ -15,7 +15,8 @@ def test_awaiting_approval_on_the_overview_and_the_calculator_page(capsys, tmp_p
     reg = load(root)
     page = overview(reg, on=dt.date.today(), package_version="t", runs=[], changes=changelog(reg))
     assert "## Awaiting approval" in page and "Nothing is waiting" in page
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016", "--reason",
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
+                           "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason",
                            "Katz factor", "--draft", "--by", "A. Author", "--role", "informatician")
     assert code == 0, err
     reg = load(root)
