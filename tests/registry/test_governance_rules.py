@@ -353,3 +353,14 @@ def test_a_fix_updates_the_name_beside_the_number(capsys, root: Path) -> None:
     rendered = (root / "formulas" / "texts" / f"{SODIUM}.md").read_text(encoding="utf-8")
     assert "(Katz factor)" in rendered and "Hillier factor" not in rendered and "+ 0.016 x" in rendered
     assert problems(root) == []
+
+
+def test_diff_covers_every_shown_field_but_not_what_an_older_snapshot_lacks() -> None:
+    a = {"formula": {"name": "Hillier", "expression": "x"}, "plausibility": [{"min": 1}],
+         "guidelines": {"g": "sha256:1"}, "text": "t"}
+    b = {"formula": {"name": "Katz", "expression": "x"}, "plausibility": [{"min": 2}],
+         "guidelines": {"g": "sha256:2"}, "literature_audit": {"concern": "none"}, "text": "t"}
+    changes = diff(a, b)
+    assert [c.line() for c in changes] == ["formula.name: Hillier -> Katz", "cited guideline g: its file changed",
+                                           'plausibility: [{"min": 1}] -> [{"min": 2}]']
+    assert [c.scoring for c in changes] == [False, False, True]
