@@ -57,7 +57,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
     _root(p)
-    p.add_argument("--kind", choices=["calculator", "guideline", "units"], default="calculator")
+    p.add_argument("--kind", choices=["calculator", "guideline", "units", "policy"], default="calculator",
+                   help="policy: formulas/policy/governance.yaml, who may approve")
     p.set_defaults(handler=cmd_schema)
 
     p = sub.add_parser("lock", help="record content hashes of released versions not yet locked",
@@ -342,7 +343,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}
+    from registry.policy import Policy
+
+    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile,
+                                          "policy": Policy}
     model = models[args.kind]
     print(json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False))
     return 0

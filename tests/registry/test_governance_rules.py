@@ -61,6 +61,11 @@ def test_policy_can_allow_self_approval_and_limit_roles(capsys, root: Path) -> N
     assert code == 0 and "now active" in out, err
 
 
+def test_the_policy_file_has_a_schema(capsys, root: Path) -> None:
+    code, out, _ = formula(capsys, root, "schema", "--kind", "policy")
+    assert code == 0 and set(json.loads(out)["properties"]) == {"four_eyes", "approver_roles"}
+
+
 def test_a_future_dated_fix_is_not_approved_by_nobody(capsys, root: Path) -> None:
     later = (TODAY + dt.timedelta(days=7)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later,
