@@ -369,3 +369,16 @@ def test_diff_covers_every_shown_field_but_not_what_an_older_snapshot_lacks() ->
     assert [c.line() for c in changes] == ["formula.name: Hillier -> Katz", "cited guideline g: its file changed",
                                            'plausibility: [{"min": 1}] -> [{"min": 2}]']
     assert [c.scoring for c in changes] == [False, False, True]
+
+
+def test_ctrl_c_before_the_write_says_nothing_was_written(capsys, root: Path, monkeypatch) -> None:
+    import registry.release as release
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    before = fingerprint(root)
+    monkeypatch.setattr(release, "dependants", interrupted)  # Ctrl-C while the release is being prepared
+    code, _, err = formula(capsys, root, "release", SODIUM, "--reason", "x", "--with-dependants")
+    assert code == 130 and "before anything was written; the registry is unchanged" in err
+    assert fingerprint(root) == before
