@@ -10,7 +10,8 @@ from typing import Any
 from audit import release_check  # noqa: F401  (registers the reference-case check every release runs)
 from registry import codes
 from registry.cliutil import CommandError, add_root, load_registry
-from registry.report import render_table
+from registry.tables import render_table
+from registry.terminal import printable, say
 from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 
 
@@ -58,11 +59,11 @@ def cmd_deviations(args: argparse.Namespace) -> int:
         return 0
     for block in report:
         print(f"{block['data']} ({block['cases']} cases, {block['data_hash'][:19]})")
-        table = [dict(r, deviations=", ".join(r["deviations"]) or "-",
-                      share_differ="-" if r["share_differ"] is None else f"{100 * r['share_differ']:.1f}%")
-                 for r in block["rows"]]
-        print(render_table(table, ["medcalc_id", "slug", "deviations", "verified_deviations", "cases", "differ",
-                                  "share_differ", "errors"]))
+        table = [{"id": r["medcalc_id"], "slug": r["slug"], "deviations": len(r["deviations"]),
+                  "verified": r["verified_deviations"], "cases": r["cases"], "differ": r["differ"],
+                  "share": "-" if r["share_differ"] is None else f"{100 * r['share_differ']:.1f}%",
+                  "errors": r["errors"], "which": ", ".join(r["deviations"]) or "-"} for r in block["rows"]]
+        print(render_table(table, list(table[0]) if table else ["slug"], whole=["share"], drop=["verified", "cases", "errors", "which"]))
         n = sum(r["cases"] for r in block["rows"])
         k = sum(r["differ"] for r in block["rows"])
         nd = sum(len(r["deviations"]) for r in block["rows"])
@@ -72,7 +73,7 @@ def cmd_deviations(args: argparse.Namespace) -> int:
     if reg.units is not None and reg.units.deviations:
         print("\nBenchmark-wide (formulas/units.yaml):")
         for d in reg.units.deviations:
-            print(f"  - {d.id}: {d.benchmark}")
+            say(printable(f"  - {d.id}: {d.benchmark}"))
     return 0
 
 
@@ -83,7 +84,7 @@ def cmd_completeness(args: argparse.Namespace) -> int:
     reg = load_registry(args.root, tolerate=codes.UNRELEASED)
     if reg.problems and not args.no_cases:
         for p in reg.problems:
-            print(p, file=sys.stderr)
+            say(printable(p), file=sys.stderr)
         raise CommandError("the registry has unreleased edits, which the library refuses to compute from: release "
                            "them first (`formula release SLUG --reason ...`) or pass --no-cases")
     cases = [] if args.no_cases else read_cases(REFERENCE_CASES)
@@ -92,9 +93,10 @@ def cmd_completeness(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps([r.to_json() for r in rows], indent=2, ensure_ascii=False))
     else:
-        table = [{"medcalc_id": r.medcalc_id, "slug": r.slug, "version": r.version,
-                  "status": "complete" if r.complete else "INCOMPLETE",
+        table = [{"id": r.medcalc_id, "slug": r.slug, "version": r.version,
+                  "current text": "complete" if r.complete else "INCOMPLETE",
                   "missing": "; ".join(r.missing) or "-"} for r in rows]
-        print(render_table(table, ["medcalc_id", "slug", "version", "status", "missing"]))
-        print(f"\n{len(rows) - len(bad)} of {len(rows)} texts complete")
+        print(render_table(table, ["id", "slug", "version", "current text", "missing"], whole=["current text"]))
+        print(f"\ncurrent text: {len(rows) - len(bad)} of {len(rows)} complete (the registry's texts today; "
+              "`formula list` shows the paper's audit of the original texts)")
     return 1 if bad else 0

@@ -130,16 +130,33 @@ def _why(e: CalculatorError, examples: dict[str, str]) -> str:
     return key
 
 
+def _refuse_unlinked(pred: Calculator, succ: Calculator) -> None:
+    """Two calculators the registry does not link: say why a comparison means nothing, and how to force it."""
+    if any(r.successor == pred.slug for r in succ.replacements):
+        raise ImpactError(f"the registry links them the other way round ({succ.slug} -> {pred.slug}): give the "
+                          f"predecessor first, `formula impact {succ.slug} {pred.slug}`")
+    named = [r.successor for r in pred.replacements if r.successor]
+    known = f"; {pred.slug}'s successors and alternatives: {', '.join(named)}" if named else ""
+    raise ImpactError(f"the registry does not link {pred.slug} to {succ.slug} (no replaced_by or alternative entry"
+                      f"{known}), so the differences would compare unrelated quantities; pass --unlinked to "
+                      "compare them anyway")
+
+
 def impact(reg: Registry, predecessor: str, successor: str, cases: list[Case], *,
-           variant: str = "published") -> ImpactReport:
+           variant: str = "published", unlinked: bool = False) -> ImpactReport:
+    """Compare a predecessor with its successor; `unlinked` allows a pair the registry does not link."""
     try:
         pred, succ = reg.get(predecessor), reg.get(successor)
     except KeyError as e:
-        raise ImpactError(f"unknown calculator {e.args[0]!r} (see `formula list`)") from None
+        from registry.suggest import unknown_calculator
+
+        raise ImpactError(unknown_calculator(reg, e.args[0])) from None
     if pred.output.kind.value not in ("decimal", "integer") or succ.output.kind.value not in ("decimal", "integer"):
         raise ImpactError("impact reports compare numeric results; dates and gestational ages are not supported")
     if pred.medcalc_id is None:
         raise ImpactError(f"{pred.slug} has no benchmark id, so the data holds no cases of it")
+    if _relation(pred, succ) == "not linked" and not unlinked:
+        _refuse_unlinked(pred, succ)
     rep = ImpactReport(pred.slug, pred.active.version, succ.slug, succ.active.version, variant, _relation(pred, succ))
     bands = PAIR_BANDS.get((pred.slug, succ.slug))
     if bands:

@@ -26,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="cases (.jsonl reference cases or the benchmark's .csv); default: the shipped reference cases")
     p.add_argument("--variant", choices=VARIANTS, default="published",
                    help="library variant for both formulas (default: published)")
+    p.add_argument("--unlinked", action="store_true",
+                   help="compare a pair the registry does not link as successor or alternative (refused otherwise)")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown")
     add_root(p)
     p.set_defaults(handler=run)
@@ -35,7 +37,8 @@ def run(args: argparse.Namespace) -> int:
     path = args.data or REFERENCE_CASES
     try:
         cases = read_cases(path)
-        rep = impact(get_registry(), args.predecessor, args.successor, cases, variant=args.variant)
+        rep = impact(get_registry(), args.predecessor, args.successor, cases, variant=args.variant,
+                     unlinked=args.unlinked)
     except (DatasetError, ImpactError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 1

@@ -27,7 +27,7 @@ REQUIRED: dict[str, tuple[type, ...]] = {
     "outcome": (str,),
 }
 OPTIONAL = ("arm", "model", "prompt_sha256", "text_version", "text_sha256", "text_slug", "calculator", "answer",
-            "ground_truth", "category", "output_type")
+            "ground_truth", "category", "output_type", "note_id")
 
 # The outcome taxonomy of Tables 8 and 14.
 ANSWERED = frozenset({"value", "answered"})  # an answer reached the scorer: right or wrong
@@ -183,16 +183,81 @@ def _describe(keys: set[tuple[int, int]], limit: int = 3) -> str:
     return f"{len(keys)} case-seed rows ({len(rows)} cases; seeds {', '.join(map(str, seeds))}), e.g. {ex}"
 
 
+def dataset_name(run: Run) -> str | None:
+    """The dataset as the manifest names it (imported runs: "MedCalc-Bench 2024 test split, ..."), or None."""
+    ds = run.manifest.get("dataset")
+    name = ds.get("name") if isinstance(ds, dict) else None
+    return name if isinstance(name, str) and name else None
+
+
+def dataset_key(run: Run) -> str | None:
+    """What identifies a run's dataset for pairing: a named dataset's kind, else the data file's SHA-256."""
+    ds = run.manifest.get("dataset")
+    if not isinstance(ds, dict):
+        return None
+    if dataset_name(run) is not None and isinstance(ds.get("kind"), str):
+        return "named:" + ds["kind"]
+    sha = ds.get("sha256")
+    return sha if isinstance(sha, str) else None
+
+
+def _gold(v: Any) -> str:
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return repr(float(v))
+    return json.dumps(v, sort_keys=True)
+
+
+def _case_key(frame: pd.DataFrame) -> pd.Series:
+    """A case's identity within a named dataset: its note and calculator where the rows record the note
+    (row numbers of one benchmark differ between its releases), else its row number."""
+    note = frame["note_id"] if "note_id" in frame else pd.Series(None, index=frame.index)
+    by_row = "row:" + frame["row_number"].astype(str)
+    by_note = "note:" + note.astype(str) + "|" + frame["calculator_id"].astype(str)
+    return by_note.where(note.notna(), by_row) + "|seed:" + frame["seed"].astype(str)
+
+
+def _shared_rows(a: Run, b: Run) -> tuple[pd.DataFrame, pd.DataFrame, int]:
+    """Two runs of one named dataset (partial imports) pair on the cases both hold with the same gold;
+    returns both sides aligned (indexed by A's row number and seed) and how many shared cases were left
+    out because their gold answers differ (a revised release of the dataset)."""
+    ka = a.rows.assign(_key=_case_key(a.rows)).set_index("_key")
+    kb = b.rows.assign(_key=_case_key(b.rows)).set_index("_key")
+    for run, k in ((a, ka), (b, kb)):
+        if k.index.has_duplicates:
+            raise RunError(f"{run.label}: one case ({k.index[k.index.duplicated()][0]}) appears twice")
+    common = ka.index.intersection(kb.index)
+    ka, kb = ka.loc[common], kb.loc[common]
+    excluded = 0
+    if "ground_truth" in ka and "ground_truth" in kb:
+        same = (ka["ground_truth"].map(_gold) == kb["ground_truth"].map(_gold)).to_numpy()
+        excluded = int((~same).sum())
+        ka, kb = ka[same], kb[same]
+    if not len(ka):
+        raise RunError(f"runs {a.label} and {b.label} share no case of {dataset_name(a)} with the same gold answer")
+    index = pd.MultiIndex.from_arrays([ka["row_number"].to_numpy(), ka["seed"].to_numpy()], names=["row_number", "seed"])
+    return ka.set_index(index), kb.set_index(index), excluded
+
+
 def pair(a: Run, b: Run) -> pd.DataFrame:
     """The two runs' rows aligned on (row_number, seed), with columns calculator_id, a, b.
 
     Runs that do not hold exactly the same cases and seeds cannot be compared: the error names
-    what differs (seeds, then case-seed rows missing on either side).
+    what differs (seeds, then case-seed rows missing on either side). Runs whose manifests name their
+    dataset (imported runs) pair only with runs of the same dataset, on the rows both hold.
     """
-    ka = a.rows.set_index(["row_number", "seed"])
-    kb = b.rows.set_index(["row_number", "seed"])
+    key_a, key_b = dataset_key(a), dataset_key(b)
+    named = dataset_name(a) is not None or dataset_name(b) is not None
+    if named and key_a != key_b:
+        raise RunError(f"runs {a.label} and {b.label} are on different datasets ({dataset_name(a) or key_a}; "
+                       f"{dataset_name(b) or key_b}): runs of different datasets are never paired")
+    excluded = 0
+    if named:
+        ka, kb, excluded = _shared_rows(a, b)
+    else:
+        ka = a.rows.set_index(["row_number", "seed"])
+        kb = b.rows.set_index(["row_number", "seed"])
     sa, sb = set(ka.index), set(kb.index)
-    if sa != sb:
+    if sa != sb and not named:
         seeds_a, seeds_b = set(a.seeds), set(b.seeds)
         parts = [f"runs {a.label} and {b.label} do not share cases and seeds"]
         if seeds_a != seeds_b:
@@ -219,4 +284,5 @@ def pair(a: Run, b: Run) -> pd.DataFrame:
                         "a_answered": (status(ka["outcome"], ka["correct"]) != "none").to_numpy(),
                         "b_answered": (status(kb["outcome"], kb["correct"]) != "none").to_numpy()},
                        index=ka.index).reset_index()
+    out.attrs["gold_differs"] = excluded  # shared cases left out: their gold differs between the runs
     return out

@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from audit import stats
-from audit.runs import EXECUTOR, NO_OUTPUT, Run, RunError, pair, read_run, status
+from audit.runs import EXECUTOR, NO_OUTPUT, Run, RunError, dataset_name, pair, read_run, status
 from registry.loader import Registry, get_registry
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, render, text_hash
 
@@ -199,7 +199,7 @@ def _run_entry(run: Run, label: str, covered: set[str]) -> dict[str, Any]:
     rows = run.rows
     by_group = {g: _acc(rows.loc[rows["group"] == g, "correct"]) for g in GROUPS}
     return {
-        "dir": str(run.dir), "label": label, "arm": run.arm, "model": run.model,
+        "dir": str(run.dir), "label": label, "arm": run.arm, "model": run.model, "dataset": _dataset_label(run),
         "n_rows": len(rows), "n_cases": int(rows["row_number"].nunique()), "seeds": run.seeds,
         "accuracy": _acc(rows["correct"]),
         "subsets": {s: _acc(rows.loc[_in_subset(rows, s, covered), "correct"]) for s in SUBSETS},
@@ -211,6 +211,16 @@ def _run_entry(run: Run, label: str, covered: set[str]) -> dict[str, Any]:
         # provenance as the runner recorded it: every scalar field of the manifest, whatever its names
         "manifest": {k: v for k, v in run.manifest.items() if v is None or isinstance(v, (str, int, float, bool))},
     }
+
+
+def _dataset_label(run: Run) -> str | None:
+    """The dataset a run was scored on, as its manifest names it (imported runs) or its data file's name."""
+    name = dataset_name(run)
+    if name:
+        return name
+    ds = run.manifest.get("dataset")
+    path = ds.get("path") if isinstance(ds, dict) else None
+    return Path(path).name if isinstance(path, str) and path else None
 
 
 def seed_agreement(run: Run, label: str) -> dict[str, Any]:
@@ -303,7 +313,9 @@ def _apply_holm(gaps: list[dict[str, Any]], family_key: str) -> None:
 def _paired_rows(a: Run, b: Run, info_rows: pd.DataFrame) -> pd.DataFrame:
     p = pair(a, b)
     meta = info_rows.drop_duplicates("row_number").set_index("row_number")[["slug", "group"]]
-    return p.join(meta, on="row_number")
+    out = p.join(meta, on="row_number")
+    out.attrs["gold_differs"] = p.attrs.get("gold_differs", 0)
+    return out
 
 
 # ---------------------------------------------------------------------- the report
@@ -354,7 +366,8 @@ def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[s
         for s in subsets:
             sub = p[_in_subset(p, s, cov)]
             body = _gap(sub["a"].to_numpy(), sub["b"].to_numpy(), sub, draws, seed) if len(sub) else _empty_gap()
-            gaps.append({"a": labels[ia], "b": labels[ib], "subset": s, **body})
+            gaps.append({"a": labels[ia], "b": labels[ib], "subset": s, "dataset": run_entries[ia]["dataset"],
+                         "gold_differs": p.attrs.get("gold_differs", 0), **body})
     _apply_holm(gaps, "subset")
 
     hyb, hyb_gaps = _hybrids(runs, labels, hybrids, list(compare), draws, seed)
@@ -490,14 +503,15 @@ def to_markdown(report: dict[str, Any]) -> str:
     sub = report.get("subsets", {})
     add = out.extend
     out.append("## Accuracy (%)\n")
-    add(_table(["run", "arm", "model", "rows", f"all ({sub.get('all', '-')})",
+    add(_table(["run", "arm", "model", "dataset", "rows", f"all ({sub.get('all', '-')})",
                 f"library-covered ({sub.get('library_covered', '-')})",
                 f"not replaced ({sub.get('not_replaced', '-')})", f"no issue ({sub.get('no_issue', '-')})"],
-               [[r["label"], r["arm"], r["model"] or "-", str(r["n_rows"]), _f(r["accuracy"]),
+               [[r["label"], r["arm"], r["model"] or "-", r.get("dataset") or "-", str(r["n_rows"]), _f(r["accuracy"]),
                  _f(r["subsets"].get("library_covered")), _f(r["subsets"].get("not_replaced")),
                  _f(r["subsets"].get("no_issue"))] for r in runs]))
     out.append("\n## Accuracy by audit group (%)\n")
-    add(_table(["run"] + [f"{GROUP_TITLES[g]} ({runs[0]['group_calculators'][g] if runs else 0})" for g in GROUPS],
+    add(_table(["run"] + [f"{GROUP_TITLES[g]} ({max((r['group_calculators'][g] for r in runs), default=0)})"
+                          for g in GROUPS],
                [[r["label"]] + [_f(r["by_group"][g]) for g in GROUPS] for r in runs]))
     for key, title in (("by_category", "category"), ("by_output_type", "output type")):
         cols = sorted({k for r in runs for k in r[key]})
@@ -522,6 +536,10 @@ def to_markdown(report: dict[str, Any]) -> str:
                    [[f"{g['a']} - {g['b']}", SUBSET_TITLES[g["subset"]], str(g["n"]), str(g["calculators"]),
                      _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"]), _p(g["perm_p"]),
                      _p(g["mcnemar_p"]), _p(g["holm_p"]), _f(g["icc"]), _f(g["n_eff"], 0)] for g in report["gaps"]]))
+        notes = {(g["a"], g["b"]): g for g in report["gaps"] if g.get("subset") == "all" and g.get("gold_differs")}
+        for (a, b), g in notes.items():
+            out.append(f"\n{a} - {b}: {g['n']} cases of {g.get('dataset') or 'the dataset'} both runs hold with the "
+                       f"same gold answer; {g['gold_differs']} shared cases whose gold differs between them left out.")
     if report.get("hybrids"):
         out.append("\n## Library-first hybrids (library where it answers, the fallback elsewhere)\n")
         rows = []

@@ -2,55 +2,149 @@
 
 Each package below (registry, solver, audit, ...) has modules with a `register(sub)` function that
 adds its sub-commands; this module composes them in layer order and is imported by nothing else.
+
+Start-up is lazy: `COMMANDS` names each sub-command's module and one-line help, so `formula --help`
+imports none of them and `formula solve ...` imports only the modules that build the solve parser
+(tests/cli/test_startup.py checks that `COMMANDS` matches what the modules register).
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
-
-from audit import cli as audit_cli
-from audit import impact_cli, report_cli
-from formula_site import site_cli
-from registry import commands, texts_cli
-from registry.cliutil import CommandError
-from registry.loader import ROOT_ENV
-from solver import batch_cli, exec_cli, replay_cli, run_cli, solve_cli, tools_cli
+from types import ModuleType
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
 COMMAND_MODULES = (
-    commands,
-    texts_cli,
-    solve_cli,
-    replay_cli,
-    exec_cli,
-    run_cli,
-    tools_cli,
-    batch_cli,
-    audit_cli,
-    impact_cli,
-    report_cli,
-    site_cli,
+    "registry.commands",
+    "registry.texts_cli",
+    "solver.solve_cli",
+    "solver.replay_cli",
+    "solver.exec_cli",
+    "solver.run_cli",
+    "solver.import_cli",
+    "solver.tools_cli",
+    "solver.batch_cli",
+    "audit.cli",
+    "audit.impact_cli",
+    "audit.report_cli",
+    "formula_site.site_cli",
 )
 
+_REG, _SOLVE = "registry.commands", "solver.solve_cli"
+# sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
+COMMANDS: dict[str, tuple[str, str]] = {
+    "validate": (_REG, "load and check the whole registry"),
+    "list": (_REG, "one row per calculator"),
+    "show": (_REG, "everything about one calculator"),
+    "history": (_REG, "the version lineage of one calculator"),
+    "diff": (_REG, "what changed between two versions: the text a clinician reads, then constants and inputs"),
+    "schema": (_REG, "the JSON Schema of a calculator file (or a guideline file)"),
+    "lock": (_REG, "record content hashes of released versions not yet locked"),
+    "release": (_REG, "release the edited content of a calculator as a new version"),
+    "fix": (_REG, "change constants and release the change as a new version"),
+    "approve": (_REG, "approve a draft version: it becomes active (or on its effective date)"),
+    "activate": (_REG, "make approved versions whose effective date has come active"),
+    "recover": (_REG, "roll back a change a killed command left half-written"),
+    "review": (_REG, "record a review sign-off on the active version"),
+    "due": (_REG, "calculators whose review is due"),
+    "changelog": (_REG, "every released version across the registry: who, why, what changed"),
+    "stale": (_REG, "stored results produced by a text or version that has since changed"),
+    "texts": ("registry.texts_cli", "the supplied formula texts rendered from the registry"),
+    "solve": (_SOLVE, "compute one calculator from its gold variables"),
+    "replay": ("solver.replay_cli", "recompute an answer record and compare"),
+    "exec": ("solver.exec_cli", "run a model-written program (or a reply with a ```python block) in the restricted "
+             "executor"),
+    "run": ("solver.run_cli", "run one of the paper's arms over a benchmark split, for each seed"),
+    "score": ("solver.run_cli", "re-score a run folder's stored replies without a model"),
+    "import": ("solver.import_cli", "turn another tool's evaluation log into a run folder (formula run's shape)"),
+    "serve": ("solver.tools_cli", "serve the calculators as tools (MCP over stdio)"),
+    "batch": ("solver.batch_cli", "one calculator over a CSV or parquet table (a cohort)"),
+    "audit": ("audit.cli", "audits of the registry and the library"),
+    "impact": ("audit.impact_cli", "compare a formula with its successor on a dataset"),
+    "report": ("audit.report_cli", "report tables from stored evaluation runs"),
+    "site": ("formula_site.site_cli", "build or preview the published audit report (a static site)"),
+    "export": ("formula_site.site_cli", "export the registry in a standard format"),
+}
+EXTENDED: dict[str, tuple[str, ...]] = {"solve": ("solver.batch_cli",), "schema": ("solver.tools_cli",)}
+DESCRIPTION = "Formula provenance registry and audit toolkit for clinical calculators."
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="formula",
-        description="Formula provenance registry and audit toolkit for clinical calculators.",
-    )
+
+def _all_modules() -> tuple[ModuleType, ...]:
+    """Every command module (imported here, lazily, so the layer test sees what cli.main composes)."""
+    from audit import cli as audit_cli
+    from audit import impact_cli, report_cli
+    from formula_site import site_cli
+    from registry import commands, texts_cli
+    from solver import batch_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
+
+    return (commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli, audit_cli,
+            impact_cli, report_cli, site_cli)
+
+
+class _Version(argparse.Action):
+    """`formula --version`: the installed distribution's version, looked up only when asked."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print the version of formula-registry and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object, **kw: object) -> None:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            v = version("formula-registry")
+        except PackageNotFoundError:
+            v = "unknown (not installed)"
+        print(f"formula {v}")
+        parser.exit(0)
+
+
+def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    parser = argparse.ArgumentParser(prog="formula", description=DESCRIPTION)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
-    for module in COMMAND_MODULES:
+    return parser, sub
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser; with `command`, only the modules that build that sub-command are imported."""
+    parser, sub = _parser()
+    if command is None:
+        modules = _all_modules()
+    else:
+        names = (COMMANDS[command][0], *EXTENDED.get(command, ()))
+        modules = tuple(importlib.import_module(n) for n in COMMAND_MODULES if n in names)
+    for module in modules:
         module.register(sub)
     return parser
 
 
+def _light_parser() -> argparse.ArgumentParser:
+    """Top-level help and usage errors from the table alone: no command module is imported."""
+    parser, sub = _parser()
+    for name, (_, text) in COMMANDS.items():
+        sub.add_parser(name, help=text, add_help=False)
+    return parser
+
+
+def _command(argv: list[str]) -> str | None:
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return first if first in COMMANDS and "-h" not in argv[: argv.index(first)] else None
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    command = _command(argv)
+    parser = build_parser(command) if command is not None else _light_parser()
     args = parser.parse_args(argv)
+    from registry.cliutil import CommandError  # imported once a command runs (every command reads it)
+    from registry.loader import ROOT_ENV
+
     root = getattr(args, "root", None)
     before = os.environ.get(ROOT_ENV)
     if root is not None:  # one way to name the registry: every layer the command calls then reads this one
@@ -58,7 +152,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
-        print(f"error: {e}", file=sys.stderr)
+        from registry.terminal import printable, say
+
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
     except KeyboardInterrupt as e:
         print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)

@@ -18,10 +18,11 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Sequence
 
-from audit.runs import Run, RunError, read_run
+from audit.runs import Run, RunError, dataset_key, dataset_name, read_run
 from audit.tables import build_report, split_pair
 from formula_site import fhir
 from formula_site.impact_pages import compute_pages, index_page, pair_page
+from formula_site.markup import esc
 from formula_site.paper_page import paper_page
 from formula_site.registry_pages import (
     AuditInputs,
@@ -117,13 +118,26 @@ def chosen_pairs(texts: Sequence[str], runs: Sequence[Run]) -> list[tuple[str, s
 
 
 def default_pairs(runs: Sequence[Run]) -> list[tuple[str, str]]:
-    """Pairs to compare, as (A, B) run folders: every other run against the gold-solve run (the library's
-    benchmark variant), or against the first run when there is no single gold-solve run."""
-    if len(runs) < 2:
-        return []
-    gold = [r for r in runs if r.arm == "gold-solve"]
-    base = gold[0] if len(gold) == 1 else runs[0]
-    return [(str(r.dir), str(base.dir)) for r in runs if r is not base]
+    """Pairs to compare, as (A, B) run folders, within each dataset only: every other run against the
+    gold-solve run (the library's benchmark variant), or against the first run when there is no single
+    gold-solve run; runs of a named dataset (imported ones) against the run of that dataset holding the
+    most cases, on the cases both hold."""
+    groups: dict[str | None, list[Run]] = {}
+    for r in runs:
+        groups.setdefault(dataset_key(r) if dataset_name(r) else None, []).append(r)
+    out: list[tuple[str, str]] = []
+    for key, members in groups.items():
+        if len(members) < 2:
+            continue
+        gold = [r for r in members if r.arm == "gold-solve"]
+        if len(gold) == 1:
+            base = gold[0]
+        elif key is None:
+            base = members[0]
+        else:
+            base = max(members, key=lambda r: r.rows["row_number"].nunique())
+        out += [(str(r.dir), str(base.dir)) for r in members if r is not base]
+    return out
 
 
 def _package_version() -> str:
@@ -183,7 +197,7 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     nav_impact: list[Any] = []
     for c in ordered(reg):
         write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
-        nav.append({c.name: f"calculators/{c.slug}.md"})
+        nav.append({esc(c.name): f"calculators/{c.slug}.md"})  # the theme puts nav titles in pages unescaped
     write("lineage.md", lineage(reg))
     figures: dict[str, str] = {}
     from registry.versions import lock_digest
@@ -196,7 +210,7 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     impact_figures: dict[str, str] = {}
     for p in impact:
         write(f"impact/{p.name}.md", pair_page(reg, p, data_label, impact_figures))
-        nav_impact.append({f"{p.predecessor} → {p.successor}": f"impact/{p.name}.md"})
+        nav_impact.append({esc(f"{p.predecessor} → {p.successor}"): f"impact/{p.name}.md"})
     for name, svg in impact_figures.items():
         write(f"impact/{name}", svg)
     write("changelog.md", changelog_page(changes))

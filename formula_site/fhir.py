@@ -5,10 +5,17 @@ content). Tests validate them with fhir.resources' R4B models: fhir.resources 8 
 and ships R4B and STU3 subpackages, no plain R4 one; R4B's Library has the same elements as R4's.
 Canonical URLs are URNs under a base the caller may change (the registry has no web host of its
 own, and identifiers are never invented).
+
+Superseded versions: R4's PublicationStatus has no `superseded` code; `retired` is defined as
+"withdrawn or superseded, should no longer be used", so a superseded version is `retired`, and its
+`effectivePeriod.end` says when it stopped being the one in use (the day before the next released
+version took effect: FHIR periods include both ends), with a `successor` relatedArtifact naming that
+version. A version retired without a successor keeps an open end (the registry records no end date).
 """
 from __future__ import annotations
 
 import base64
+import datetime as dt
 import json
 import re
 from pathlib import Path
@@ -46,7 +53,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         "date": v.effective.isoformat(),
         "description": f"{c.formula.name}. Intended use: {c.intended_use.value}. Output: {c.output.kind.value}"
                        + (f" in {c.output.unit}" if c.output.unit else "") + f". Version note: {v.changelog}",
-        "effectivePeriod": {"start": v.effective.isoformat()},
+        "effectivePeriod": _period(c, v),
         "relatedArtifact": [],
         "content": [{"contentType": "text/markdown", "language": "en",
                      "title": f"Supplied formula text, version {v.version}",
@@ -94,6 +101,18 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
             item["citation"] = cite(r.citation)
         ra.append(item)
     return res
+
+
+def _period(c: Calculator, v: Version) -> dict[str, str]:
+    """When this version was the one in use: from its effective date to the day before the next released one."""
+    period = {"start": v.effective.isoformat()}
+    if v.status != VersionStatus.superseded:
+        return period
+    later = [x for x in c.versions if x.key > v.key and x.status in (VersionStatus.active, VersionStatus.superseded)]
+    if later:
+        nxt = min(later, key=lambda x: x.key)
+        period["end"] = max(v.effective, nxt.effective - dt.timedelta(days=1)).isoformat()
+    return period
 
 
 def libraries(reg: Registry, *, base: str = DEFAULT_BASE) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from audit.impact import ImpactError, ImpactReport, impact
 from formula_site import plots
-from formula_site.markup import Raw, badge, esc, impact_page, link, table
+from formula_site.markup import Raw, badge, esc, front_matter_title, impact_page, link, table
 from registry.loader import Registry
 from registry.schema import Replacement
 from solver.data import Case
@@ -57,6 +57,12 @@ def _n(x: float) -> Raw:
     return Raw(f"{x:.2f}", sort=f"{x:.6f}")
 
 
+def _mean(x: float, unit: str | None) -> Raw:
+    """A mean difference with its unit (rows mix mL/min, ms, points...), kept on one line."""
+    shown = f"{x:.2f}" + (f"\u00a0{unit}" if unit else "")
+    return Raw(f'<span class="fr-nowrap">{esc(shown)}</span>', sort=f"{x:.6f}")
+
+
 def _calc(reg: Registry, slug: str) -> Raw:
     return link(f"../calculators/{slug}.html", reg.calculators[slug].name)
 
@@ -71,11 +77,12 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
             _calc(reg, p.predecessor), RELATION_LABELS.get(p.replacement.kind, p.replacement.kind),
             _calc(reg, p.successor), p.replacement.jurisdiction,
             rep.cases if rep else "–", rep.compared if rep else Raw(badge("refused", "warn")),
-            _n(summ["mean"]) if summ else "–",
+            _mean(summ["mean"], reg.calculators[p.successor].output.unit) if summ else "–",
             f"{rec['moved']} of {rep.compared}" if rec and rep else "no bands",
             link(f"{p.name}.html", "report"),
         ])
     return "\n".join([
+        "---\nhide:\n  - navigation\n  - toc\n---",  # the table needs the width
         "# Version impact",
         "",
         "What changes for patients when a formula is replaced by its successor (or an alternative is used): for "
@@ -83,8 +90,8 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
         f"predecessor whose inputs the successor can use ({esc(data_label)}). The computation is the audit "
         "layer's (`formula impact PREDECESSOR SUCCESSOR`); these pages present it.",
         "",
-        table(["Predecessor", "Relation", "Successor", "Jurisdiction", "Cases", "Compared", "Mean difference",
-               "Change band", "Page"], rows),
+        table(["Predecessor", "Relation", "Successor", "Jurisdiction", "Cases", "Compared",
+               "Mean difference (successor's unit)", "Change band", "Page"], rows),
         "",
         "The reference cases were written for the benchmark's formulas, so they often lack inputs the "
         "successor needs; each page says how many cases could not be compared and why. Where a successor input "
@@ -96,7 +103,7 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
 def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, str]) -> str:
     pred, succ = reg.calculators[p.predecessor], reg.calculators[p.successor]
     r = p.replacement
-    out = [f"# {pred.name} → {succ.name}", ""]
+    out = [front_matter_title(f"{pred.name} → {succ.name}"), f"# {esc(pred.name)} → {esc(succ.name)}", ""]
     facts: list[list[Any]] = [
         ["Predecessor", Raw(f"{_calc(reg, pred.slug).html} <code>{esc(pred.slug)}</code>")],
         ["Successor", Raw(f"{_calc(reg, succ.slug).html} <code>{esc(succ.slug)}</code>")],

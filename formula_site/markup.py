@@ -6,6 +6,7 @@ the tables stay styled by mkdocs-material (its table styles apply to tables with
 from __future__ import annotations
 
 import html
+import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
@@ -34,14 +35,43 @@ class Raw:
     sort: str | None = None
 
 
+# Characters Markdown (with the site's attr_list and md_in_html extensions) gives a meaning to beyond
+# HTML's: link and image brackets, attribute lists, backslash escapes. As numeric references they are
+# plain text to both Markdown and the browser.
+_MARKDOWN_ACTIVE = str.maketrans({c: f"&#{ord(c)};" for c in "[]{}\\`"})
+SAFE_SCHEMES = ("http://", "https://")
+
+
 def esc(v: Any) -> str:
+    """Registry (or run) text as inert page text, wherever it lands: in raw HTML, in an attribute or in a
+    Markdown line. HTML is escaped (no tag, no attribute, no entity of the author's passes), and so are the
+    characters that make Markdown links, images and attribute lists, so no registry text becomes a link,
+    an image, a script or an event handler. This is the site's one escaping helper."""
     if v is None:
         return "–"
-    return html.escape(str(v), quote=True)
+    return html.escape(str(v), quote=True).translate(_MARKDOWN_ACTIVE)
+
+
+def front_matter_title(text: str) -> str:
+    """A page's front matter naming its title, escaped: the theme writes the title into <title> and the
+    navigation unescaped, and a title taken from the page's heading would be unescaped first."""
+    return f"---\ntitle: {json.dumps(esc(text))}\n---\n"
+
+
+def safe_href(href: str) -> str:
+    """A link target the site may use: a relative path inside the site, or an http(s) URL; anything else
+    (javascript:, data:, vbscript:, file:, protocol-relative //host) becomes "#"."""
+    h = href.strip()
+    if h.lower().startswith(SAFE_SCHEMES):
+        return h
+    scheme = h.split("/", 1)[0]
+    if h.startswith("//") or ":" in scheme or any(ord(ch) < 0x20 for ch in h):
+        return "#"
+    return h
 
 
 def link(href: str, text: str) -> Raw:
-    return Raw(f'<a href="{esc(href)}">{esc(text)}</a>', sort=text)
+    return Raw(f'<a href="{esc(safe_href(href))}">{esc(text)}</a>', sort=text)
 
 
 def pct(x: float | None, digits: int = 2) -> Raw:

@@ -12,6 +12,7 @@ def paper_page(data_file: Path) -> str:
     data = yaml.safe_load(data_file.read_text(encoding="utf-8"))
     t1, t13 = data["table1"], data["table13"]
     return "\n".join([
+        "---\nhide:\n  - navigation\n  - toc\n---",  # the paper's tables need the width
         "# As reported by the paper",
         "",
         '!!! warning "Not computed here"',

@@ -19,6 +19,7 @@ from formula_site.markup import (
     cite,
     completeness_badge,
     esc,
+    front_matter_title,
     group_badge,
     impact_page,
     link,
@@ -240,15 +241,15 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         "---\nhide:\n  - navigation\n  - toc\n---",
         "# Completeness audit",
         "",
-        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Paper's audit*: "
-        "the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
+        "Whether each supplied formula text is enough to reproduce the benchmark's answer. *Original text* (the "
+        "paper's audit): the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
         f"changed): {counts.get('wrong', 0)} wrong, {counts.get('incomplete', 0)} incomplete, "
-        f"{counts.get('complete', 0)} complete. *This registry's text now*: the automatic audit "
+        f"{counts.get('complete', 0)} complete. *Current text* (this registry's, now): the automatic audit "
         "(`formula audit completeness`) of the active text rendered from the registry: every input, constant "
         "and table named, units stated, and the library reading the same constants reproduces the reference cases.",
         "",
-        table(["Calculator", "Benchmark id", "Paper's audit", "What was wrong", "What changed",
-               "This registry's text now", "Reference cases reproduced"], rows),
+        table(["Calculator", "Benchmark id", "Original text (paper's audit)", "What was wrong", "What changed",
+               "Current text (this registry's, now)", "Reference cases reproduced"], rows),
     ])
 
 
@@ -282,8 +283,8 @@ def fidelity_audit(reg: Registry, audits: AuditInputs) -> str:
         "cases score differently when the published formula is used instead (`formula audit deviations`). "
         "The case count is per calculator: when a calculator has several deviations, they share one count.",
         "",
-        f"Reference cases: `{esc(audits.fidelity_data)}` ({audits.fidelity_cases} cases, "
-        f"`{esc(audits.fidelity_hash[:19])}`). {n_dev} deviations in "
+        f"Reference cases: <code>{esc(audits.fidelity_data)}</code> ({audits.fidelity_cases} cases, "
+        f"<code>{esc(audits.fidelity_hash[:19])}</code>). {n_dev} deviations in "
         f"{len({c.slug for c in reg.calculators.values() if c.deviations})} calculators; {differ} of "
         f"{audits.fidelity_cases} cases ({share}) score differently under the published formulas.",
         "",
@@ -349,9 +350,11 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     """One calculator: text, inputs, constants, provenance, audits, lineage, versions, accuracy, FHIR."""
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     v = c.active
-    out: list[str] = [f"# {c.name}", ""]
+    out: list[str] = [front_matter_title(c.name), f"# {esc(c.name)}", ""]
     out.append(" ".join([group_badge(c.audit_group) if c.medcalc_id is not None else badge("successor, outside the paper's audit"),
-                         completeness_badge(c.completeness.status.value) if c.completeness else "",
+                         badge(f"original text: {c.completeness.status.value} (paper)",
+                               {"complete": "ok", "incomplete": "warn", "wrong": "bad"}.get(
+                                   c.completeness.status.value, "info")) if c.completeness else "",
                          badge(f"version {v.version} {v.status.value}", "info"),
                          badge(f"review {review_status(v, on)}", {"overdue": "bad", "due": "warn"}.get(review_status(v, on), "ok"))]))
     out.append("")
@@ -400,7 +403,8 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                           for k, t in c.tables.items()], sortable=False))
     if c.depends_on:
         out += ["", "## Dependencies", "", "Calculators this one uses; a fix to them lands here too.", ""]
-        out += [f"- [{reg.calculators[d].name}]({d}.md)" if d in reg.calculators else f"- {d}" for d in c.depends_on]
+        out += [f"- [{esc(reg.calculators[d].name)}]({d}.md)" if d in reg.calculators else f"- {esc(d)}"
+                for d in c.depends_on]
 
     out += ["", "## Provenance", "", f"**Original publication.** {cite(c.formula.publication)}", ""]
     if c.formula.publication.note:
@@ -433,20 +437,22 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if c.completeness:
         cp = c.completeness
         out.append(table(["Audit", "Status", "What was wrong", "What changed", "Source"],
-                         [["the paper's audit of the supplied text", Raw(completeness_badge(cp.status.value)),
+                         [["original text: the paper's audit of the text the benchmark supplied",
+                           Raw(completeness_badge(cp.status.value)),
                            cp.finding, cp.change, cp.source]], sortable=False))
     a = audits.completeness.get(c.slug)
     if a is not None:
         state = "complete" if a.complete else "incomplete: " + "; ".join(a.missing)
-        out += ["", f"This registry's active text ({a.version}), checked by `formula audit completeness`: "
-                f"**{esc(state)}**" + (f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else ".")]
+        cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
+        out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
+                f"completeness`: **{esc(state)}**" + cases]
 
     succ = [r for r in c.replacements]
     preds = predecessors(reg, c.slug)
     if succ or preds:
         out += ["", "## Replacements and lineage", ""]
         for r in succ:
-            target = (f"[{r.name}]({r.successor}.md)" if r.successor in reg.calculators else esc(r.name))
+            target = (f"[{esc(r.name)}]({r.successor}.md)" if r.successor in reg.calculators else esc(r.name))
             kind = "Replaced by" if r.kind == "replaced_by" else "Alternative"
             g = reg.guidelines.get(r.guideline) if r.guideline else None
             line = f"- **{kind}** {target} ({esc(r.jurisdiction)}, since {esc(r.since)})"
@@ -458,7 +464,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
                 line += f" ([version-impact report](../impact/{impact_page(c.slug, r.successor)}.md))"
             out.append(line)
         for pc in preds:
-            out.append(f"- **Successor of** [{pc.name}]({pc.slug}.md) ([version-impact report]"
+            out.append(f"- **Successor of** [{esc(pc.name)}]({pc.slug}.md) ([version-impact report]"
                        f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
 
@@ -532,7 +538,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
         f"All {len(rows)} calculators of the registry. Each page shows the supplied text, inputs, constants, "
         "provenance, audits, lineage, version history and accuracy per arm.",
         "",
-        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Completeness",
+        table(["Benchmark id", "Calculator", "Category", "Intended use", "Audit group", "Concern", "Original text (paper)",
                "Version", "Review", "Last review", "Deviations", "Unverified citations"], rows),
     ])
 
@@ -559,15 +565,29 @@ def lineage_svg(reg: Registry) -> str:
         parts.append(f'<line x1="310" y1="{y + 20}" x2="662" y2="{y + 20}" class="fr-edge" '
                      f'stroke-dasharray="{"6 4" if r.kind == "alternative" else "0"}"/>')
         parts.append(f'<polygon points="662,{y + 14} 670,{y + 20} 662,{y + 26}" class="fr-arrow"/>')
-        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(label[:48])}</text>')
+        above, below = _two_lines(label, 56)  # above the arrow, and below it when the label is long
+        parts.append(f'<text x="490" y="{y + 14}" text-anchor="middle" class="fr-label">{esc(above)}</text>')
+        if below:
+            parts.append(f'<text x="490" y="{y + 34}" text-anchor="middle" class="fr-label">{esc(below)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)
 
 
+def _two_lines(text: str, width: int) -> tuple[str, str]:
+    """Split at a space into at most two lines of about `width` characters; nothing is cut."""
+    if len(text) <= width:
+        return text, ""
+    cut = text.rfind(" ", 0, width + 1)
+    cut = cut if cut > 0 else text.find(" ")
+    return (text, "") if cut < 0 else (text[:cut], text[cut + 1:])
+
+
 def _svg_box(x: int, y: int, w: int, h: int, text: str, href: str | None, dashed: bool = False) -> str:
-    t = esc(text if len(text) <= 40 else text[:39] + "…")
+    first, second = _two_lines(text, 38)  # a long name takes two lines of the box, whole
+    lines = (f'<tspan x="{x + w / 2}" dy="-0.55em">{esc(first)}</tspan><tspan x="{x + w / 2}" dy="1.15em">'
+             f'{esc(second)}</tspan>') if second else esc(first)
     box = (f'<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="6" class="fr-node{" fr-external" if dashed else ""}"/>'
-           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{t}</text>')
+           f'<text x="{x + w / 2}" y="{y + h / 2 + 5}" text-anchor="middle" class="fr-node-text">{lines}</text>')
     return f'<a href="{esc(href)}">{box}</a>' if href else box
 
 
@@ -584,6 +604,7 @@ def lineage(reg: Registry) -> str:
                          if g else "–", r.note])
     svg = lineage_svg(reg).replace('href="', 'href="calculators/')
     return "\n".join([
+        "---\nhide:\n  - navigation\n  - toc\n---",  # the table and the diagram need the width
         "# Lineage",
         "",
         "Predecessor and successor formulas, and the guidelines behind each replacement. Solid arrows: "
@@ -613,6 +634,11 @@ def _plain(x: Any) -> str:
     return str(x)
 
 
+def _nowrap(x: Any) -> Raw:
+    """A date or version on one line (a table column never breaks 2026-12-01 as 2026-12-/01)."""
+    return Raw(f'<span class="fr-nowrap">{esc(x)}</span>', sort=str(x))
+
+
 def changelog_page(entries: list[Any]) -> str:
     from registry.changelog import grouped, people
 
@@ -621,13 +647,14 @@ def changelog_page(entries: list[Any]) -> str:
         e = g.entries[0]
         if g.bulk:
             names = ", ".join(f"{x.slug} {x.version}" for x in g.entries)
-            rows.append([e.effective, f"{len(g.entries)} calculators (released together)", "–", "–", "–", e.reason,
-                         names, "–"])
+            rows.append([_nowrap(e.effective), f"{len(g.entries)} calculators (released together)", "–", "–", "–",
+                         e.reason, names, "–"])
             continue
         signs = "<br>".join(_signoff(s) for s in (e.signoffs or [])) or "none"
         changes = "<br>".join(esc(_plain(x)) for x in (e.changes or [])) or "–"
         who = " ".join(people(e)) or "–"
-        rows.append([e.effective, link(f"calculators/{e.slug}.html", e.name), e.version, e.status, who, e.reason,
+        rows.append([_nowrap(e.effective), link(f"calculators/{e.slug}.html", e.name), _nowrap(e.version), e.status,
+                     who, e.reason,
                      Raw(changes), Raw(signs)])
     return "\n".join([
         "---\nhide:\n  - navigation\n  - toc\n---",

@@ -92,6 +92,12 @@ def _accuracy_tables(report: dict[str, Any], runs: list[dict[str, Any]], labels:
            table(["Run", "Arm", "Rows", "Cases", "Seeds"] + [f"{SUBSET_LABELS[s]} ({sub.get(s, '–')})" for s in subsets],
                  [[link("#" + anchor(r["dir"]), lab), r["arm"], r["n_rows"], r["n_cases"], len(r["seeds"])]
                   + [pct(r["subsets"].get(s)) for s in subsets] for r, lab in zip(runs, labels)]),
+           "### Datasets", "",
+           "The gold set each run was scored on. Runs of different datasets are never paired (the MedCalc-Bench 2024 "
+           "test split is not MedCalc-Bench Verified, nor the shipped reference cases).", "",
+           table(["Run", "Dataset", "Rows", "Cases"],
+                 [[lab, r.get("dataset") or "–", r["n_rows"], r["n_cases"]] for r, lab in zip(runs, labels)],
+                 sortable=False),
            "## Accuracy by audit group", "",
            "The layout of the paper's Table 13: one row per literature-audit group, one column per run "
            "(accuracy in %). The replaced group has only 4 calculators, so its numbers are indicative only.", ""]
@@ -127,12 +133,19 @@ def _gap_tables(report: dict[str, Any]) -> list[str]:
             f"the primary one as in the paper); {report.get('draws', '–')} draws, seed {report.get('seed', '–')}. "
             "p-values: a sign-flip permutation test on the per-case differences, an exact McNemar test on the "
             "discordant rows, and Holm's adjustment of the permutation p across the comparisons on one set. An "
-            "interval crossing zero establishes neither a difference nor equivalence.", ""]
+            "interval crossing zero establishes neither a difference nor equivalence. Runs are paired only within "
+            "one dataset: runs imported from another evaluation (their dataset is named) pair only with runs of "
+            "that same dataset, on the cases both hold with the same gold answer; the Cases column counts them.", ""]
     out.append(table(
-        ["A − B", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI", "Cluster 95% CI"],
+        ["A − B", "Calculator set", "Cases", "Calcs", "A (%)", "B (%)", "Gap (pp)", "Case 95% CI",
+         "Cluster 95% CI", "Dataset"],
         [[f"{g['a']} − {g['b']}", SUBSET_LABELS.get(g["subset"], g["subset"]), g["n"], g["calculators"],
-          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"])]
-         for g in gaps]))
+          pct(g["a_accuracy"]), pct(g["b_accuracy"]), _signed(g["gap_pp"]), _ci(g["case_ci"]), _ci(g["cluster_ci"]),
+          g.get("dataset") or "–"] for g in gaps]))
+    left_out = {(g["a"], g["b"]): g for g in gaps if g.get("gold_differs")}
+    for (a, b), g in left_out.items():
+        out += ["", f"{esc(a)} − {esc(b)}: {g['gold_differs']} case(s) both runs hold were left out because their "
+                "gold answers differ (the runs used different releases of the dataset)."]
     out += ["", "### Tests and clustering", "",
             "Discordant rows (right in one run only), the p-values, the intra-calculator correlation of the "
             "per-case differences and the effective number of independent cases it implies.", "",
@@ -238,7 +251,7 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
                  lock_digest: str | None = None) -> str:
     """Markdown for results/index.md from `audit.tables.build_report`'s dict; fills `figures` with name -> SVG."""
     runs = report.get("runs", [])
-    out = ["---\nhide:\n  - toc\n---", "# Results", ""]  # the tables need the width
+    out = ["---\nhide:\n  - navigation\n  - toc\n---", "# Results", ""]  # the tables need the width
     if not runs:
         out += ["No stored runs were given to this build. Runs are folders with `manifest.json` and "
                 "`results.jsonl`; build with `formula site build --results DIR` (repeatable), or put them under "
@@ -277,7 +290,15 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
         facts: list[list[Any]] = [["Folder", Raw(f"<code>{esc(Path(r['dir']).name)}</code>")], ["Arm", r["arm"]],
                                   ["Model", r.get("model")], ["Rows", r["n_rows"]],
                                   ["Accuracy (%)", pct(r.get("accuracy"))]]
-        if lock_digest is not None:
+        source: dict[str, Any] = m["source"] if isinstance(m.get("source"), dict) else {}
+        facts += _source_facts(r, source)
+        if source.get("formula_text_shown") is False:  # an imported run: tied to the audit groups, not the texts
+            groups: dict[str, Any] = m["audit_groups"] if isinstance(m.get("audit_groups"), dict) else {}
+            moved = sorted(s for s, g in groups.items() if s in reg.calculators and reg.calculators[s].audit_group != g)
+            facts.append(["Registry", Raw(badge("stale", "bad") + " audit group changed: " + esc(", ".join(moved))
+                                          if moved else badge("current", "ok")
+                                          + " imported, no formula text shown; its audit groups are the registry's")])
+        elif lock_digest is not None:
             recorded = _recorded_lock(m)
             if recorded is None:
                 state = Raw(badge("not recorded", "warn"))
@@ -293,6 +314,22 @@ def results_page(reg: Registry, report: dict[str, Any], figures: dict[str, str],
             facts.append([k.replace("_", " "), Raw(f"<code>{esc(text if len(text) <= 300 else text[:299] + '…')}</code>")])
         out += [f'<h3 id="{anchor(r["dir"])}">{esc(lab)}</h3>', "", table(["", ""], facts, sortable=False), ""]
     return "\n".join(out) + "\n"
+
+
+def _source_facts(run: dict[str, Any], source: dict[str, Any]) -> list[list[Any]]:
+    """An imported run's dataset, source files (repository, commit, licence, SHA-256) and verdict differences."""
+    if not source:
+        return []
+    out: list[list[Any]] = [["Dataset", run.get("dataset") or "–"]]
+    for f in source.get("files") or []:
+        if isinstance(f, dict):
+            where = ", ".join(str(f[k]) for k in ("repository", "upstream_path", "commit", "licence") if f.get(k))
+            out.append(["Source file", Raw(f"<code>{esc(f.get('name'))}</code> ({esc(where or 'provenance not given')}"
+                                           f"; {esc(f.get('rows'))} rows; <code>{esc(f.get('sha256'))}</code>)")])
+    diffs = source.get("differences")
+    if isinstance(diffs, list):
+        out.append(["Verdicts that differ from the log's", len(diffs)])
+    return out
 
 
 def calculator_accuracy(report: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:

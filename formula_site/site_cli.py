@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import functools
 import sys
 from pathlib import Path
+from typing import Any
 
 from registry.cliutil import add_root, load_registry
 
@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = ssub.add_parser("serve", help="build, then serve the site on 127.0.0.1 for a preview",
                         description="Build the site, then serve the built folder on the loopback address.")
     _build_args(s)
-    s.add_argument("--port", type=int, default=8000, help="port on 127.0.0.1 (default 8000)")
+    s.add_argument("--port", type=_port, default=8000, help="port on 127.0.0.1, 1-65535 (default 8000)")
     s.set_defaults(handler=cmd_serve)
 
     e = sub.add_parser("export", help="export the registry in a standard format",
@@ -50,6 +50,17 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
     add_root(p)
+
+
+def _port(text: str) -> int:
+    """A TCP port number (argparse type): a usage error, not an OverflowError, when out of range."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {port}")
+    return port
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -92,15 +103,22 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import http.server
 
-    res = _build(args)
-    if res is None:
-        return 1
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(res.out))
+    folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
+
+    def handler(*a: Any, **kw: Any) -> http.server.SimpleHTTPRequestHandler:
+        return http.server.SimpleHTTPRequestHandler(*a, directory=folder["out"], **kw)
+
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     except OSError as e:
-        print(f"error: cannot serve on 127.0.0.1:{args.port}: {e}", file=sys.stderr)
+        print(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
+              file=sys.stderr)
         return 1
+    res = _build(args)
+    if res is None:
+        server.server_close()
+        return 1
+    folder["out"] = str(res.out)
     print(f"built {res.pages} pages ({res.runs} runs) in {res.seconds:.1f} s")
     print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
     with server:

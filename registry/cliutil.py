@@ -13,6 +13,7 @@ from pathlib import Path
 
 from registry.loader import ROOT_ENV, is_embedded, load, resolve_root
 from registry.model import Registry
+from registry.terminal import printable, say
 from registry.validate import validate
 
 ROOT_HELP = (f"registry root, the folder holding formulas/ and guidelines/ (default: ${ROOT_ENV}, else the "
@@ -43,14 +44,14 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
     if bad and partial:
         note = warning(reg)
         if note is not None:
-            print(note, file=sys.stderr)
+            say(printable(note), file=sys.stderr)
             return reg
     if bad:
         for p in bad:
-            print(p, file=sys.stderr)
+            say(printable(p), file=sys.stderr)
         advice = first_fix(bad)
         raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: "
-                           + (advice if advice else "fix them first") + " (`formula validate` lists them)")
+                           + (printable(advice) if advice else "fix them first") + " (`formula validate` lists them)")
     return reg
 
 
@@ -63,5 +64,5 @@ def require_writable(root: Path | None) -> None:
 
 def fail(message: str) -> int:
     """Print a tool error in the house style and return exit status 1."""
-    print(f"error: {message}", file=sys.stderr)
+    say(printable(f"error: {message}"), file=sys.stderr)
     return 1

@@ -13,8 +13,10 @@ from pydantic import BaseModel
 from registry import versions as ver
 from registry.cliutil import CommandError, add_root, load_registry, require_writable
 from registry.loader import Registry, clear_cache, load
-from registry.report import calculator_rows, render_table, show_text
+from registry.report import calculator_rows, original_text_label, show_text
 from registry.schema import Calculator, ConcernType, VersionStatus
+from registry.tables import render_table
+from registry.terminal import printable, say
 from registry.validate import summary, validate
 
 
@@ -147,7 +149,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--role", required=True, help="the reviewer's role, e.g. 'clinical pharmacist'")
     p.add_argument("--date", help="review date YYYY-MM-DD (default: today)")
     p.add_argument("--next-due", help="next review due YYYY-MM-DD (default: --interval-days after the review)")
-    p.add_argument("--interval-days", type=int, default=365)
+    p.add_argument("--interval-days", type=int, default=365, help="days from this review to the next (1 to 3653; "
+                   "default 365)")
     p.set_defaults(handler=cmd_review)
 
     p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "
@@ -164,7 +167,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "reason, what changed and the review sign-offs.")
     _root(p)
     p.add_argument("--since", metavar="DATE|REF", help="versions effective on or after a date, or released since a git ref")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--format", choices=["markdown", "table", "json"], default="markdown",
+                   help="markdown (to publish), table (one line per version, fits the terminal) or json")
     p.set_defaults(handler=cmd_changelog)
 
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
@@ -208,7 +212,9 @@ def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
-        raise CommandError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
+        from registry.suggest import unknown_calculator
+
+        raise CommandError(unknown_calculator(reg, ref)) from None
 
 
 _writable = require_writable
@@ -224,16 +230,16 @@ def cmd_validate(args: argparse.Namespace) -> int:
         from registry.validate import first_fix
 
         for p in reg.problems:
-            print(p)
+            say(printable(p))
         advice = first_fix(reg.problems)
-        raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {advice}" if advice else ""))
+        raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {printable(advice)}" if advice else ""))
     print(summary(reg))
     from registry.pending import pending
 
     waiting = pending(reg)
     if waiting:
-        print(f"{len(waiting)} version(s) pending approval or their effective date: "
-              + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)")
+        say(printable(f"{len(waiting)} version(s) pending approval or their effective date: "
+                      + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)"))
     return 0
 
 
@@ -247,10 +253,13 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
-    cols = ["medcalc_id", "slug", "category", "output", "intended_use", "concern", "audit_group",
-            "completeness", "active_version", "successors"]
-    print(render_table(rows, cols))
-    print(_counts(rows))
+    shown = [{"id": r["medcalc_id"], "slug": r["slug"], "version": r["active_version"], "concern": r["concern"].replace("_", " "),
+              "group": r["audit_group"], "original text": original_text_label(r["completeness"]),
+              "successors": r["successors"], "intended use": r["intended_use"], "category": r["category"],
+              "output": r["output"]} for r in rows]
+    say(render_table(shown, list(shown[0]) if shown else ["slug"], whole=["id"],
+                       drop=["group", "successors", "intended use", "category", "output"]))
+    say(_counts(rows))
     return 0
 
 
@@ -261,8 +270,15 @@ def _counts(rows: list[dict[str, Any]]) -> str:
             c[str(r[key])] = c.get(str(r[key]), 0) + 1
         return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
 
-    return (f"\n{len(rows)} calculators | concern: {tally('concern')}\n"
-            f"audit group: {tally('audit_group')} | completeness: {tally('completeness')}")
+    import textwrap
+
+    from registry.tables import terminal_width
+
+    lines = [f"{len(rows)} calculators", f"concern: {tally('concern')}", f"audit group: {tally('audit_group')}",
+             f"original text (paper's audit): {tally('completeness')}",
+             "current text: `formula audit completeness` checks the registry's texts today"]
+    width = min(terminal_width() or 100, 100)
+    return "\n" + "\n".join(textwrap.fill(line, width=width, subsequent_indent="  ") for line in lines)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -271,7 +287,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
     else:
-        print(show_text(reg, c))
+        say(show_text(reg, c))
     return 0
 
 
@@ -287,7 +303,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
              "released_by": v.released_by.who if v.released_by else "",
              "approved": approval(v), "next_review": v.next_review.isoformat()
-             if v.next_review else "", "hash": lock.get(v.version, "")[:19], "changelog": v.changelog}
+             if v.next_review else "", "hash": lock.get(v.version, ""), "changelog": v.changelog}
             for v in c.versions]
     found = draft_version(reg, c.slug)
     if found is not None:
@@ -299,9 +315,20 @@ def cmd_history(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
-        print(f"{c.name} ({c.slug})")
-        print(render_table(rows, list(rows[0])))
+        say(printable(f"{c.name} ({c.slug})"))
+        shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
+        say(render_table(shown, ["version", "status", "effective", "changelog", "released_by", "approved",
+                                   "next_review", "hash"],
+                           drop=["released_by", "hash", "approved", "next_review"]))
     return 0
+
+
+def _short_hash(h: str | None) -> str:
+    """'sha256:' and 12 hex digits: enough to tell versions apart on screen (JSON keeps the whole hash)."""
+    if not h:
+        return "-"
+    algo, _, digest = h.partition(":")
+    return f"{algo}:{digest[:12]}" if digest else h[:12]
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
@@ -327,13 +354,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
                           "scoring_changed": scoring}, indent=2, ensure_ascii=False))
         return 0
     if not text and not changes:
-        print(f"{c.slug}: {args.v1} and {args.v2} have the same content; no change to scoring")
+        say(printable(f"{c.slug}: {args.v1} and {args.v2} have the same content; no change to scoring"))
         return 0
-    print("\n".join(text) if text else "supplied text: unchanged")
-    print()
-    print("\n".join(f"- {ch.line()}" for ch in changes) or "- no change beyond the text")
+    say("\n".join(printable(t) for t in text) if text else "supplied text: unchanged")
+    say()
+    say("\n".join(printable(f"- {ch.line()}") for ch in changes) or "- no change beyond the text")
     if not scoring:
-        print("no change to scoring: the same inputs give the same answers")
+        say("no change to scoring: the same inputs give the same answers")
     return 0
 
 
@@ -465,7 +492,7 @@ def _maintain(root: Path | None, action: Callable[[], str]) -> int:
 
     _writable(root)
     try:
-        print(action())
+        say(action())
     except (ReleaseError, YamlError) as e:
         raise CommandError(str(e)) from None
     return 0
@@ -516,8 +543,8 @@ def cmd_pending(args: argparse.Namespace) -> int:
         return 0
     shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
              for r in rows]
-    print(render_table(shown, ["slug", "version", "base", "state", "effective", "drafted_by", "since",
-                               "approved_by", "reason", "changes"]))
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "since", "reason",
+                             "base", "approved_by"], drop=["approved_by", "base", "reason", "since"]))
     print(f"\n{len(rows)} version(s) pending")
     return 0
 
@@ -574,7 +601,8 @@ def cmd_due(args: argparse.Namespace) -> int:
         shown = [dict(r, last_review=r["last_review"] or "never", next_review=r["next_review"] or "-",
                       overdue="yes" if r["overdue"] else "") for r in rows]
         what = "overdue for" if args.overdue else "due for"
-        print(render_table(shown, ["slug", "version", "last_review", "next_review", "overdue", "signoffs"]) if rows
+        print(render_table(shown, ["slug", "version", "last_review", "next_review", "overdue", "signoffs"],
+                           drop=["signoffs"]) if rows
               else f"no review {what.split()[0]} on {on}")
         print(f"\n{len(rows)} of {len(reg.calculators)} calculators {what} review on {on}")
     return 0
@@ -593,8 +621,13 @@ def cmd_changelog(args: argparse.Namespace) -> int:
         return 1
     if args.format == "json":
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
+    elif args.format == "table":
+        rows = [{"effective": e.effective, "slug": e.slug, "version": e.version, "status": e.status,
+                 "why": e.reason, "released_by": e.released_by or "-"} for e in entries]
+        print(render_table(rows, ["effective", "slug", "version", "status", "why", "released_by"],
+                           drop=["status", "released_by"]) if rows else "No released version in this range.")
     else:
-        print(markdown(entries))
+        say(markdown(entries))
     return 0
 
 
@@ -642,20 +675,19 @@ def cmd_stale(args: argparse.Namespace) -> int:
         raise CommandError(f"cannot read {path}: {e.strerror}") from None
     out, problems = stale(reg, rows)
     for p in bad + problems:
-        print(f"{path}: {p}", file=sys.stderr)
+        say(printable(f"{path}: {p}"), file=sys.stderr)
     checked = len(rows) - len(problems)
     if args.format == "json":
         print(json.dumps(out, indent=2))
     else:
         if out:
-            shown = [dict(r, recorded_sha256=(r["recorded_sha256"] or "-")[:19]) for r in out]
-            print(render_table(shown, ["line", "row_number", "seed", "arm", "slug", "recorded_version",
-                                       "current_version", "why"]))
+            say(render_table(out, ["line", "slug", "recorded_version", "current_version", "why", "row_number",
+                                   "seed", "arm"], drop=["row_number", "seed", "arm"]))
         skipped = len(bad) + len(problems)
         print(f"\n{len(out)} of {checked} case(s) stale against the registry now"
               + (f"; {skipped} line(s) could not be checked (listed above)" if skipped else ""))
     if bad:
-        raise CommandError(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})")
+        raise CommandError(printable(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})"))
     if args.check and (out or problems):
         print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
         return 1

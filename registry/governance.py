@@ -90,7 +90,9 @@ def stale(reg: Registry, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple[li
     """Cases whose recorded text version or text SHA-256 differs from the registry's now.
 
     Each row names its calculator by `slug` / `text_slug` or by `calculator_id` (benchmark id), and
-    carries `text_version` and/or `text_sha256`. Returns (stale rows, problems with the file).
+    carries `text_version` and/or `text_sha256`. A row with `text_shown: false` (an imported run: the model
+    saw no text of this registry) is never stale after a text change, but is when the audit group it was
+    imported under (`audit_group`) is no longer the calculator's. Returns (stale rows, problems with the file).
     """
     current: dict[str, tuple[str, str]] = {}
     out: list[dict[str, Any]] = []
@@ -104,6 +106,14 @@ def stale(reg: Registry, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple[li
             c = reg.get(ref if isinstance(ref, int) else str(ref))
         except KeyError:
             problems.append(f"line {line}: unknown calculator {ref!r}")
+            continue
+        if row.get("text_shown") is False:  # an imported run: no text was shown, so no text can go stale
+            group = row.get("audit_group")
+            if isinstance(group, str) and group != c.audit_group:
+                out.append({"line": line, "row_number": row.get("row_number"), "seed": row.get("seed"),
+                            "arm": row.get("arm"), "slug": c.slug, "recorded_version": None,
+                            "current_version": c.active.version, "recorded_sha256": None, "current_sha256": None,
+                            "why": f"audit group {group} -> {c.audit_group}"})
             continue
         version, sha = row.get("text_version"), row.get("text_sha256")
         if version is None and sha is None:

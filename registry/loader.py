@@ -168,15 +168,87 @@ def load(root: Path | str | None = None) -> Registry:
 @lru_cache(maxsize=4)
 def _cached(root: str) -> Registry:
     reg = load(root)
+    key = validation_key(Path(root))
+    marker = _marker(key) if key is not None and not reg.problems else None
+    if marker is not None and marker.is_file():
+        reg.validated = True  # this exact content passed every rule before (see validation_key)
+        return reg
     validate(reg)
+    if marker is not None and not reg.problems:
+        try:
+            from registry.atomic import atomic_write
+
+            atomic_write(marker, "passed every validation rule\n")
+        except OSError:
+            pass  # a read-only cache only costs the next start-up its validation
     return reg
 
 
+CACHE_ENV = "FORMULA_CACHE_DIR"
+
+
+def _marker(key: str) -> Path | None:
+    base = os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME")
+    folder = Path(base) if base else Path.home() / ".cache"
+    return (folder if os.environ.get(CACHE_ENV) else folder / "formula-registry") / f"validated-{key}"
+
+
+def validation_key(root: Path) -> str | None:
+    """A digest of everything validation reads and of the code that runs it: every file under formulas/ and
+    guidelines/ (path and bytes), the registry package's source and the versions of the libraries it parses
+    and renders with. Validation is a function of these alone (no clock, no network), so a registry whose key
+    has passed before passes again: `get_registry` then skips re-running the rules (a one-case `formula solve`
+    starts in a fraction of the time). Any change to any byte makes a new key. None: no cache (FORMULA_CACHE_DIR
+    set to an empty string, or the tree cannot be read)."""
+    if os.environ.get(CACHE_ENV) == "":
+        return None
+    import hashlib
+    from importlib import metadata
+
+    h = hashlib.sha256(b"formula-registry validation 1\0")
+    try:
+        for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
+            h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        for dist in ("pydantic", "pydantic-core", "jinja2", "pyyaml", "ruamel.yaml"):
+            try:
+                h.update(f"{dist}={metadata.version(dist)}\0".encode())
+            except metadata.PackageNotFoundError:
+                h.update(f"{dist}=none\0".encode())
+        for folder in ("formulas", "guidelines"):
+            base = root / folder
+            for p in sorted(base.rglob("*")) if base.is_dir() else []:
+                if p.is_file():
+                    h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return h.hexdigest()
+
+
+@lru_cache(maxsize=16)
+def _default_root_str(env: str | None) -> str:
+    return str(default_root())
+
+
 def get_registry(root: Path | str | None = None) -> Registry:
-    """The validated registry, loaded once per process (the library and reports read this)."""
-    r = str(resolve_root(root))
-    return _cached(r)
+    """The validated registry, loaded once per process (the library and reports read this).
+
+    Without `root`, the default root is looked up on the filesystem once per value of
+    $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
+    if root is None:
+        env = os.environ.get(ROOT_ENV)
+        last = _last
+        if last and last[0] == env and last[1] is _cached:
+            return last[2]
+        reg = _cached(_default_root_str(env))
+        _last[:] = [env, _cached, reg]
+        return reg
+    return _cached(str(resolve_root(root)))
+
+
+_last: list[Any] = []  # the default registry of the last call: (env value, cache generation, registry)
 
 
 def clear_cache() -> None:
+    _last.clear()
     _cached.cache_clear()
+    _default_root_str.cache_clear()

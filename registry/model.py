@@ -43,6 +43,7 @@ class Registry:
     problems: list[Problem] = field(default_factory=list)
     validated: bool = False  # set by registry.validate.validate: `problems` then holds every rule's findings
     hashes: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)  # (slug, version) -> content hash
+    _ids: dict[int, Calculator] = field(default_factory=dict, repr=False, compare=False)  # by_id's index (checked on use)
 
     @property
     def formulas_dir(self) -> Path:
@@ -53,8 +54,12 @@ class Registry:
         return self.formulas_dir / LOCK_FILE
 
     def by_id(self, medcalc_id: int) -> Calculator:
+        c = self._ids.get(medcalc_id)
+        if c is not None and c.medcalc_id == medcalc_id and self.calculators.get(c.slug) is c:
+            return c
         for c in self.calculators.values():
             if c.medcalc_id == medcalc_id:
+                self._ids[medcalc_id] = c
                 return c
         raise KeyError(medcalc_id)
 

@@ -20,6 +20,8 @@ def implausible(calc: Calculator, value: Any) -> list[str]:
         return []
     out = []
     for rule in calc.plausibility:
+        if rule.quantity != "output":
+            continue
         lo, hi = rule.range
         if not lo <= x <= hi:
             unit = f" {rule.unit}" if rule.unit else ""
@@ -28,3 +30,25 @@ def implausible(calc: Calculator, value: Any) -> list[str]:
     return out
 
 
+
+
+def implausible_inputs(calc: Calculator, values: dict[str, Any]) -> list[str]:
+    """One warning per `difference` rule the inputs break (systolic at or below diastolic, say).
+
+    `values` are the inputs as the library used them (converted to the canonical unit); a rule whose
+    inputs were not both given is skipped. These warn in both variants: the formula still computes.
+    """
+    out = []
+    for rule in calc.plausibility:
+        if rule.quantity != "difference" or rule.inputs is None:
+            continue
+        a, b = (values.get(name) for name in rule.inputs)
+        if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+            continue
+        x = float(a) - float(b)  # type: ignore[arg-type]
+        lo, hi = rule.range
+        if not lo <= x <= hi:
+            unit = f" {rule.unit}" if rule.unit else ""
+            out.append(f"implausible combination of inputs ({rule.id}): {rule.description} is {x:.4g}{unit}, "
+                       f"outside {lo:g}-{hi:g}{unit}; check {rule.inputs[0]!r} and {rule.inputs[1]!r}")
+    return out

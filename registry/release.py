@@ -166,7 +166,9 @@ def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
-        raise ReleaseError(f"unknown calculator {ref!r}: give a slug or benchmark id (see `formula list`)") from None
+        from registry.suggest import unknown_calculator
+
+        raise ReleaseError(unknown_calculator(reg, ref)) from None
 
 
 def dependants(reg: Registry, slug: str) -> list[str]:
@@ -606,6 +608,9 @@ def activate(root: Path | str | None, *, on: str | None = None) -> str:
 # ---------------------------------------------------------------------- review
 
 
+MAX_INTERVAL_DAYS = 3653  # a review falls due within ten years; past that a date is a typo (and dates end at 9999)
+
+
 def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str | None = None,
            next_due: str | None = None, interval_days: int = 365) -> str:
     """Record a review sign-off on the active version: governance metadata, not content (no new version)."""
@@ -616,8 +621,9 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
     when = parse_date(date, "--date")
     if when > today:
         raise ReleaseError(f"--date {when} is in the future: record a review once it has happened")
-    if interval_days < 1:
-        raise ReleaseError("--interval-days must be at least 1")
+    if not 1 <= interval_days <= MAX_INTERVAL_DAYS:
+        raise ReleaseError(f"--interval-days must be between 1 and {MAX_INTERVAL_DAYS} (ten years), "
+                           f"got {interval_days}")
     due = parse_date(next_due, "--next-due", when + dt.timedelta(days=interval_days))
     if due <= when:
         raise ReleaseError(f"the next review ({due}) must come after this one ({when})")

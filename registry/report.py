@@ -6,11 +6,18 @@ from typing import Any
 
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.tables import render_table, terminal_width  # noqa: F401  (the one table helper; re-exported)
+from registry.terminal import printable
 from registry.texts import TextError, band_condition, render, render_expression
 
 
 def successors(c: Calculator) -> list[str]:
     return [r.successor or r.name for r in c.replacements if r.kind == "replaced_by"]
+
+
+def original_text_label(status: str) -> str:
+    """The paper's finding on the text the benchmark supplied, named apart from today's text's audit."""
+    return status if status == "not audited" else f"{status} (paper)"
 
 
 def calculator_rows(reg: Registry) -> list[dict[str, Any]]:
@@ -31,55 +38,6 @@ def calculator_rows(reg: Registry) -> list[dict[str, Any]]:
             "active_version": c.active.version,
         })
     return rows
-
-
-def terminal_width() -> int | None:
-    """$COLUMNS, else the terminal's width; None when the output is not a terminal (never cut)."""
-    import os
-    import shutil
-    import sys
-
-    env = os.environ.get("COLUMNS", "")
-    if env.isdigit() and int(env) > 0:
-        return int(env)
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size().columns
-    return None
-
-
-def fit_widths(widths: list[int], headers: list[int], total: int | None, gap: int = 2) -> list[int]:
-    """Narrow the widest columns, one character at a time, until the table fits `total` (cells get a '…')."""
-    if total is None:
-        return widths
-    out = list(widths)
-    floor = [max(3, min(h, 6)) for h in headers]
-    while sum(out) + gap * (len(out) - 1) > total:
-        i = max(range(len(out)), key=lambda k: out[k] - floor[k])
-        if out[i] <= floor[i]:
-            break
-        out[i] -= 1
-    return out
-
-
-def render_table(rows: list[dict[str, Any]], cols: list[str]) -> str:
-    def cell(v: Any) -> str:
-        if v is None:
-            return "-"
-        if isinstance(v, list):
-            return ", ".join(map(str, v)) or "-"
-        return str(v)
-
-    cells = [[cell(r.get(c)) for c in cols] for r in rows]
-    widths = [max([len(c)] + [len(row[i]) for row in cells]) for i, c in enumerate(cols)]
-    widths = [min(w, 48) for w in widths[:-1]] + widths[-1:]  # the last column is never cut
-    widths = fit_widths(widths, [len(c) for c in cols], terminal_width())
-
-    def line(vals: list[str]) -> str:
-        return "  ".join((v if len(v) <= w else v[: w - 1] + "…").ljust(w) for v, w in zip(vals, widths)).rstrip()
-
-    out = [line(cols), line(["-" * w for w in widths])]
-    out += [line(r) for r in cells]
-    return "\n".join(out)
 
 
 def cite(c: Any) -> str:
@@ -116,7 +74,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
     out: list[str] = []
     add = out.append
-    add(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})")
+    add(printable(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})"))
     add(f"  category {c.category.value}; output {c.output.kind.value}"
         + (f" in {c.output.unit}" if c.output.unit else "") + f"; intended use {c.intended_use.value}")
     expr = render_expression(c, calcs=reg.calculators, units=reg.units)
@@ -125,7 +83,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")
     for so in v.signoffs:
-        add(f"  reviewed by {so.who} ({so.role}) on {so.date}")
+        add(printable(f"  reviewed by {so.who} ({so.role}) on {so.date}"))  # names typed by whoever reviewed
     add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
     add_pending(reg, c, add)
     add("")
@@ -175,7 +133,8 @@ def show_text(reg: Registry, c: Calculator) -> str:
         name = f"{g.body}, {g.title} ({g.year})" if g else ref.guideline
         add(w.fill(f"  - {ref.relation.value} [{ref.jurisdiction}]: {name}" + ("" if not g or g.verified else " [unverified]")))
     if c.completeness:
-        add(f"Supplied-text audit: {c.completeness.status.value} ({c.completeness.source})")
+        add(f"Original text: {original_text_label(c.completeness.status.value)}, the paper's audit of the text the "
+            f"benchmark supplied ({c.completeness.source})")
         if c.completeness.finding:
             add(w.fill("  found: " + c.completeness.finding))
         if c.completeness.change:
@@ -191,11 +150,13 @@ def show_text(reg: Registry, c: Calculator) -> str:
         add("Predecessors or alternatives of: " + ", ".join(sorted(preds)))
     if c.deviations:
         add("Benchmark deviations from the published formula")
+        sub = textwrap.TextWrapper(width=100, initial_indent="      ", subsequent_indent="        ")
         for d in c.deviations:
-            add(w.fill(f"  - {d.id}: the benchmark {d.benchmark[0].lower() + d.benchmark[1:]} Published: {d.published}"
-                       + ("" if d.verified else " [unverified]")))
+            add(f"  - {d.id}" + ("" if d.verified else " [unverified]"))
+            add(sub.fill(f"benchmark: {d.benchmark}"))
+            add(sub.fill(f"published: {d.published}"))
     add("")
-    add(f"Supplied text (version {v.version})")
+    add(f"Current text (version {v.version}; `formula audit completeness` checks whether it is complete)")
     try:
         body = render(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:

@@ -436,11 +436,21 @@ class Plausibility(Strict):
     """
 
     id: Slug
-    quantity: Literal["output"] = Field(default="output", description="what the rule reads: the calculator's result "
-                                        "(weeks for a gestational age)")
+    quantity: Literal["output", "difference"] = Field(
+        default="output", description="what the rule reads: the calculator's result (weeks for a gestational "
+        "age), refused as published; or `difference`, the first of `inputs` minus the second (each as the "
+        "library converted it), warned about in both variants")
+    inputs: list[str] | None = Field(default=None, description="for `difference`: the two inputs, minuend first")
     range: tuple[float, float]
     unit: str | None = None
     description: str
+    source: str | None = Field(default=None, description="why the rule holds (physiology, a definition)")
+
+    @model_validator(mode="after")
+    def _operands(self) -> "Plausibility":
+        if (self.quantity == "difference") != (self.inputs is not None and len(self.inputs) == 2):
+            raise ValueError("a `difference` rule names exactly two inputs (minuend first); an `output` rule names none")
+        return self
 
     @model_validator(mode="after")
     def _ordered(self) -> "Plausibility":
@@ -449,11 +459,38 @@ class Plausibility(Strict):
         return self
 
 
+class ResultRounding(Strict):
+    """How a published calculator rounds, as its source states it (applied by solver.library.rounding).
+
+    `mode` applies to every rounding step the calculator's text names (MELD Na rounds twice); `decimals`
+    is the result's. `half_up` sends ties away from zero (SAS/spreadsheet ROUND, the OPTN definitions);
+    `half_even` is Python's `round`, the benchmark's reference code.
+    """
+
+    mode: Literal["half_up", "half_even"]
+    decimals: int = Field(default=0, ge=0, le=10)
+    source: str = Field(min_length=1, description="where the rounding rule is stated")
+    verified: bool = Field(default=False, description="true once a person has read the rule in the source")
+
+
 class Output(Strict):
     kind: OutputKind
     unit: str | None = None
-    rounding: Literal["round_number", "integer", "none"] = "round_number"
+    rounding: Literal["round_number", "integer", "none"] = Field(
+        default="round_number", description="the benchmark's output rounding (its reference code, Python's round); "
+        "the published variant uses it too unless `published_rounding` is given")
     range: tuple[float, float] | None = None
+    published_rounding: ResultRounding | None = Field(
+        default=None, description="the rounding the publication states (mode, decimals, source); the benchmark "
+        "variant keeps `rounding` wherever a benchmark exists, a named deviation where the two differ")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: Any) -> Any:
+        """Leave `published_rounding` out when absent, so entries without it keep their released content."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("published_rounding") is None:
+            data.pop("published_rounding", None)
+        return data
 
 
 class Formula(Strict):

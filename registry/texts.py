@@ -155,8 +155,21 @@ def _own(calc: Calculator, units: UnitsFile | None) -> dict[str, Any]:
         "label": {k: v.label for k, v in calc.constants.items() if v.label},  # a variant's name beside its number
         "t": {k: TableView(k, v) for k, v in calc.tables.items()},
         "i": _inputs(calc, units),
-        "calc": {"name": calc.name, "unit": calc.output.unit or "", "slug": calc.slug},
+        "calc": {"name": calc.name, "unit": calc.output.unit or "", "slug": calc.slug,
+                 "published_rounding": rounding_words(calc)},
     }
+
+
+def rounding_words(calc: Calculator) -> str:
+    """The publication's rounding rule (output.published_rounding) in words, for `{{ calc.published_rounding }}`."""
+    rule = calc.output.published_rounding
+    if rule is None:
+        return "the precision the result is reported to"
+    to = "the nearest whole number" if rule.decimals == 0 else (
+        f"{rule.decimals} decimal place{'s' if rule.decimals > 1 else ''}")
+    tie = "x.5" if rule.decimals == 0 else "a final 5"
+    how = "goes up (away from zero)" if rule.mode == "half_up" else "goes to the even neighbour"
+    return f"{to}; a tie ({tie}) {how}"
 
 
 def dependencies(calc: Calculator, calcs: Mapping[str, Calculator]) -> list[Calculator]:

@@ -11,7 +11,8 @@ from typing import Any
 from registry import codes
 from registry.cliutil import add_root, load_registry, require_writable
 from registry.loader import Registry
-from registry.report import render_table
+from registry.tables import render_table
+from registry.terminal import printable, say
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
 
 
@@ -70,11 +71,11 @@ def cmd_render(args: argparse.Namespace) -> int:
             try:
                 files = catalogue_files(reg.calculators, reg.units)
             except TextError as e:
-                print(f"error: {e}", file=sys.stderr)
+                say(printable(f"error: {e}"), file=sys.stderr)
                 return 1
             commit(base, {out / name: text for name, text in files.items()})
     except LockBusy as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)
         return 1
     except OSError as e:
         print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
@@ -93,15 +94,15 @@ def preview(root: Path | None, ref: str) -> int:
     except KeyError:
         mine = blocking_for(reg, ref)
         why = f": {mine[0]}" if mine else "; see `formula list`"
-        print(f"error: cannot preview {ref!r}{why}", file=sys.stderr)
+        say(printable(f"error: cannot preview {ref!r}{why}"), file=sys.stderr)
         return 1
     try:
         text = render(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    print(f"<!-- preview of {c.slug} as formulas/{c.slug}.yaml stands now; not written, not released -->")
-    print(text.rstrip())
+    say(f"<!-- preview of {c.slug} as formulas/{c.slug}.yaml stands now; not written, not released -->")
+    say(text.rstrip())
     return 0
 
 
@@ -153,7 +154,7 @@ def cmd_changed(args: argparse.Namespace) -> int:
     try:
         rows = changes(old, reg)
     except TextError as e:
-        print(f"error: {e}", file=sys.stderr)
+        say(printable(f"error: {e}"), file=sys.stderr)
         return 1
     if args.format == "json":
         print(json.dumps(rows, indent=2))
@@ -162,7 +163,8 @@ def cmd_changed(args: argparse.Namespace) -> int:
     else:
         short = [dict(r, old_sha256=(r["old_sha256"] or "-")[:19], new_sha256=(r["new_sha256"] or "-")[:19])
                  for r in rows]
-        print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"]))
+        print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"],
+                           drop=["old_sha256", "new_sha256"]))
     if args.check and rows:
         print(f"texts changed --check: {len(rows)} text(s) changed since {args.since}", file=sys.stderr)
         return 1

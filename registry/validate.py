@@ -169,6 +169,11 @@ def _inputs(reg: Registry) -> None:
             if inp.analyte and units is not None and inp.analyte not in units.analytes:
                 _at(reg, slug, ("inputs", i, "analyte"), f"inputs[{i}].analyte",
                     f"unknown analyte {inp.analyte!r}: add it to formulas/units.yaml", codes.INPUT)
+        for r, rule in enumerate(c.plausibility):
+            for name in rule.inputs or []:
+                if name not in seen:
+                    _at(reg, slug, ("plausibility", r, "inputs"), f"plausibility[{r}].inputs",
+                        f"rule {rule.id!r} names {name!r}, which is not an input of this calculator", codes.PLAUSIBILITY)
 
 
 def _texts(reg: Registry) -> None:

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from registry.cliutil import add_root
+from registry.terminal import printable, say
+from solver.batch_output import csv_frame
 from solver.library import VARIANTS
 
 SUFFIXES = (".csv", ".parquet")
@@ -37,6 +39,11 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
                    "(a [column, unit] pair fixes the unit); default: columns named as the entities, with units "
                    "in <column>_unit or in [value, unit] cells")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-csv-guard", action="store_true",
+                   help="write CSV cells verbatim; by default a text cell starting with = + - @ (or a tab or "
+                   "carriage return) gets a leading ' so a spreadsheet shows it as text (numbers are never altered)")
+    p.add_argument("--allow-errors", action="store_true",
+                   help="exit 0 even when some rows have no value (by default such a run exits 3)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +52,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "(vectorised where the formula allows); writes the table with value and error columns.")
     _add_options(p, batch_required=True)
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
-    p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    p.add_argument("--variant", choices=VARIANTS, default="published",
+                   help="published: the formulas as published (default); benchmark: the benchmark's reference "
+                   "implementation, quirks included")
     add_root(p)
     p.set_defaults(handler=run)
 
@@ -92,16 +101,14 @@ def _read(path: Path):
     return pd.read_csv(path)
 
 
-def _write(frame, path: Path) -> None:
+def _write(frame, path: Path, *, csv_guard: bool = True) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
     try:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
-            out = frame.copy()
-            out["value"] = [json.dumps(v) if isinstance(v, list) else v for v in out["value"]]
-            out.to_csv(tmp, index=False)
+            csv_frame(frame, guard=csv_guard).to_csv(tmp, index=False)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -110,17 +117,31 @@ def _write(frame, path: Path) -> None:
         raise
 
 
-def run(args: argparse.Namespace) -> int:
-    src, dst = Path(args.batch), Path(args.out)
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve() or (b.exists() and os.path.samefile(a, b))
+    except OSError:
+        return False
+
+
+def _check_paths(src: Path, dst: Path) -> str | None:
     for p, what in ((src, "input"), (dst, "--out")):
         if p.suffix not in SUFFIXES:
-            print(f"error: {what} {p} must end in .csv or .parquet", file=sys.stderr)
-            return 1
+            return f"{what} {p} must end in .csv or .parquet"
     if not src.is_file():
-        print(f"error: cannot read {src}: no such file", file=sys.stderr)
-        return 1
+        return f"cannot read {src}: no such file"
     if dst.parent and not dst.parent.is_dir():
-        print(f"error: cannot write {dst}: folder {dst.parent} does not exist", file=sys.stderr)
+        return f"cannot write {dst}: folder {dst.parent} does not exist"
+    if _same_file(src, dst):
+        return f"--out {dst} is the input table: write the results to another file (the input is never overwritten)"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    src, dst = Path(args.batch), Path(args.out)
+    problem = _check_paths(src, dst)
+    if problem is not None:
+        print(f"error: {problem}", file=sys.stderr)
         return 1
     try:
         columns = _read_columns(args.columns)
@@ -133,42 +154,64 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"error: batch needs pandas and tqdm ({e})", file=sys.stderr)
         return 1
-    from solver.library import CalculatorError, compute_many
+    from solver.library import CalculatorError
+
+    calc = int(args.calculator) if str(args.calculator).isdigit() else args.calculator
+    try:
+        if src.suffix == ".parquet":
+            from solver import batch_stream
+
+            total, errors, attrs = batch_stream.run(src, dst, calc, args.variant, columns, tqdm,
+                                                    progress=not args.no_progress and sys.stderr.isatty(),
+                                                    csv_guard=not getattr(args, "no_csv_guard", False))
+        else:
+            total, errors, attrs = _run_in_memory(src, dst, calc, args, columns, tqdm)
+    except _Refused as e:
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's text
+        return 1
+    except ImportError as e:
+        print(f"error: parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
+        return 1
+    except (CalculatorError, ValueError) as e:
+        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's cells
+        return 1
+    except OSError as e:
+        print(f"error: cannot write {dst}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    how = "vectorised" if attrs["vectorised"] else "row by row"
+    print(f"{attrs['calculator']} {attrs['version']} ({args.variant}, {how}): {total - errors} values, "
+          f"{errors} row errors -> {dst}", file=sys.stderr)
+    if errors and not args.allow_errors:
+        print(f"error: {errors} of {total} rows have no value (see the error column of {dst}); pass --allow-errors "
+              "to accept a table with row errors", file=sys.stderr)
+        return 3
+    return 0
+
+
+class _Refused(Exception):
+    """A table the command refuses before computing (printed as `error: ...`, exit 1)."""
+
+
+def _run_in_memory(src: Path, dst: Path, calc: str | int, args: argparse.Namespace, columns: dict[str, Any] | None,
+                   tqdm: Any) -> tuple[int, int, dict[str, Any]]:
+    from solver.library import compute_many
 
     try:
         frame = _read(src)
-    except ImportError as e:
-        print(f"error: reading parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
-        return 1
+    except ImportError:
+        raise
     except Exception as e:  # pandas raises many kinds for an unreadable table
-        print(f"error: cannot read {src}: {e}", file=sys.stderr)
-        return 1
+        raise _Refused(f"cannot read {src}: {e}") from None
     clash = [c for c in ("value", "error") if c in frame.columns]
     if clash:
-        print(f"error: {src} already has column(s) {', '.join(clash)}; rename them first", file=sys.stderr)
-        return 1
-    calc = int(args.calculator) if str(args.calculator).isdigit() else args.calculator
+        raise _Refused(f"{src} already has column(s) {', '.join(clash)}; rename them first")
     bar = tqdm(total=len(frame), unit="row", disable=args.no_progress or not sys.stderr.isatty(), file=sys.stderr)
     try:
         res = compute_many(calc, frame, variant=args.variant, columns=columns, progress=bar.update)
-    except (CalculatorError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 1
     finally:
         bar.close()
     out = frame.copy()
     out["value"] = res["value"].tolist()
     out["error"] = res["error"].tolist()
-    try:
-        _write(out, dst)
-    except ImportError as e:
-        print(f"error: writing parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
-        return 1
-    except OSError as e:
-        print(f"error: cannot write {dst}: {e.strerror}", file=sys.stderr)
-        return 1
-    errors = sum(e is not None for e in res["error"].tolist())
-    how = "vectorised" if res.attrs["vectorised"] else "row by row"
-    print(f"{res.attrs['calculator']} {res.attrs['version']} ({args.variant}, {how}): {len(frame) - errors} values, "
-          f"{errors} row errors -> {dst}", file=sys.stderr)
-    return 0
+    _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False))
+    return len(frame), int(res["error"].notna().sum()), dict(res.attrs)

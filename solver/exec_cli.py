@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Any
+
+from registry.terminal import printable, say
 
 EXIT_VALUE = 0
 EXIT_TOOL_ERROR = 1
@@ -50,29 +51,6 @@ def _read(path: str) -> str:
     return Path(path).read_text(encoding="utf-8")
 
 
-def printable(text: str) -> str:
-    """Text safe for a terminal: control, format and surrogate characters (ANSI
-    escapes, carriage returns, bidi overrides, lone surrogates) become visible
-    escapes, so a program's message cannot draw on the screen or crash print."""
-    out = []
-    for char in text:
-        if unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Co", "Cn"):
-            code = ord(char)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}")
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def _say(text: str) -> None:
-    """Print, falling back to backslash escapes on a terminal that cannot encode."""
-    try:
-        print(text)
-    except UnicodeEncodeError:
-        encoding = getattr(sys.stdout, "encoding", None) or "ascii"
-        print(text.encode(encoding, "backslashreplace").decode(encoding))
-
-
 def render_table(outcome: Any) -> str:
     """One or two readable lines."""
     timing = f"(cpu {outcome.cpu_s:.3f} s, wall {outcome.wall_s:.3f} s, policy {outcome.policy})"
@@ -105,9 +83,9 @@ def handle(args: argparse.Namespace) -> int:
     finally:
         shutdown()
     if getattr(args, "format", "table") == "json":
-        _say(json.dumps(outcome.to_json_dict()))  # ASCII-escaped: surrogates survive
+        say(json.dumps(outcome.to_json_dict()))  # ASCII-escaped: surrogates survive
     else:
-        _say(render_table(outcome))
+        say(render_table(outcome))
     return EXIT_VALUE if outcome.ok else EXIT_NO_VALUE
 
 

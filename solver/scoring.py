@@ -147,7 +147,9 @@ def score(answer: Any, output_type: str, ground_truth: Any, lower: Any, upper: A
 
 def final_answer_line(reply: str | None) -> str | None:
     """The text after the last 'Answer:' / 'Final answer:' line of a reply, or None."""
-    if not reply:
+    from solver.replies import too_long
+
+    if not reply or too_long(reply):
         return None
     found = None
     for line in reply.splitlines():
@@ -163,6 +165,10 @@ def read_answer(reply: str | None, output_type: str, ground_truth: Any = None) -
     The value is the first number on the final-answer line (a date, or a (weeks, days) pair, for
     date outputs); no final-answer line is `no_answer`, a line without a readable value `unreadable`.
     """
+    from solver.replies import too_long
+
+    if too_long(reply):  # never parsed: bounded cost whatever the model sent
+        return "unreadable", None
     line = final_answer_line(reply)
     if line is None:
         return "no_answer", None

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from registry.cliutil import CommandError, add_root
 from registry.loader import get_registry
+from registry.terminal import printable, say
 from solver.library import VARIANTS, CalculatorError
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
@@ -24,7 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        f"else an abstention with its reason. Exit {ABSTAINED} when it abstains.")
     p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
     p.add_argument("--entities", required=True, help="JSON object, or @FILE holding one")
-    p.add_argument("--variant", choices=VARIANTS, default="benchmark")
+    p.add_argument("--variant", choices=VARIANTS, default="published",
+                   help="published: the formula as published, for a patient's value (default); benchmark: "
+                   "MedCalc-Bench's reference implementation, quirks included, for evaluation")
     p.add_argument("--version", help="compute with this released version (default: the active one)")
     p.add_argument("--route", choices=MODES, default="auto")
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
@@ -76,15 +79,15 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(str(e)) from None
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
-    else:
+    else:  # every field may carry text from the registry or a program: escaped for the terminal
         head = f"{rec.calculator} {rec.version} ({rec.variant})"
         if rec.abstained:
-            print(f"{head}: abstained ({rec.route} route): {rec.reason}")
+            say(printable(f"{head}: abstained ({rec.route} route): {rec.reason}"))
         else:
-            print(f"{head}: {rec.value}" + (f" {rec.unit}" if rec.unit else ""))
+            say(printable(f"{head}: {rec.value}" + (f" {rec.unit}" if rec.unit else "")))
             if rec.route != "library" or rec.cross_check:
                 how = f"route {rec.route}" + (", program agrees" if rec.cross_check else "")
-                print(f"  ({how})")
+                say(f"  ({how})")
         for w in rec.warnings:
-            print(f"warning: {w}", file=sys.stderr)
+            say(printable(f"warning: {w}"), file=sys.stderr)
     return ABSTAINED if rec.abstained else 0

@@ -33,8 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "stdin/stdout, plus list_calculators and explain. Each call is checked by the validation "
                        "gates (completeness, type, enum, unit, range) and answered with an answer record.")
     p.add_argument("--mcp", action="store_true", required=True, help="speak MCP over stdio (the only transport)")
-    p.add_argument("--variant", choices=("benchmark", "published"), default="benchmark",
-                   help="which variant of the formulas the tools compute (default: benchmark)")
+    p.add_argument("--variant", choices=("benchmark", "published"), default="published",
+                   help="which variant of the formulas the tools compute (default: published, the formulas as "
+                   "published; benchmark reproduces MedCalc-Bench's reference, quirks included)")
     add_root(p)
     p.set_defaults(handler=_serve)
 
@@ -52,8 +53,9 @@ def _schema(args: argparse.Namespace, original: Callable[[argparse.Namespace], i
     try:
         calc = reg.get(args.calculator)
     except KeyError:
-        print(f"error: unknown calculator {args.calculator!r}: give a benchmark id or a registry slug "
-              "(see `formula list`)", file=sys.stderr)
+        from registry.suggest import unknown_calculator
+
+        print("error: " + unknown_calculator(reg, args.calculator), file=sys.stderr)
         return 1
     print(json.dumps(tool_definition(calc, args.format or "jsonschema", reg), indent=2, ensure_ascii=False))
     return 0

@@ -62,6 +62,34 @@
     update();
   }
 
+  // A table wider than the page gets a scrollbar above it too (the one below may be a screen away) and a
+  // note saying so, so that no column is hidden without a sign: every table fits or visibly scrolls.
+  function markWide(root) {
+    Array.prototype.forEach.call(root.querySelectorAll(".md-typeset__scrollwrap"), function (wrap) {
+      var bar = wrap.previousElementSibling;
+      var has = bar && bar.classList.contains("fr-topscroll");
+      if (wrap.scrollWidth <= wrap.clientWidth + 1) {
+        if (has) { bar.parentNode.removeChild(bar); wrap.classList.remove("fr-wide-table"); }
+        return;
+      }
+      if (!has) {
+        bar = document.createElement("div");
+        bar.className = "fr-topscroll";
+        bar.setAttribute("aria-hidden", "true");
+        bar.appendChild(document.createElement("div"));
+        var note = document.createElement("div");
+        note.className = "fr-scroll-note";
+        note.textContent = "Wider than the page: scroll sideways for more columns \u2192";
+        wrap.parentNode.insertBefore(note, wrap);
+        wrap.parentNode.insertBefore(bar, wrap);
+        bar.addEventListener("scroll", function () { wrap.scrollLeft = bar.scrollLeft; });
+        wrap.addEventListener("scroll", function () { bar.scrollLeft = wrap.scrollLeft; });
+      }
+      wrap.classList.add("fr-wide-table");
+      bar.firstChild.style.width = wrap.scrollWidth + "px";
+    });
+  }
+
   function setup(root) {
     var tables = root.querySelectorAll('table[data-sortable="true"]');
     Array.prototype.forEach.call(tables, function (table) {
@@ -78,7 +106,9 @@
       });
       addFilter(table);
     });
+    markWide(root);
   }
+  window.addEventListener("resize", function () { markWide(document); });
 
   if (typeof window.document$ !== "undefined" && window.document$.subscribe) {
     window.document$.subscribe(function () { setup(document); });

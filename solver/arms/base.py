@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -159,8 +160,10 @@ def user_messages(spec: ArmSpec, case: CaseInput, *, program: bool) -> list[dict
 
 def call_record(call: int, messages: list[dict[str, str]], reply: ChatReply, temperature: float,
                 max_tokens: int) -> dict[str, Any]:
+    from solver.replies import stored
+
     return {"call": call, "prompt_sha256": messages_sha256(messages), "temperature": temperature, "max_tokens": max_tokens,
-            "reply": reply.text, "finish_reason": reply.finish_reason}
+            **stored(reply.text), "finish_reason": reply.finish_reason}
 
 
 async def ask_once(spec: ArmSpec, case: CaseInput, env: Env) -> tuple[ChatReply, dict[str, Any]]:
@@ -173,22 +176,32 @@ async def ask_once(spec: ArmSpec, case: CaseInput, env: Env) -> tuple[ChatReply,
                        calls=[call_record(0, msgs, reply, temperature, max_tokens)])
 
 
+MAX_JSON_STARTS = 64
+_OBJECT_START = re.compile(r'\{\s*["}]')  # only where a JSON object can begin
+
+
 def find_json_object(reply: str | None) -> dict[str, Any] | None:
-    """The first JSON object of a reply (a ```json block first), or None."""
+    """The first JSON object of a reply (a ```json block first), or None. Bounded work: a reply over the
+    cap is not read, and at most MAX_JSON_STARTS places that can open an object are tried (each failed
+    try costs up to the text's length)."""
     if not reply:
         return None
-    import re
+    from solver.replies import too_long
 
+    if too_long(reply):
+        return None
     blocks = re.findall(r"```(?:json)?\s*\n(.*?)```", reply, flags=re.DOTALL)
     decoder = json.JSONDecoder()
+    tries = 0
     for text in blocks + [reply]:
-        start = text.find("{")
-        while start != -1:
+        for m in _OBJECT_START.finditer(text):
+            tries += 1
+            if tries > MAX_JSON_STARTS:
+                return None
             try:
-                obj, _ = decoder.raw_decode(text, start)
+                obj, _ = decoder.raw_decode(text, m.start())
                 if isinstance(obj, dict):
                     return obj
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
-            start = text.find("{", start + 1)
     return None

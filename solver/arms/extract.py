@@ -12,6 +12,7 @@ from solver.arms.base import (
 )
 from solver.arms.library import plain
 from solver.arms.spec import ArmSpec
+from solver.replies import too_long
 
 
 class ExtractArm:
@@ -27,7 +28,7 @@ class ExtractArm:
         reply, base = await ask_once(self.spec, case, env)
         entities = find_json_object(reply.text)
         if entities is None:
-            return ArmResult(outcome="unreadable", error="no JSON object in the extraction reply",
+            return ArmResult(outcome="unreadable", error=too_long(reply.text) or "no JSON object in the extraction reply",
                              table8="unreadable", **base)
         try:
             res = compute(case.calc.slug, entities, variant=self.spec.library_variant or "benchmark",

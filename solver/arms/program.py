@@ -60,6 +60,7 @@ class ProgramArm:
 
     async def run(self, case: CaseInput, env: Env) -> ArmResult:
         from solver.executor.extract import extract_program
+        from solver.replies import too_long
 
         spec = self.spec
         kind = case.answer_kind
@@ -100,7 +101,8 @@ class ProgramArm:
         chosen = self._choose(cands, ok)
         reply, out = cands[chosen]
         policy = getattr(out, "policy", None)
-        result = ArmResult(outcome=out.kind, reply=reply.text, program=extract_program(reply.text),
+        program = None if too_long(reply.text) else extract_program(reply.text)  # over the cap: never parsed
+        result = ArmResult(outcome=out.kind, reply=reply.text, program=program,
                            prompt_sha256=messages_sha256(msgs), calls=calls,
                            error=(out.detail or None) if out.kind != "value" else None, table8=out.table8,
                            extra={"executor_policy": policy} if policy else {})

@@ -203,8 +203,10 @@ def check_access(spec: ArmSpec, env: jinja2.Environment | None = None) -> dict[s
 def load_spec(name: str) -> ArmSpec:
     path = DEFS / f"{name}.yaml"
     if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in DEFS.glob("*.yaml")))
-        raise ArmError(f"unknown arm {name!r}; known: {known}")
+        from registry.suggest import did_you_mean
+
+        names = sorted(p.stem for p in DEFS.glob("*.yaml"))
+        raise ArmError(f"unknown arm {name!r}{did_you_mean(name, names)}; known: {', '.join(names)}")
     try:
         spec = ArmSpec.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
     except Exception as e:  # noqa: BLE001 - pydantic/yaml errors, reported with the file

@@ -10,6 +10,7 @@ from typing import Any
 
 from solver.arms.base import ChatReply, messages_sha256
 from solver.engines import ENGINES, ChatRequest, EngineError, EngineOptions
+from solver.replies import replayed
 
 
 @ENGINES.register("replay")
@@ -54,4 +55,4 @@ class ReplayEngine:
         if turn.get("prompt_sha256") != messages_sha256(request.messages):
             raise EngineError(f"replay: row {row}, seed {seed}, call {call}: the prompt differs from the stored one "
                               "(the arm or its formula text changed); rerun with a model")
-        return ChatReply(text=turn.get("reply") or "", finish_reason=turn.get("finish_reason"))
+        return ChatReply(text=replayed(turn), finish_reason=turn.get("finish_reason"))

@@ -200,7 +200,7 @@ def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str], pol
         if name not in MODULE_ATTRIBUTES[module]:
             raise Rejected(f"attribute {module}.{name} is not allowed")
         return
-    if name not in ALL_ATTRIBUTES:
+    if name not in ALL_ATTRIBUTES and name not in policy.attributes:
         raise Rejected(f"attribute {name!r} is not allowed")
 
 

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 _PYTHON_INFO = frozenset({"python", "python3", "py", "py3"})
+_PYTHON_VERSIONED = ("python3.", "py3.")  # ```python3.11, ```py3.12: a tag naming the Python version
 _FENCE_MARKERS = ("```", "~~~")
 _BOM = "\ufeff"
 _markdown: Any = None
@@ -49,6 +50,11 @@ class Prepared:
         self, program: str | None, kind: str | None = None, detail: str = "", tree: ast.Module | None = None
     ) -> None:
         self.program, self.kind, self.detail, self.tree = program, kind, detail, tree
+
+
+def _is_python(info: str) -> bool:
+    """A fence tag for Python: python, py3, ... or one naming a version (python3.11)."""
+    return info in _PYTHON_INFO or any(info.startswith(p) and info[len(p):].isdigit() for p in _PYTHON_VERSIONED)
 
 
 def strip_bom(reply: str) -> str:
@@ -97,7 +103,7 @@ def locate_blocks(reply: str) -> dict[str, Any] | None:
     for token in fences:
         words = token.info.strip().split()
         info = words[0].lower() if words else ""
-        if info in _PYTHON_INFO or info == "":
+        if _is_python(info) or info == "":
             candidates.append((info != "", token.content))
     chosen = next((code for _, code in candidates if _defines_solve(code)), None)
     if chosen is None:

@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from solver.executor.outcome import Outcome
-from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, WALL_SECONDS, get_policy
+from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, TIME_ZONE, WALL_SECONDS, get_policy
 from solver.executor.pool import clean_env, interpreter_command, request
 from solver.executor.server import classify
 from solver.executor.wire import encode_frame
@@ -62,4 +62,5 @@ def run_fresh(source: str, policy: str = DEFAULT_POLICY, python_flags: list[str]
     code = rc if rc is not None and rc >= 0 else None
     wire = classify(out[:65536], sig, code, cpu, wall, killed)
     seeded = python_flags is None or not {"-I", "-E"} & set(python_flags)
-    return Outcome.from_wire({**wire, "policy": chosen, "hash_seed": HASH_SEED if seeded else None})
+    return Outcome.from_wire({**wire, "policy": chosen, "hash_seed": HASH_SEED if seeded else None,
+                              "time_zone": TIME_ZONE})

@@ -43,6 +43,7 @@ class Outcome(BaseModel):
     wall_s: float = Field(default=0.0, ge=0.0)
     policy: Literal["paper", "clinical"] = "clinical"  # what syntax the checker accepted
     hash_seed: Optional[int] = None  # PYTHONHASHSEED of the process that ran it
+    time_zone: Optional[str] = None  # the TZ a child ran the program in (always UTC); None when none ran
 
     @property
     def ok(self) -> bool:
@@ -71,6 +72,7 @@ class Outcome(BaseModel):
             "wall_s": self.wall_s,
             "policy": self.policy,
             "hash_seed": self.hash_seed,
+            "time_zone": self.time_zone,
         }
 
     @classmethod
@@ -96,4 +98,5 @@ class Outcome(BaseModel):
             wall_s=float(wire.get("wall_s") or 0.0),
             policy=wire.get("policy") or "clinical",
             hash_seed=wire.get("hash_seed"),
+            time_zone=wire.get("time_zone") if isinstance(wire.get("time_zone"), str) else None,
         )

@@ -22,11 +22,19 @@ WALL_SECONDS: Final = 5.0                # parent kills the child's process grou
 MAX_INT_STR_DIGITS: Final = 4_300        # CPython's default int<->str digit cap, pinned
 MAX_ABS_INT: Final = 2**63 - 1           # larger returned ints are `bad_kind` (int64 range)
 DETAIL_CHARS: Final = 300                # rejection reasons / exception text are trimmed to this
-MAX_REPLY_CHARS: Final = 1_000_000       # a model reply larger than this is not even scanned
+MAX_REPLY_CHARS: Final = 65_536          # a model reply larger than this is never parsed (solver/replies.py)
 # Every fork server and fresh interpreter runs with this hash seed, so set and
 # dict-of-str iteration order (and so an answer) never depends on which worker
 # ran a program.  Recorded in every outcome.
 HASH_SEED: Final = 0
+# Every child runs with this time zone (TZ in its environment, applied with
+# time.tzset), so `strftime('%s')`, `strptime(..., '%Z')` and the like give the
+# same answer on every host.  Recorded in every outcome that a child produced.
+# TZ_RULE is the POSIX rule for it (zone "UTC", offset 0, no daylight saving),
+# which the C library applies without reading any tz database file, so neither
+# a missing nor an altered zoneinfo file changes it.
+TIME_ZONE: Final = "UTC"
+TZ_RULE: Final = "UTC0"
 
 # --- modules -----------------------------------------------------------------
 # Per module, the only attributes a program can reach.  Each one is a plain
@@ -40,9 +48,17 @@ _MATH: Final = frozenset(
     nextafter perm pi pow prod radians remainder sin sinh sqrt tan tanh tau trunc ulp""".split()
 )
 _DATETIME: Final = frozenset({"date", "datetime", "timedelta", "time", "MINYEAR", "MAXYEAR"})
+# The calendar module's public constants, as the plain ints the documentation
+# gives them (Python 3.12 made them IntEnum members and added the months; a
+# program sees the same plain numbers on every version).
+CALENDAR_CONSTANTS: Final[Mapping[str, int]] = MappingProxyType({
+    **{day: n for n, day in enumerate("MONDAY TUESDAY WEDNESDAY THURSDAY FRIDAY SATURDAY SUNDAY".split())},
+    **{month: n for n, month in enumerate("JANUARY FEBRUARY MARCH APRIL MAY JUNE JULY AUGUST SEPTEMBER OCTOBER "
+                                          "NOVEMBER DECEMBER".split(), start=1)},
+})
 _CALENDAR: Final = frozenset(
     {"monthrange", "isleap", "leapdays", "weekday", "timegm", "monthcalendar"}
-)
+).union(CALENDAR_CONSTANTS)
 # Durations, sleeping and converting a given number of seconds: no reading of
 # the calendar clock (time.time, localtime, gmtime() without an argument) so a
 # program's answer cannot depend on the day it runs, and no strftime.  The
@@ -79,10 +95,21 @@ OBJECT_ATTRIBUTES: Final = frozenset(
     start stop step args
     """.split()
 )
+# Pure string methods `clinical` also accepts: padding and alignment (zfill,
+# rjust, ljust, center: string formatting, so `paper` rejects them as it does
+# strftime), splitting at a separator, prefix/suffix removal, case and class
+# tests.  Each returns a new str, bool or tuple of str and reaches nothing.
+CLINICAL_STRING_METHODS: Final = frozenset(
+    """
+    zfill rjust ljust center
+    partition rpartition removeprefix removesuffix casefold swapcase
+    isalnum isascii islower isupper istitle
+    """.split()
+)
 # Any attribute name a program may write, module or not: the static checker
 # uses this when it cannot tell what the receiver is; the module views and the
 # objects themselves then enforce the precise per-module lists at run time.
-ALL_ATTRIBUTES: Final = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())
+ALL_ATTRIBUTES: Final = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())  # policy.attributes adds to it
 
 # --- builtins -----------------------------------------------------------------
 # Names bound in the program's restricted __builtins__ (besides __import__,
@@ -141,7 +168,7 @@ class Policy:
     isolation (allow-lists of modules and attributes, audit hook, limits,
     fresh process, process-group kill): only what the checker accepts."""
 
-    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins")
+    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins", "attributes")
 
     def __init__(
         self,
@@ -150,12 +177,14 @@ class Policy:
         generator_expressions: bool,  # `sum(w * w for w in ws)`
         string_formatting: bool,  # f-strings, `"%.2f" % x`, strftime, format()
         builtins: frozenset[str],
+        attributes: frozenset[str] = frozenset(),  # object attributes beyond OBJECT_ATTRIBUTES
     ) -> None:
         self.name = name
         self.underscore_names = underscore_names
         self.generator_expressions = generator_expressions
         self.string_formatting = string_formatting
         self.builtins = builtins
+        self.attributes = attributes
 
     def __repr__(self) -> str:
         return f"Policy({self.name!r})"
@@ -168,7 +197,7 @@ PAPER: Final = Policy("paper", False, False, False, PAPER_BUILTINS)
 # `clinical`: also accepts the idioms honest programs use.  Async syntax,
 # `yield`, dunder names (but reading __name__), underscored attributes and
 # str.format/format_map stay rejected.
-CLINICAL: Final = Policy("clinical", True, True, True, CLINICAL_BUILTINS)
+CLINICAL: Final = Policy("clinical", True, True, True, CLINICAL_BUILTINS, CLINICAL_STRING_METHODS)
 POLICIES: Final[Mapping[str, Policy]] = MappingProxyType({"paper": PAPER, "clinical": CLINICAL})
 DEFAULT_POLICY: Final = "clinical"
 

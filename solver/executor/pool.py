@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable
 
 from solver.executor.extract import load_markdown, locate_blocks
 from solver.executor.outcome import Kind, Outcome
-from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, WALL_SECONDS, get_policy
+from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, MAX_REPLY_CHARS, TZ_RULE, WALL_SECONDS, get_policy
 from solver.executor.wire import read_frame, write_frame
 
 _ROOT = str(Path(__file__).resolve().parents[2])
@@ -42,7 +42,7 @@ def interpreter_command(entry: str) -> list[str]:
 
 def clean_env() -> dict[str, str]:
     """The scrubbed environment servers and fresh interpreters start with."""
-    return {"PYTHONHASHSEED": str(HASH_SEED), "LC_ALL": "C", "PATH": os.defpath}
+    return {"PYTHONHASHSEED": str(HASH_SEED), "LC_ALL": "C", "PATH": os.defpath, "TZ": TZ_RULE}
 
 
 class ServerError(RuntimeError):

@@ -47,6 +47,7 @@ from solver.executor.checker import Rejected, check, compile_checked
 from solver.executor.extract import prepare
 from solver.executor.policy import (
     AUDIT_EVENTS_ALLOWED,
+    CALENDAR_CONSTANTS,
     CPU_SECONDS,
     DETAIL_CHARS,
     INTERNAL_IMPORTS,
@@ -55,6 +56,7 @@ from solver.executor.policy import (
     MAX_LINES,
     MEMORY_BYTES,
     MODULE_ATTRIBUTES,
+    TZ_RULE,
     Policy,
     get_policy,
 )
@@ -89,7 +91,7 @@ class ModuleView:
 
     def __init__(self, module: ModuleType, names: frozenset[str], override: dict[str, Any]) -> None:
         for name in sorted(names):
-            object.__setattr__(self, name, override.get(name) or getattr(module, name))
+            object.__setattr__(self, name, override[name] if name in override else getattr(module, name))
         object.__setattr__(self, "_label", module.__name__)
 
     def __getattr__(self, name: str) -> Any:  # only reached for missing names
@@ -162,7 +164,8 @@ _WRAPPERS: dict[str, dict[str, Any]] = _factory_ns["make_wrappers"](
 )
 _REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
 MODULE_VIEWS: dict[str, ModuleView] = {
-    name: ModuleView(_REAL_MODULES[name], attrs, _WRAPPERS.get(name, {}))
+    name: ModuleView(_REAL_MODULES[name], attrs,
+                     {**(dict(CALENDAR_CONSTANTS) if name == "calendar" else {}), **_WRAPPERS.get(name, {})})
     for name, attrs in MODULE_ATTRIBUTES.items()
 }
 
@@ -203,8 +206,16 @@ def prepare_parent() -> None:
             os.close(fd)
 
 
+def fix_time_zone() -> None:
+    """An environment holding only TZ=UTC, applied to the C library: a program's answer never depends on
+    the host's zone (/etc/localtime) or the caller's TZ."""
+    os.environ.clear()
+    os.environ["TZ"] = TZ_RULE
+    time.tzset()
+
+
 def isolate(result_fd: int) -> None:
-    """New session, only the result pipe left open (as fd 3), empty environment."""
+    """New session, only the result pipe left open (as fd 3), an environment of TZ=UTC only."""
     try:
         os.setsid()
     except OSError:
@@ -216,8 +227,8 @@ def isolate(result_fd: int) -> None:
         if devnull != fd:
             os.dup2(devnull, fd)
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
-    if os.environ:
-        os.environ.clear()
+    if os.environ.keys() != {"TZ"}:  # nothing but the fixed time zone (see fix_time_zone)
+        fix_time_zone()
     # The C functions, not signal.py's enum wrappers: those touch (copy) pages.
     for sig in _DEFAULT_SIGNALS:
         if _signal.getsignal(sig) != _SIG_DFL:

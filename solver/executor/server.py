@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 from solver.executor import extract, sandbox
-from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, WALL_SECONDS
+from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, TIME_ZONE, WALL_SECONDS
 from solver.executor.wire import read_frame, write_frame
 
 KINDS = frozenset(
@@ -290,7 +290,7 @@ def main() -> int:
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
         signal.signal(sig, signal.SIG_DFL)
     seed = hash_seed()
-    os.environ.clear()  # nothing here needs it, and children then have nothing to clear
+    sandbox.fix_time_zone()  # TZ=UTC only: nothing here needs more, and children then have nothing to clear
     libc = _libc()
     warm_up()
     write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed})
@@ -308,6 +308,7 @@ def main() -> int:
         del source, request
         outcome["policy"] = policy if policy in POLICIES else DEFAULT_POLICY
         outcome["hash_seed"] = seed
+        outcome["time_zone"] = TIME_ZONE
         write_frame(1, outcome)
 
 
@@ -335,6 +336,7 @@ def fresh_main() -> None:
         os.write(1, json.dumps({"kind": "rejected", "detail": f"unknown executor policy {policy!r}"}).encode())
         os._exit(0)
     warnings.simplefilter("ignore")
+    sandbox.fix_time_zone()
     sandbox.child_main(reply, os.dup(1), policy_name=policy, located=located if isinstance(located, dict) else None)
 
 

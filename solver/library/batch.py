@@ -29,13 +29,17 @@ import numpy as np
 import pandas as pd
 
 from registry.loader import Registry, get_registry
-from registry.schema import Calculator
+from registry.schema import Calculator, InputKind
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
-from solver.library.vectorised import MISSING, VECTORISED, Columns, Pair, cell_at, finish
+from solver.library.vectorised import MISSING, VECTORISED, Coded, Columns, Pair, cell_at, finish
 
 UNIT_SUFFIX = "_unit"
-CHUNK = 20_000  # rows per progress step
+CHUNK = 20_000  # rows per progress step (row by row)
+VCHUNK = 250_000  # rows per progress step (columnar)
+UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
+                        InputKind.temperature, InputKind.count_per_volume})
+NUMERIC_KINDS = UNIT_KINDS | {InputKind.number, InputKind.count}
 ColumnSpec = str | tuple[str, str]
 
 
@@ -103,6 +107,7 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
         raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
                          f"inputs: {', '.join(sorted(names))}")
     out: dict[str, Any] = {}
+    kinds = {i.name: i.kind for i in calc.inputs}
     for name in sorted(names):
         spec = columns.get(name, name)
         fixed_unit = None
@@ -113,21 +118,80 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
+        if kinds[name] in NUMERIC_KINDS:
+            series = _numbers(series)
         unit_col = f"{spec}{UNIT_SUFFIX}"
+        units: pd.Series | str | None = None
         if fixed_unit is not None:
-            units = pd.Series([fixed_unit] * len(series), index=series.index, dtype=object)
+            units = fixed_unit
         elif unit_col in frame.columns:
             units = frame[unit_col]
-        else:
-            units = None
-        if _simple(series) and (units is None or pd.api.types.infer_dtype(units, skipna=True) in ("string", "empty")):
+        elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
+            raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
+        plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
+            units, skipna=True) in ("string", "empty")
+        if units is None and _simple(series) and series.dtype.kind not in "biuf":
+            codes, uniques = pd.factorize(series, use_na_sentinel=True)
+            out[name] = Coded(np.asarray(codes), [_plain(u) for u in uniques.tolist()])
+        elif _simple(series) and plain_units:
             values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
             if series.dtype.kind in "biu" and units is None:
                 values = series.to_numpy()
-            out[name] = Pair(values, None if units is None else units.to_numpy(dtype=object))
+            out[name] = Pair(values, units if units is None or isinstance(units, str) else units.to_numpy(dtype=object))
         else:
-            out[name] = _cells(series.tolist(), None if units is None else units.tolist())
+            unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
+            out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def _numbers(series: pd.Series) -> pd.Series:
+    """A text column of numbers (a CSV column with one bad cell is read as text) as numbers, cell by cell:
+    cells that read as numbers become numbers, the others stay as they are (that row's error names them)."""
+    if series.dtype.kind in "biufc" or pd.api.types.infer_dtype(series, skipna=True) != "string":
+        return series
+    text = series.astype(object)
+    if text.str.startswith("[").any():  # [value, "unit"] cells: read by `_cells`
+        return series
+    parsed = pd.to_numeric(text, errors="coerce")
+    if parsed.isna().equals(text.isna()):
+        return parsed
+    if not parsed.notna().any():
+        return series
+    return text.map(_number, na_action="ignore")
+
+
+def _number(text: Any) -> Any:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except (TypeError, ValueError):
+            pass
+    return text
+
+
+def _unit_hint(calc: Calculator, name: str, column: str, kind: Any) -> str:
+    example = {"age": "years", "weight": "kg", "height": "cm", "temperature": "degrees celsius"}.get(
+        getattr(kind, "value", str(kind)), "UNIT")
+    spec = next(i for i in calc.inputs if i.name == name)
+    if spec.unit and example == "UNIT":
+        example = spec.unit
+    return (f"{calc.slug}: column {column!r} holds bare numbers, but input {name!r} needs a unit: add a column "
+            f"{column + UNIT_SUFFIX!r} (e.g. {example!r} in every row), or give one unit for the whole column with "
+            f"--columns '{{\"{name}\": [\"{column}\", \"{example}\"]}}' (in Python: columns={{{name!r}: "
+            f"({column!r}, {example!r})}})")
+
+
+def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
+    """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
+    `round_number` gives for zero); refused rows are filled in afterwards."""
+    if out.dtype.kind in "iu":
+        return out.astype(object)
+    if calc.output.rounding == "integer":
+        return np.where(np.isfinite(out), out, 0).astype(np.int64).astype(object)
+    obj = out.astype(object)
+    if calc.output.rounding == "round_number":
+        obj[out == 0] = 0
+    return obj
 
 
 def _row(cells: dict[str, Any], i: int) -> dict[str, Any]:
@@ -168,27 +232,21 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     calc = resolve(calculator, reg)
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
-    values: list[Any] = [None] * n
-    errors: list[str | None] = [None] * n
+    values = np.full(n, None, dtype=object)
+    errors = np.full(n, None, dtype=object)
     fn = VECTORISED.get(calc.slug) if vectorise else None
     fallback = 0
-    for start in range(0, n, CHUNK):
-        stop = min(start + CHUNK, n)
+    step = VCHUNK if fn is not None else CHUNK
+    for start in range(0, n, step):
+        stop = min(start + step, n)
         if fn is not None:
-            part = {k: (Pair(col.values[start:stop], None if col.units is None else col.units[start:stop])
-                        if isinstance(col, Pair) else col[start:stop]) for k, col in cells.items()}
+            part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded)) else col[start:stop])
+                    for k, col in cells.items()}
             cols = Columns(calc, part, stop - start, variant, reg)
             with np.errstate(all="ignore"):
-                out = finish(cols, fn(cols)).tolist()
-            integer = calc.output.rounding == "integer"
-            zero_is_int = calc.output.rounding == "round_number"  # round_number returns the int 0 for 0
-            bad_rows = np.flatnonzero(cols.bad).tolist()
-            if integer:
-                out = [int(v) if v == v else v for v in out]
-            elif zero_is_int:
-                out = [0 if v == 0 else v for v in out]
-            values[start:stop] = out
-            for j in bad_rows:
+                out = finish(cols, fn(cols))
+            values[start:stop] = _as_values(calc, out)
+            for j in np.flatnonzero(cols.bad).tolist():  # the library's own answer or error for each refused row
                 fallback += 1
                 values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
         else:
@@ -196,8 +254,8 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
         if progress is not None:
             progress(stop - start)
-    result = pd.DataFrame({"value": pd.Series(values, index=frame.index, dtype=object),
-                           "error": pd.Series(errors, index=frame.index, dtype=object)})
+    result = pd.concat([pd.Series(values, index=frame.index, dtype=object, copy=False, name="value"),  # no copy
+                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error")], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,
                          "row_by_row": n if fn is None else fallback})

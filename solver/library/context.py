@@ -14,11 +14,25 @@ from typing import Any, Callable
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
+from solver.library.plan import plan
 from solver.library.result import InputRecord, Result
-from solver.library.units import ConversionError, Converter, round_number
+from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, entities, variant, registry) -> Result
 SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
+
+
+_CONVERTERS: dict[tuple[int, bool], Converter] = {}
+
+
+def converter(units: UnitsFile, exact: bool) -> Converter:
+    """The converter of this unit data (made once; checked by identity, so edited unit data gets its own)."""
+    c = _CONVERTERS.get((id(units), exact))
+    if c is None or c.units is not units:
+        if len(_CONVERTERS) > 64:
+            _CONVERTERS.clear()
+        c = _CONVERTERS[(id(units), exact)] = Converter(units, exact)
+    return c
 
 
 class Context:
@@ -35,9 +49,10 @@ class Context:
         if reg.units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
             raise ValueError("the registry has no unit data (formulas/units.yaml)")
         self.units: UnitsFile = reg.units
-        self.conv = Converter(self.units, exact=not self.benchmark)
+        self.conv = converter(self.units, not self.benchmark)
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
+        self._specs = plan(calc).specs
 
     # ------------------------------------------------------------------ registry data
     def const(self, name: str) -> Any:
@@ -83,7 +98,7 @@ class Context:
     # ------------------------------------------------------------------ raw access
     def spec(self, name: str):
         try:
-            return self.calc.input(name)
+            return self._specs[name]
         except KeyError:
             raise KeyError(f"{self.slug}: input {name!r} is not declared in the registry entry") from None
 
@@ -91,12 +106,12 @@ class Context:
         return name in self.entities
 
     def raw(self, name: str) -> Any:
-        spec = self.spec(name)
-        if name not in self.entities:
-            if spec.required:
-                raise MissingInput(self.slug, name, "required input is missing")
-            return spec.default
-        return self.entities[name]
+        if name in self._specs and name in self.entities:
+            return self.entities[name]
+        spec = self.spec(name)  # an input the entry does not declare is a KeyError, given or not
+        if spec.required:
+            raise MissingInput(self.slug, name, "required input is missing")
+        return spec.default
 
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         """Record an input as given and as used (for a calculator that reads a special form itself)."""
@@ -106,10 +121,12 @@ class Context:
     def check_range(self, name: str, value: float, unit: str | None) -> float:
         """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
         spec = self.spec(name)
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+        t = type(value)
+        if not (t is float or t is int or (isinstance(value, (int, float)) and t is not bool)) or not math.isfinite(value):
             raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
-        if spec.range is not None:
-            lo, hi = spec.range
+        rng = spec.range
+        if rng is not None:
+            lo, hi = rng
             if not lo <= value <= hi:
                 u = f" {unit}" if unit else ""
                 raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
@@ -117,12 +134,14 @@ class Context:
 
     def _pair(self, name: str) -> tuple[float, str]:
         given = self.raw(name)
-        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+        if not ((type(given) is list or isinstance(given, (list, tuple))) and len(given) == 2
+                and isinstance(given[1], str)):
             raise BadValue(self.slug, name, f"expected [value, 'unit'], got {given!r}")
         v = given[0]
-        if isinstance(v, bool) or not isinstance(v, (int, float)):
+        t = type(v)
+        if not (t is float or t is int) and (isinstance(v, bool) or not isinstance(v, (int, float))):
             raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
-        return v, given[1]
+        return v, normalise_unit(given[1])  # "μmol/L" (Greek mu) reads as the registry's "µmol/L"
 
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
@@ -147,14 +166,17 @@ class Context:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
         spec = self.spec(name)
         v, unit = self._pair(name)
-        self._accept(name, unit)
+        if spec.accepted_units and unit not in spec.accepted_units:
+            self._accept(name, unit)
         self.check_range(name, v, spec.unit)
-        return self.note(name, [v, unit], v, spec.unit)
+        self.record[name] = InputRecord([v, unit], v, spec.unit)
+        return v
 
     def _accept(self, name: str, unit: str) -> None:
         spec = self.spec(name)
         if spec.accepted_units and unit not in spec.accepted_units:
-            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}"
+                              + lookalike_note(unit, spec.accepted_units))
 
     def _accept_parts(self, name: str, units: list[Any]) -> None:
         """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""

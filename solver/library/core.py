@@ -11,8 +11,8 @@ import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
-from registry.plausibility import implausible
-from registry.schema import Calculator, InputKind, OutputKind, UnitsFile
+from registry.plausibility import implausible, implausible_inputs
+from registry.schema import Calculator, OutputKind, UnitsFile
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
@@ -27,7 +27,9 @@ from solver.library.errors import (
     UnknownInput,
 )
 from solver.library.functions import FUNCTIONS, calculator
-from solver.library.result import InputRecord, Result, Value
+from solver.library.plan import plan
+from solver.library.result import InputRecord, Result, Value, make_result
+from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -45,14 +47,15 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
+        from registry.suggest import did_you_mean
         from registry.tolerant import blocking_for
 
         broken = blocking_for(reg, ref) if reg.validated else []
         if broken:  # perhaps the calculator whose file a hand edit broke: say so rather than "unknown"
             raise RegistryInvalid(str(ref), None, f"{broken[0]}: this calculator's file does not load, so it cannot "
                                   "be computed; fix the file (`formula validate`)") from None
-        raise UnknownCalculator(str(ref), None, "unknown calculator: give a benchmark id (e.g. 2) or a registry "
-                                "slug (see `formula list`)") from None
+        raise UnknownCalculator(str(ref), None, "unknown calculator" + did_you_mean(ref, reg.calculators)
+                                + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
 
 def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "benchmark",
@@ -61,7 +64,8 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    _require_valid(reg, calculator)
+    if not reg.validated or reg.problems:
+        _require_valid(reg, calculator)
     calc = resolve(calculator, reg)
     if not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
@@ -84,18 +88,18 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
 
 
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
+    pl = plan(calc)
     fn = FUNCTIONS.get(calc.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
-    passthrough = any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs)
-    if not passthrough:
-        known = {i.name for i in calc.inputs}
+    if not pl.passthrough:
+        known = pl.known
         for key in entities:
             if key not in known:
                 raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
-        for i in calc.inputs:
-            if i.required and i.name not in entities:
-                raise MissingInput(calc.slug, i.name, "required input is missing")
+        for name in pl.required:
+            if name not in entities:
+                raise MissingInput(calc.slug, name, "required input is missing")
     ctx = Context(calc, entities, variant, reg, _compute)
     try:
         raw = fn(ctx)
@@ -105,15 +109,31 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, ctx.units)
+    value = _finish(calc, raw, ctx.units, variant)
     warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
     if warnings and variant == "published":
         raise OutOfRange(calc.slug, None, warnings[0])
-    return Result(value, calc.output.unit, calc.slug, calc.active.version, variant, active_hash(reg, calc.slug),
-                  dict(ctx.record), warnings)
+    if calc.plausibility:  # cross-input rules (systolic above diastolic): warned about in both variants
+        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
+    version = pl.version if pl.version is not None else calc.active.version
+    content_hash = reg.hashes.get((calc.slug, version)) or active_hash(reg, calc.slug)
+    return make_result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
 
 
-def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
+def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
+    t = type(raw)
+    if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
+        rounding = calc.output.rounding
+        rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
+        if rule is not None:
+            out = round_value(raw, rule)
+            return int(out) if rounding == "integer" else out
+        if rounding == "round_number":
+            return round_number(raw, units.rounding)
+        if rounding == "integer":
+            return int(half_even(raw, 0))
+        if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
+            return raw
     kind = calc.output.kind
     if kind == OutputKind.date:
         assert isinstance(raw, dt.date)
@@ -124,8 +144,12 @@ def _finish(calc: Calculator, raw: Any, units: UnitsFile) -> Value:
     if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
         raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
     rounding = calc.output.rounding
+    rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
+    if rule is not None:
+        out = round_value(raw, rule)
+        return int(out) if rounding == "integer" else out
     if rounding == "integer":
-        return int(round(raw))
+        return int(half_even(raw, 0))
     if rounding == "round_number":
         return round_number(raw, units.rounding)
     return raw

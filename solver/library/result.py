@@ -37,3 +37,14 @@ class Result:
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out
+
+
+def make_result(value: Value, unit: str | None, calculator: str, version: str, variant: str, content_hash: str,
+                inputs: dict[str, InputRecord], warnings: list[str]) -> Result:
+    """`Result(...)` for the library's hot path: the same fields, set without the frozen dataclass's
+    per-field `object.__setattr__` calls (a third of a BMI call's overhead once)."""
+    r = object.__new__(Result)
+    r.__dict__.update(value=value, unit=unit, calculator=calculator, version=version, variant=variant,
+                      content_hash=content_hash, inputs=inputs, warnings=warnings)
+    return r
+

@@ -8,18 +8,41 @@ All factors come from `formulas/units.yaml`.
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass
 
 from registry.schema import RoundingRule, UnitsFile
+from solver.library.rounding import half_even
 
 
 def round_number(x: float, rule: RoundingRule) -> float:
     """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
     if x == 0:
         return 0
+    if not math.isfinite(x):  # passed on: the input's range check refuses it as "expected a finite number"
+        return x
     if abs(x) >= rule.small_below:
-        return round(x, rule.decimals)
-    return round(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
+        return half_even(x, rule.decimals)
+    return half_even(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
+
+
+MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5
+
+
+def normalise_unit(unit: str) -> str:
+    """A unit string in the registry's spelling: NFKC (full-width letters, compatibility forms), then the
+    Greek mu (U+03BC, which NFKC also makes of the micro sign) as the micro sign U+00B5."""
+    return unicodedata.normalize("NFKC", unit).replace(GREEK_MU, MICRO_SIGN)
+
+
+def lookalike_note(unit: str, accepted: list[str]) -> str:
+    """Name the characters of `unit` that no accepted spelling uses (a refusal that looks identical says why)."""
+    known = set("".join(accepted))
+    odd = [c for c in dict.fromkeys(unit) if ord(c) > 127 and c not in known]
+    if not odd:
+        return ""
+    names = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'unnamed')}" for c in odd)
+    return f" (it contains {names}, which no accepted spelling uses)"
 
 
 class ConversionError(ValueError):

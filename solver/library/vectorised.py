@@ -28,11 +28,13 @@ import pandas as pd
 
 from registry.loader import Registry
 from registry.schema import Calculator, InputKind
+from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute, _finish
 from solver.library.errors import CalculatorError
+from solver.library.plan import plan
 from solver.library.result import Value
-from solver.library.units import round_number
+from solver.library.units import ConversionError, Converter, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
 _BAD: Any = object()
@@ -42,26 +44,70 @@ _BAD: Any = object()
 class Pair:
     """A column as arrays: values (NaN/None = not given) and each row's unit (or None: bare values).
 
-    The fast layout of `compute_many`: distinct (value, unit) pairs are found with pandas'
-    factorize, so the library's accessor runs once per distinct pair.
+    `units` is an array (one unit per row), one string (the same unit for every row: a fixed unit
+    from `columns=`) or None. Numeric values with units are converted with numpy once per unit
+    group (`Columns.read`); anything else is read by the library's accessor once per distinct cell
+    (distinct pairs are found with pandas' factorize).
     """
 
     values: np.ndarray
-    units: np.ndarray | None = None
+    units: np.ndarray | str | None = None
+
+    def unit_at(self, i: int) -> Any:
+        return self.units if self.units is None or isinstance(self.units, str) else _py(self.units[i])
 
     def cell(self, i: int) -> Any:
-        return _as_cell(_py(self.values[i]), None if self.units is None else _py(self.units[i]))
+        return _as_cell(_py(self.values[i]), self.unit_at(i))
+
+    def take(self, rows: np.ndarray | slice) -> "Pair":
+        units = self.units if self.units is None or isinstance(self.units, str) else self.units[rows]
+        return Pair(self.values[rows], units)
 
     def groups(self) -> tuple[np.ndarray, list[Any]]:
         """codes (one per row) and the cell of each distinct code."""
         vcodes, vuniq = pd.factorize(self.values, use_na_sentinel=False)
-        if self.units is None:
-            return vcodes, [_as_cell(_py(v), None) for v in vuniq]
+        if self.units is None or isinstance(self.units, str):
+            return vcodes, [_as_cell(_py(v), self.units) for v in vuniq]
         ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
         combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
         codes, cuniq = pd.factorize(combined)
         nu = max(len(uuniq), 1)
         return codes, [_as_cell(_py(vuniq[c // nu]), _py(uuniq[c % nu])) for c in cuniq.tolist()]
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A column of few distinct plain values (text such as sex or race): one code per row (-1: not given) and
+    the distinct values; the accessor runs once per distinct value."""
+
+    codes: np.ndarray
+    uniques: list[Any]
+
+    def cell(self, i: int) -> Any:
+        c = int(self.codes[i])
+        return MISSING if c < 0 else _as_cell(self.uniques[c], None)
+
+    def take(self, rows: np.ndarray | slice) -> "Coded":
+        return Coded(self.codes[rows], self.uniques)
+
+
+@dataclass(frozen=True)
+class ArrayConverter(Converter):
+    """The library's unit conversion (`units.Converter`) over an array of one unit: the same factors, the
+    same order of operations and the same rounding chain, with `round_array` for the rounding steps."""
+
+    def r(self, x: Any) -> Any:
+        if isinstance(x, np.ndarray):
+            return x if self.exact else round_array(x, self.units.rounding)
+        return super().r(x)
+
+
+def _column(x: Any, n: int) -> np.ndarray:
+    """A converted value as a column of n rows, keeping numpy's int or float dtype (Python's int or float)."""
+    a = np.asarray(x)
+    if a.ndim == 0:
+        a = np.full(n, a.item())
+    return a if a.dtype.kind in "iuf" else a.astype(float)
 
 
 def _py(x: Any) -> Any:
@@ -80,14 +126,23 @@ def _as_cell(value: Any, unit: Any) -> Any:
     return [value, unit]
 
 
-def cell_at(column: "Pair | list[Any]", i: int) -> Any:
-    return column.cell(i) if isinstance(column, Pair) else column[i]
+def cell_at(column: "Pair | Coded | list[Any]", i: int) -> Any:
+    return column.cell(i) if isinstance(column, (Pair, Coded)) else column[i]
 VECTORISED: dict[str, Callable[["Columns"], np.ndarray]] = {}
+_UNIT_METHODS = frozenset({"quantity", "measurement", "weight", "temperature", "count_per_litre", "age", "height"})
 
 
-def vectorised(slug: str) -> Callable[[Callable[["Columns"], np.ndarray]], Callable[["Columns"], np.ndarray]]:
+# calculators whose library arithmetic ends in true divisions (`/`), so their result is a Python float whatever
+# the input types: an int read among floats cannot change the output type (see `Columns.intish`)
+FLOAT_RESULT: set[str] = set()
+
+
+def vectorised(slug: str, *, float_result: bool = False
+               ) -> Callable[[Callable[["Columns"], np.ndarray]], Callable[["Columns"], np.ndarray]]:
     def deco(fn: Callable[["Columns"], np.ndarray]) -> Callable[["Columns"], np.ndarray]:
         VECTORISED[slug] = fn
+        if float_result:
+            FLOAT_RESULT.add(slug)
         return fn
 
     return deco
@@ -100,36 +155,70 @@ def _key(x: Any) -> Any:
     return (type(x), x)
 
 
-def elementwise(fn: Callable[..., Any], *arrays: np.ndarray, ok: np.ndarray | None = None) -> np.ndarray:
-    """fn applied in Python once per distinct argument tuple (found with pandas' factorize); rows not `ok` give nan."""
-    n = len(arrays[0])
-    out = np.full(n, np.nan)
-    idx = np.flatnonzero(ok) if ok is not None else np.arange(n)
-    if not idx.size:
-        return out
-    combined = np.zeros(idx.size, dtype=np.int64)
-    uniques, sizes = [], []
-    for a in arrays:
-        c, u = pd.factorize(np.asarray(a)[idx], use_na_sentinel=False)
+@dataclass(frozen=True)
+class Grouped:
+    """An argument of `elementwise` given as a code per row (0..k-1) and the k values the codes stand for,
+    when the caller knows the groups (which branch of a formula each row takes)."""
+
+    codes: np.ndarray
+    values: list[Any]
+
+
+def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None) -> np.ndarray:
+    """fn applied in Python once per distinct argument tuple (found with pandas' factorize); rows not `ok` give nan.
+
+    An argument may be an array (one value per row) or a plain Python value (the same for every row)."""
+    n = next(len(a.codes) if isinstance(a, Grouped) else len(a) for a in args if isinstance(a, Grouped) or np.ndim(a))
+    idx = None if ok is None or ok.all() else np.flatnonzero(ok)
+    if idx is not None and not idx.size:
+        return np.full(n, np.nan)
+    varying = [i for i, a in enumerate(args) if isinstance(a, Grouped) or np.ndim(a)]
+    combined: Any = None
+    uniques: list[Any] = []
+    sizes = []
+    for i in varying:
+        a = args[i]
+        if isinstance(a, Grouped):  # already coded: no hash pass
+            c, u = (a.codes if idx is None else a.codes[idx]), a.values
+        else:
+            a = np.asarray(a)
+            c, u = pd.factorize(a if idx is None else a[idx], use_na_sentinel=False)
         size = max(len(u), 1)
-        combined = combined * size + c
+        combined = c if combined is None else combined * size + c
         uniques.append(u)
         sizes.append(size)
-    codes, keys = pd.factorize(combined)
-    parts = []
-    rest = np.asarray(keys, dtype=np.int64)
-    for size in reversed(sizes):  # decode each distinct combination into one index per argument
-        parts.append(rest % size)
-        rest = rest // size
-    parts.reverse()
-    args = [np.asarray(u, dtype=object)[p].tolist() if len(u) else [] for u, p in zip(uniques, parts)]
+    total = int(np.prod(sizes))
+    if len(varying) == 1:
+        codes, parts = combined, [np.arange(sizes[0])]
+    elif total <= max(4096, len(combined) // 8):  # few combinations: every one of them, no second factorize
+        codes, parts = combined, [a.ravel() for a in np.meshgrid(*[np.arange(z) for z in sizes], indexing="ij")]
+    else:
+        codes, keys = pd.factorize(combined)
+        parts = []
+        rest = np.asarray(keys, dtype=np.int64)
+        for size in reversed(sizes):  # decode each distinct combination into one index per argument
+            parts.append(rest % size)
+            rest = rest // size
+        parts.reverse()
+    columns = [[u[k] for k in p.tolist()] if isinstance(u, list) else np.asarray(u, dtype=object)[p].tolist()
+               if len(u) else [] for u, p in zip(uniques, parts)]
+    calls: list[list[Any]] = [[] for _ in range(len(columns[0]))]
+    for row in calls:
+        row.extend(args)
+    for j, i in enumerate(varying):
+        for row, v in zip(calls, columns[j]):
+            row[i] = v
     results = []
-    for tup in zip(*args):
+    for call in calls:
         try:
-            results.append(fn(*tup))
+            results.append(fn(*call))
         except (ValueError, ZeroDivisionError, OverflowError, TypeError):
             results.append(np.nan)
-    out[idx] = np.array(results, dtype=float)[codes]
+    table = np.array(results, dtype=float)
+    if idx is None:
+        return table[codes]
+    out = np.full(n, np.nan)
+    out[idx] = table[codes]
     return out
 
 
@@ -137,7 +226,8 @@ class Columns:
     """What a vectorised calculator may read: typed input columns, constants, tables, sub-results."""
 
     def __init__(self, calc: Calculator, cells: dict[str, Any], n: int, variant: str, reg: Registry,
-                 bad: np.ndarray | None = None, memo: dict[Any, np.ndarray] | None = None):
+                 bad: np.ndarray | None = None, memo: dict[Any, Any] | None = None,
+                 intish: np.ndarray | None = None):
         self.calc = calc
         self.cells = cells
         self.n = n
@@ -146,19 +236,22 @@ class Columns:
         self.reg = reg
         self.bad = bad if bad is not None else np.zeros(n, dtype=bool)
         self.memo = memo if memo is not None else {}  # reads and sub-results shared with sub-calculators
+        # rows where an input read as a Python int in a column of floats: the library's result could then be an
+        # int where the array holds a float; `finish` sends such rows with a whole-number result to `compute`
+        self.intish = intish if intish is not None else np.zeros(n, dtype=bool)
 
     # ------------------------------------------------------------------ registry data
     def const(self, name: str) -> Any:
         return self.calc.constants[name].value
 
     def band(self, name: str, x: np.ndarray) -> np.ndarray:
-        """The first band that holds, as in `Table.band`; no band (and no default) marks the row bad."""
+        """The first band that holds, as in `Table.band` (np.select takes the first true condition); no band
+        (and no default) gives NaN, which marks the row bad."""
         t = self.calc.tables[name]
         assert t.bands is not None
-        out = np.full(self.n, np.nan)
-        free = np.ones(self.n, dtype=bool)
+        conds = []
         for b in t.bands:
-            m = free.copy()
+            m = np.ones(len(x), dtype=bool)
             if b.ge is not None:
                 m &= x >= b.ge
             if b.gt is not None:
@@ -167,23 +260,219 @@ class Columns:
                 m &= x <= b.le
             if b.lt is not None:
                 m &= x < b.lt
-            out[m] = b.value
-            free &= ~m
-        if t.default is not None:
-            out[free] = t.default
+            conds.append(m)
+        default = np.nan if t.default is None else t.default
+        return np.select(conds, [float(b.value) for b in t.bands], default=default)
+
+    def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
+        """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order."""
+        t = self.calc.tables[table]
+        mapping = t.lookup if t.lookup is not None else t.points
+        assert mapping is not None
+        total = np.zeros(self.n)
+        for name, yes in met.items():
+            weight = mapping[name] if name in mapping else t.default
+            if weight is None:
+                raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
+            total = total + np.where(yes, weight, 0)
+        return total
+
+    def equals(self, name: str, option: str) -> np.ndarray:
+        """`Context.choice(name) == option` for every row. A coded text column compares its codes (the strings
+        are never spread over the rows); any other column compares what `read("choice", ...)` gives."""
+        column = self.cells.get(name)
+        if not isinstance(column, Coded):
+            return self.read("choice", name) == option
+        key = (self.calc.slug, "coded-choice", name)
+        if key not in self.memo:
+            missing = bool((column.codes < 0).any())
+            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
+            cells = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
+            results, failed = [], []
+            for cell in cells:
+                try:
+                    results.append(Context(self.calc, {} if cell is MISSING else {name: cell}, self.variant, self.reg,
+                                           _compute).choice(name))
+                    failed.append(False)
+                except (CalculatorError, TypeError, ValueError, KeyError):
+                    results.append(None)
+                    failed.append(True)
+            if any(failed):
+                self.bad |= np.isin(codes, [k for k, f in enumerate(failed) if f])
+            self.memo[key] = (codes, results)
+        codes, results = self.memo[key]
+        hits = [k for k, r in enumerate(results) if r == option]
+        out = np.zeros(self.n, dtype=bool)
+        for k in hits:
+            out |= codes == k
         return out
+
+    def r(self, x: np.ndarray) -> np.ndarray:
+        """`Context.r`: an intermediate step rounded as the benchmark does (identity in the published variant)."""
+        units = self.reg.units
+        assert units is not None
+        return round_array(x, units.rounding) if self.benchmark else x
+
+    def adult_age(self) -> np.ndarray:
+        """`labs._adult_age`: the published variant refuses an age under the calculator's adult minimum."""
+        age = self.read("age", "age")
+        if not self.benchmark and "published_min_age" in self.calc.constants:
+            self.bad |= age < self.const("published_min_age")
+        return age
 
     # ------------------------------------------------------------------ inputs
     def read(self, method: str, name: str, **kw: Any) -> np.ndarray:
-        """The column read by the library's accessor `Context.<method>`, once per distinct cell."""
+        """The column as the library's accessor `Context.<method>` reads it.
+
+        Numbers given with a unit (or bare, for `number`), booleans for `flag` and option strings for
+        `choice` are read with numpy: units converted once per unit group, ranges checked as masks.
+        Every other cell (missing, text, odd types, multi-part values) goes through the accessor
+        itself, once per distinct cell. A row the accessor would refuse is marked bad.
+        """
         memo_key = (self.calc.slug, method, name, tuple(sorted(kw.items())))
         if memo_key in self.memo:
             return self.memo[memo_key]
         column = self.cells.get(name)
+        out = None
+        if isinstance(column, Pair):
+            fast = self._fast(method, name, column, kw)
+            if fast is not None:
+                out, done = fast
+                if not done.all():
+                    rest = np.flatnonzero(~done)
+                    out = out.copy()  # never write into the caller's column
+                    out[rest] = self._by_cell(method, name, column.take(rest), len(rest), kw, rest)
+        if out is None:
+            out = self._by_cell(method, name, column, self.n, kw, None)
+        self.memo[memo_key] = out
+        return out
+
+    def _fast(self, method: str, name: str, col: Pair, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """(values, rows read here) for a numeric, boolean or option-string column; None: no array form."""
+        v = col.values
+        kind = v.dtype.kind
+        spec = plan(self.calc).specs.get(name)
+        if spec is None:
+            return None
+        if method == "flag":
+            if kind != "b" or col.units is not None:
+                return None
+            return v, np.ones(len(v), dtype=bool)
+        if method == "choice":
+            if kind != "O" or col.units is not None:
+                return None
+            done = np.zeros(len(v), dtype=bool)
+            for option in spec.options:
+                done |= v == option
+            return v, done
+        if kind not in "iuf":
+            return None
+        if method == "number":
+            if col.units is not None:
+                return None
+            return self._checked(spec, v, ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool), spec.unit)
+        if col.units is None or method not in _UNIT_METHODS:
+            return None
+        given = ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool)
+        if isinstance(col.units, str) and given.all():  # one unit, every row given: no row selection at all
+            got = self._convert(method, spec, v, col.units, kw)
+            if got is None:
+                return None
+            out, ok = got
+            self.bad |= ~ok
+            return out, np.ones(len(v), dtype=bool)
+        if isinstance(col.units, str):
+            groups: list[tuple[str, np.ndarray]] = [(col.units, np.flatnonzero(given))]
+        else:
+            codes, uniq = pd.factorize(col.units, use_na_sentinel=True)
+            groups = [(u, np.flatnonzero((codes == k) & given)) for k, u in enumerate(uniq.tolist())
+                      if isinstance(u, str)]
+        parts = []
+        for unit, rows in groups:
+            got = self._convert(method, spec, v[rows], unit, kw) if rows.size else None
+            if got is not None:  # None: the accessor names the problem (unknown or refused unit), row by row
+                parts.append((rows, *got))
+        return self._combine(parts, len(v))
+
+    def _combine(self, parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """One column from the unit groups: (rows, values, in range). Python keeps an int an int where the
+        conversion leaves it unchanged; in a column whose groups mix ints and floats the int rows are `intish`."""
+        floats = any(vals.dtype.kind == "f" for _, vals, _ in parts)
+        out = np.zeros(n, dtype=float if floats or not parts else np.int64)
+        done = np.zeros(n, dtype=bool)
+        for rows, vals, ok in parts:
+            out[rows] = vals
+            done[rows] = True
+            self.bad[rows[~ok]] = True
+            if floats and vals.dtype.kind != "f":
+                self.intish[rows] = True
+        return out, done
+
+    def _convert(self, method: str, spec: Any, v: np.ndarray, unit: str,
+                 kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """`Context.<method>` for the rows of one unit: (values, rows within range); None: unit refused."""
+        units = self.reg.units
+        assert units is not None
+        if spec.accepted_units and unit not in spec.accepted_units:
+            return None
+        conv: Any = ArrayConverter(units, exact=not self.benchmark)  # its methods take arrays where they take floats
+        out: Any
+        try:
+            if method == "quantity":
+                mm, val = spec.molar_mass, None
+                if spec.analyte:
+                    a = units.analytes[spec.analyte]
+                    mm = mm if mm is not None else a.molar_mass
+                    val = a.valence
+                out = conv.concentration(v, unit, spec.unit or "", mm, val)
+            elif method == "measurement":
+                out = v
+            elif method == "weight":
+                out = conv.weight_kg(v, unit)
+            elif method == "temperature":
+                out = conv.temperature_c(v, unit)
+            elif method == "count_per_litre":
+                out = conv.count_per_litre(v, unit)
+            elif method == "age":
+                out = conv.age_years([v, unit])
+            else:  # height
+                target = kw.get("unit", "m")
+                out = conv.height([v, unit], target)
+                out = _column(out, len(v))
+                ok = np.isfinite(out) if spec.range is None else self._in_range(spec, out * units.height[target])
+                return out, ok
+        except (ConversionError, TypeError, KeyError):
+            return None
+        out = _column(out, len(v))
+        return out, self._in_range(spec, out)
+
+    @staticmethod
+    def _in_range(spec: Any, x: np.ndarray) -> np.ndarray:
+        ok = np.isfinite(x)
+        if spec.range is not None:
+            lo, hi = spec.range
+            ok &= (x >= lo) & (x <= hi)
+        return ok
+
+    def _checked(self, spec: Any, v: np.ndarray, given: np.ndarray, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
+        ok = self._in_range(spec, v)
+        rows = np.flatnonzero(given)
+        self.bad[rows[~ok[rows]]] = True
+        return v, given
+
+    def _by_cell(self, method: str, name: str, column: Any, n: int, kw: dict[str, Any],
+                 rows: np.ndarray | None) -> np.ndarray:
+        """The accessor run once per distinct cell; `rows`: where these cells sit in the chunk (None: all)."""
         if isinstance(column, Pair):
             codes, uniques = column.groups()
+        elif isinstance(column, Coded):
+            missing = bool((column.codes < 0).any())
+            uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
+            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
+        elif column is None:  # the entity is not in the table: one cell, not given
+            uniques, codes = [MISSING], np.zeros(n, dtype=np.int64)
         else:
-            cells = column if column is not None else [MISSING] * self.n
+            cells = column
             index: dict[Any, int] = {}
             uniques = []
             code_list = []
@@ -208,12 +497,27 @@ class Columns:
                 v = fill
                 failed.append(True)
             results.append(v)
-        dtype = bool if method == "flag" else float if numeric else object
+        dtype: Any = bool if method == "flag" else float if numeric else object
+        if not numeric and results and all(type(v) is str for v in results):
+            dtype = str  # options as a numpy string array: comparisons run in C
+        if numeric and method != "flag" and results:
+            ints = [type(v) is int for v in results]
+            if all(ints):
+                dtype = np.int64  # Python keeps ints ints (the output type follows)
+            elif any(ints):  # a column mixing ints and floats: see `intish`
+                mixed = np.array(ints, dtype=bool)[codes]
+                if rows is None:
+                    self.intish |= mixed
+                else:
+                    self.intish[rows[mixed]] = True
         table = np.array(results, dtype=dtype) if results else np.array([], dtype=dtype)
         out = table[codes] if len(codes) else np.array([], dtype=dtype)
         if any(failed):
-            self.bad |= np.array(failed, dtype=bool)[codes]
-        self.memo[memo_key] = out
+            bad = np.array(failed, dtype=bool)[codes]
+            if rows is None:
+                self.bad |= bad
+            else:
+                self.bad[rows[bad]] = True
         return out
 
     def sub(self, slug: str) -> np.ndarray:
@@ -222,42 +526,48 @@ class Columns:
             raise KeyError(f"{self.calc.slug}: {slug!r} is not in depends_on")
         if ("sub", slug) not in self.memo:
             other = self.reg.calculators[slug]
-            sub = Columns(other, self.cells, self.n, self.variant, self.reg, self.bad, self.memo)
-            self.memo[("sub", slug)] = finish(sub, VECTORISED[slug](sub))
+            sub = Columns(other, self.cells, self.n, self.variant, self.reg, self.bad, self.memo, self.intish)
+            self.memo[("sub", slug)] = finish(sub, VECTORISED[slug](sub), top=False)
         return self.memo[("sub", slug)]
 
     def ok(self) -> np.ndarray:
         return ~self.bad
 
 
-def finish(cols: Columns, raw: np.ndarray) -> np.ndarray:
-    """The library's output rounding (`core._finish`), elementwise; failures mark the row bad."""
+def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
+    """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
+    as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
-    good = cols.ok() & np.isfinite(raw)
-    cols.bad |= ~np.isfinite(raw)
+    cols.bad |= ~np.isfinite(raw)  # (a refused row's number is never used: `compute` answers for it)
 
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
     rounding, rule = calc.output.rounding, units.rounding
-    if rounding == "round_number":
-        out = round_number_array(np.where(good, raw, np.nan), rule)
-        cols.bad |= ~np.isfinite(out)
-        return out
+    if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
+        out = raw
+    elif rounding == "round_number" and rnd.result_rule(calc, cols.variant) is None:
+        out = round_array(raw, rule)
+    else:  # the publication's rounding (registry data) or an integer/none rule: the library's own _finish
+        def fin(x: float) -> Value:
+            try:
+                return _finish(calc, x, units, cols.variant)
+            except CalculatorError:
+                return np.nan
 
-    def fin(x: float) -> Value:
-        try:
-            return _finish(calc, x, units)
-        except CalculatorError:
-            return np.nan
-
-    out = elementwise(fin, raw, ok=good)
+        out = elementwise(fin, raw, ok=cols.ok())
     cols.bad |= ~np.isfinite(out)
+    if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
+        cols.bad |= cols.intish & (out == np.floor(out))
+    if cols.variant == "published":
+        for p in calc.plausibility:
+            lo, hi = p.range
+            cols.bad |= ~((out >= lo) & (out <= hi))
     return out
 
 
-def round_number_array(x: np.ndarray, rule: Any) -> np.ndarray:
-    """`round_number` over an array, bit for bit.
+def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
+    """`round_number` over an array, bit for bit (the one columnar form of the library's output rounding).
 
     Python's `round(x, d)` is the double nearest to the exact decimal rounding of x. numpy's
     scale-rint-unscale gives the same double unless the scaled value sits within rounding error
@@ -265,25 +575,39 @@ def round_number_array(x: np.ndarray, rule: Any) -> np.ndarray:
     huge: those rows are rounded by the library's own `round_number`. The final division is exact
     IEEE division of two representable integers, hence correctly rounded like Python's.
     """
-    scale = 10.0 ** rule.decimals
+    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule))
+
+
+def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
+    """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
+    return _rounded(x, decimals, 0.0, lambda v: round(v, decimals))
+
+
+def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any]) -> np.ndarray:
+    scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
         y = x * scale
-        out = np.rint(y) / scale
-        risky = (~np.isfinite(x) | (np.abs(x) < rule.small_below) | (np.abs(y) > 2.0 ** 52)
-                 | (np.abs(np.abs(y - np.floor(y)) - 0.5) < 1e-6))
+        r = np.rint(y)
+        out = r / scale
+        # within 1e-6 of a tie: |y - rint(y)| (exact, as y and rint(y) are within a factor of 2) near 0.5;
+        # NaN for a non-finite x, which is never risky (the output stays non-finite and the row is refused)
+        risky = np.abs(y - r) > 0.5 - 1e-6
+        risky |= np.abs(y) > 2.0 ** 52
+        if small_below > 0:
+            risky |= np.abs(x) < small_below
     idx = np.flatnonzero(risky & np.isfinite(x))
     if idx.size:
-        out[idx] = [round_number(v, rule) for v in x[idx].tolist()]
+        out[idx] = [exact(v) for v in x[idx].tolist()]
     return out
 
 
-def _pow(a: np.ndarray, b: np.ndarray, cols: Columns) -> np.ndarray:
+def _pow(a: Any, b: Any, cols: Columns) -> np.ndarray:
     return elementwise(operator.pow, a, b, ok=cols.ok())
 
 
 # ---------------------------------------------------------------------- calculators
 
-@vectorised("body-mass-index")
+@vectorised("body-mass-index", float_result=True)
 def body_mass_index(c: Columns) -> np.ndarray:
     kg = c.read("weight", "weight")
     m = c.read("height", "height", unit="m")
@@ -293,7 +617,7 @@ def body_mass_index(c: Columns) -> np.ndarray:
 @vectorised("ideal-body-weight")
 def ideal_body_weight(c: Columns) -> np.ndarray:
     inches = c.read("height", "height", unit="in")
-    male = c.read("choice", "sex") == "Male"
+    male = c.equals("sex", "Male")
     base = np.where(male, c.const("male_base_weight"), c.const("female_base_weight"))
     return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
 
@@ -305,9 +629,9 @@ def adjusted_body_weight(c: Columns) -> np.ndarray:
     return ibw + c.const("correction_factor") * (kg - ibw)
 
 
-@vectorised("creatinine-clearance-cockcroft-gault")
+@vectorised("creatinine-clearance-cockcroft-gault", float_result=True)
 def cockcroft_gault(c: Columns) -> np.ndarray:
-    male = c.read("choice", "sex") == "Male"
+    male = c.equals("sex", "Male")
     age = c.read("age", "age")
     kg = c.read("weight", "weight")
     c.read("height", "height", unit="m")  # read for its checks, as the library does
@@ -325,18 +649,21 @@ def cockcroft_gault(c: Columns) -> np.ndarray:
 
 @vectorised("ckd-epi-2021")
 def ckd_epi_2021(c: Columns) -> np.ndarray:
-    age = c.read("age", "age")
-    female = c.read("choice", "sex") == "Female"
+    age = c.adult_age()
+    female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
-    kappa = np.where(female, c.const("female_kappa"), c.const("male_kappa"))
-    low = scr <= kappa
-    alpha = np.where(low, np.where(female, c.const("female_alpha"), c.const("male_alpha")), c.const("high_exponent"))
-    divisor = kappa
-    if c.benchmark:
-        divisor = np.where(low & ~female, c.const("benchmark_male_low_kappa"), kappa)
+    female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
+    low = scr <= np.where(female, female_kappa, male_kappa)
+    # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
+    # low creatinine by its own kappa
+    male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
+    branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
+                (female_kappa, c.const("female_alpha"))]
+    branch = Grouped(female.astype(np.int64) * 2 + low, branches)
+    term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
     sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
-    age_term = _pow(np.full(c.n, float(c.const("age_base"))), age, c)
-    return c.const("base") * _pow(scr / divisor, alpha, c) * age_term * sex_factor
+    age_term = _pow(c.const("age_base"), age, c)
+    return c.const("base") * term * age_term * sex_factor
 
 
 @vectorised("meld-na")
@@ -358,11 +685,12 @@ def meld_na(c: Columns) -> np.ndarray:
     log = lambda a: elementwise(math.log, a, ok=ok)  # noqa: E731
     meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
               + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
-    dec, scale = c.const("meld_decimals"), c.const("meld_scale")
-    meld = elementwise(lambda x: round(round(x, dec) * scale), meld_i, ok=ok)
+    # round(round(x, dec) * scale) in the variant's mode (solver/library/rounding.py), as the library does
+    tenth, whole = rnd.step(c.calc, c.variant, c.const("meld_decimals")), rnd.step(c.calc, c.variant, 0)
+    meld = rnd.round_array(rnd.round_array(meld_i, tenth) * c.const("meld_scale"), whole)
     na_gap = c.const("sodium_ceiling") - na
     raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(elementwise(round, raw, ok=ok), c.const("score_cap"))
+    score = np.minimum(rnd.round_array(raw, whole), c.const("score_cap"))
     return np.where(meld <= c.const("sodium_threshold"), meld, score)
 
 
@@ -380,3 +708,60 @@ def has_bled(c: Columns) -> np.ndarray:
         met = c.read("flag", name) if name in flags else drinks >= c.const("alcohol_threshold")
         total = total + np.where(met, weight, 0)
     return c.band("age_points", age) + total
+
+
+@vectorised("mdrd-gfr")
+def mdrd_gfr(c: Columns) -> np.ndarray:
+    age = c.adult_age()
+    female = c.equals("sex", "Female")
+    scr = c.read("quantity", "creatinine")
+    race_factor = np.where(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
+    sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
+    scr_term = _pow(scr, c.const("creatinine_exponent"), c)
+    age_term = _pow(age, c.const("age_exponent"), c)
+    return c.const("base") * scr_term * age_term * race_factor * sex_factor
+
+
+@vectorised("mean-arterial-pressure", float_result=True)
+def mean_arterial_pressure(c: Columns) -> np.ndarray:
+    sbp = c.read("measurement", "Systolic Blood Pressure")
+    dbp = c.read("measurement", "Diastolic Blood Pressure")
+    total = c.const("weight_total")
+    return sbp * c.const("systolic_weight") / total + dbp * c.const("diastolic_weight") / total
+
+
+@vectorised("anion-gap")
+def anion_gap(c: Columns) -> np.ndarray:
+    na = c.read("quantity", "Sodium")
+    cl = c.read("quantity", "Chloride")
+    hco3 = c.read("quantity", "Bicarbonate")
+    return na - (cl + hco3)
+
+
+@vectorised("calcium-correction")
+def calcium_correction(c: Columns) -> np.ndarray:
+    ca = c.read("quantity", "Calcium")
+    alb = c.read("quantity", "Albumin")
+    return c.const("albumin_coefficient") * (c.const("normal_albumin") - alb) + ca
+
+
+@vectorised("cha2ds2-vasc")
+def cha2ds2_vasc(c: Columns) -> np.ndarray:
+    age = c.read("age", "age")
+    female = c.equals("sex", "Female")
+    stroke_like = (c.read("flag", "Stroke") | c.read("flag", "Transient Ischemic Attacks History")
+                   | c.read("flag", "Thromboembolism history"))
+    met = {"female sex": female, "Congestive Heart Failure": c.read("flag", "Congestive Heart Failure"),
+           "Hypertension history": c.read("flag", "Hypertension history"),
+           "stroke, TIA or thromboembolism": stroke_like,
+           "Vascular disease history": c.read("flag", "Vascular disease history"),
+           "Diabetes history": c.read("flag", "Diabetes history")}
+    return c.band("age_points", age) + c.points("points", met)
+
+
+@vectorised("qtc-bazett", float_result=True)
+def qtc_bazett(c: Columns) -> np.ndarray:
+    hr = c.read("measurement", "Heart Rate or Pulse")
+    qt = c.read("measurement", "QT Interval")
+    rr = c.r(c.const("seconds_per_minute") / hr)
+    return qt / _pow(rr, 1 / c.const("rr_root_index"), c)

@@ -16,6 +16,7 @@ from solver.arms.base import ArmResult, CaseInput, ChatReply
 from solver.arms.spec import ArmSpec, check_access, load_spec, spec_digest
 from solver.data import ONE_SHOT, REFERENCE_CASES, BenchmarkRow, Dataset, DatasetError, read_benchmark
 from solver.engines import ChatRequest, EngineError, EngineOptions, build_engine
+from solver.replies import stored
 from solver.runner import manifest as mf
 from solver.runner.results import ResultsError, ResultsFile, load
 from solver.scoring import score
@@ -226,7 +227,7 @@ class Runner:
             "seed": case.seed, "arm": spec.name, "arm_version": spec.version,
             "model": self.cfg.engine_options.model if spec.needs_model else None,
             "prompt_sha256": res.prompt_sha256, "text_slug": text_slug, "text_version": text_version,
-            "text_sha256": text_sha, "reply": res.reply, "program": res.program, "outcome": res.outcome,
+            "text_sha256": text_sha, **stored(res.reply), "program": res.program, "outcome": res.outcome,
             "answer": _plain(res.answer), "correct": bool(correct), "ground_truth": _plain(row.answer),
             "lower_limit": _plain(row.lower), "upper_limit": _plain(row.upper), "output_type": row.output_type,
             "category": row.category, "table8": res.table8, "error": res.error,

@@ -23,6 +23,7 @@ class DatasetInfo(BaseModel):
     sha256: str
     rows: int
     kind: str
+    name: str | None = None  # the dataset as people name it (imported runs); runs on different names never pair
 
 
 class GitInfo(BaseModel):
@@ -64,6 +65,9 @@ class Manifest(BaseModel):
     rows_done: int = 0
     correct: int = 0
     rescored_at: str | None = None
+    # imported runs (`formula import`): the log files and how they were read; no formula text was shown
+    source: dict[str, Any] | None = None
+    audit_groups: dict[str, str] = Field(default_factory=dict)  # slug -> audit group when imported
 
     def settings(self) -> dict[str, Any]:
         return {

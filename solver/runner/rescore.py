@@ -6,6 +6,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 
+from solver.replies import replayed
 from solver.runner import manifest as mf
 from solver.runner.results import ResultsError, load, rewrite
 from solver.scoring import read_answer, score
@@ -38,9 +39,13 @@ def rescore(folder: Path) -> dict[str, Any]:
         for row in rows:
             before = (row.get("outcome"), row.get("answer"), row.get("correct"))
             if kind == "text":
-                outcome, answer = read_answer(row.get("reply"), row["output_type"], row.get("ground_truth"))
+                outcome, answer = read_answer(replayed(row), row["output_type"], row.get("ground_truth"))
                 row["outcome"], row["answer"] = outcome, answer
                 row["table8"] = None if outcome == "answered" else "unreadable"
+            elif kind == "imported":  # `formula import`: re-read the answer the log recorded
+                from solver.importers.common import rescore_row
+
+                rescore_row(row)
             row["correct"] = bool(score(row.get("answer"), row["output_type"], row.get("ground_truth"),
                                         row.get("lower_limit"), row.get("upper_limit")))
             changed += before != (row.get("outcome"), row.get("answer"), row.get("correct"))

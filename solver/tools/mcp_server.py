@@ -16,8 +16,10 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 
 from registry.loader import Registry, get_registry
+from registry.suggest import did_you_mean, unknown_calculator
 from solver.library import CalculatorError
 from solver.tools.gates import GateError
+from solver.tools.jsonrpc import screen
 from solver.tools.schema import DRAFT, tool_definition
 from solver.tools.service import active_calculators, call, explain, list_calculators
 
@@ -66,13 +68,17 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
         return _ok({"calculators": list_calculators(reg)})
     if name == EXPLAIN_TOOL:
         ref = args.get("calculator")
+        if not isinstance(ref, (str, int)) or isinstance(ref, bool):
+            return _error(f"explain needs 'calculator', a registry slug or benchmark id, got {type(ref).__name__}",
+                          {"gate": "type", "variable": "calculator"})
         try:
-            return _ok(explain(reg, ref))  # type: ignore[arg-type]
+            return _ok(explain(reg, ref))
         except KeyError:
-            return _error(f"unknown calculator {ref!r}: call {LIST_TOOL} for the slugs",
+            return _error(unknown_calculator(reg, ref, f"call {LIST_TOOL} for the slugs"),
                           {"gate": "completeness", "variable": "calculator"})
     if name not in reg.calculators:
-        return _error(f"unknown tool {name!r}: call {LIST_TOOL} for the calculators", {"gate": None})
+        return _error(f"unknown tool {name!r}{did_you_mean(name, reg.calculators)}; call {LIST_TOOL} for the "
+                      "calculators", {"gate": None})
     try:
         record = call(reg, name, args, variant=variant)
     except GateError as e:
@@ -84,7 +90,7 @@ def handle(reg: Registry, name: str, arguments: dict[str, Any] | None, variant: 
     return _ok(record.model_dump(mode="json"))
 
 
-def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Server:
+def build_server(reg: Registry | None = None, variant: str = "published") -> Server:
     reg = reg or get_registry()
     tools = _fixed_tools() + [_tool(reg, c) for c in active_calculators(reg)]
 
@@ -92,11 +98,15 @@ def build_server(reg: Registry | None = None, variant: str = "benchmark") -> Ser
         return types.ListToolsResult(tools=tools)
 
     async def on_call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
-        return handle(reg, params.name, params.arguments, variant)
+        try:
+            return handle(reg, params.name, params.arguments, variant)
+        except Exception as e:  # noqa: BLE001 - a tool error for the client, never a traceback on stderr
+            return _error(f"{params.name}: the call failed ({type(e).__name__}: {e})", {"gate": None})
 
     return Server(SERVER_NAME, version=_version(), instructions="Clinical calculators from a versioned formula "
                   "registry. Call list_calculators, then a calculator with the benchmark's entity format "
-                  "(values or [value, unit] pairs); every answer names its formula version and content hash.",
+                  "(values or [value, unit] pairs); every answer names its formula version, content hash and "
+                  f"variant (this server computes the {variant} variant).",
                   on_list_tools=on_list_tools, on_call_tool=on_call_tool)
 
 
@@ -109,11 +119,41 @@ def _version() -> str:
         return "0"
 
 
-def serve_stdio(variant: str = "benchmark") -> None:
+class _ScreenedLines:
+    """The process's stdin as lines for the MCP transport, each screened first (solver/tools/jsonrpc.py):
+    a bad line is answered with its JSON-RPC error on the session's write stream and not passed on."""
+
+    def __init__(self) -> None:
+        import io
+        import sys
+
+        self._lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
+        self.write: Any = None
+        self.ready = anyio.Event()
+
+    def __aiter__(self) -> Any:
+        return self._screened()
+
+    async def _screened(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        async for line in self._lines:
+            verdict = screen(line)
+            if verdict.passes:
+                yield line
+            elif verdict.error is not None:
+                await self.ready.wait()
+                await self.write.send(SessionMessage(types.JSONRPCError.model_validate(verdict.error)))
+
+
+def serve_stdio(variant: str = "published") -> None:
     server = build_server(variant=variant)
 
     async def main() -> None:
-        async with stdio_server() as (read, write):
+        lines = _ScreenedLines()
+        async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+            lines.write = write
+            lines.ready.set()
             await server.run(read, write, server.create_initialization_options())
 
     anyio.run(main)

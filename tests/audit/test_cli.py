@@ -16,6 +16,6 @@ def test_completeness_on_an_unreleased_edit(registry_copy: Path, capsys: pytest.
     assert code == 1 and "[R-LOCK-CHANGED]" in err
     assert err.splitlines()[-1].startswith("error: the registry has unreleased edits")
     code, out, _ = run(capsys, "audit", "completeness", "--root", root, "--no-cases")
-    assert code == 0 and re.search(r"\n(\d+) of \1 texts complete", out)
+    assert code == 0 and re.search(r"\ncurrent text: (\d+) of \1 complete", out)
     code, _, err = run(capsys, "audit", "deviations", "--root", root)
     assert code == 1 and err.splitlines()[-1].startswith("error: ")

@@ -58,7 +58,7 @@ def test_list_filters(capsys: pytest.CaptureFixture[str]) -> None:
                                                     "ideal-body-weight", "sodium-correction-hyperglycemia"}
     code, out, _ = run(capsys, "list")
     assert code == 0
-    assert "calculators | concern: " in out and "audit group: " in out
+    assert "calculators\nconcern: " in out and "audit group: " in out
 
 
 def test_replacement_links(capsys: pytest.CaptureFixture[str]) -> None:
@@ -80,7 +80,7 @@ def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "show", "2")
     assert "female_factor = 0.85" in out
     active = load(PROJECT_ROOT).get("2").active.version
-    assert f"Supplied text (version {active})" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
+    assert f"Current text (version {active};" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
     code, _, err = run(capsys, "show", "no-such")
     assert code == 1 and "unknown calculator 'no-such'" in err
 

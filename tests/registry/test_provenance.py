@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 
 from registry import versions as ver
 from registry.loader import PROJECT_ROOT, load
@@ -99,22 +100,17 @@ def test_the_rendered_catalogue_must_match_a_fresh_render(registry_copy: Path, d
         assert codes_of(registry_copy) == []
 
 
-def _format3_releases(root: Path) -> set[Path]:
-    """Snapshots of superseded versions released under format 3 (no older tool wrote them; a migration marks them)."""
-    out = set()
-    for p in (root / "formulas" / "history").rglob("*.yaml"):
-        snap = ver.read_snapshot(root / "formulas", p.parent.name, p.stem)
-        c = load(root).calculators.get(p.parent.name)
-        if snap is not None and ver.MIGRATED_KEY not in snap and c is not None and c.active.version != p.stem:
-            out.add(p)
-    return out
+def _as_older_format(root: Path, fmt: int) -> set[tuple[str, str]]:
+    """Write the registry's lock and snapshots as the format-`fmt` tool did (1: own content; 2: plus dependencies).
 
-
-def _as_older_format(root: Path, fmt: int) -> None:
-    """Write the registry's lock and snapshots as the format-`fmt` tool did (1: own content; 2: plus dependencies)."""
+    Returns the superseded versions whose snapshot was written natively in format 3 (released after the
+    migration): the older tool would have recorded only its own content fields for them, so the migration
+    cannot give back their format-3 snapshot and hash.
+    """
     fdir = root / "formulas"
     reg = load(root)
     body = json.loads((fdir / "REGISTRY.lock").read_text(encoding="utf-8"))
+    native: set[tuple[str, str]] = set()
     for s, c in reg.calculators.items():
         for v in ver.released(c):
             if v.status.value == "active":
@@ -123,19 +119,28 @@ def _as_older_format(root: Path, fmt: int) -> None:
                     old["dependencies"] = {d: ver.legacy_hash(reg, d, 2) for d in c.depends_on}
             else:  # a superseded snapshot back in the older form: the full dump of what it held
                 snap = ver.read_snapshot(fdir, s, v.version)
-                assert snap is not None  # migrated at the rehash, or written by a later format-3 release
+                assert snap is not None
+                migrated = ver.MIGRATED_KEY in snap
+                if not migrated:
+                    native.add((s, v.version))
                 assert snap.pop(ver.MIGRATED_KEY, ver.LOCK_FORMAT) == ver.LOCK_FORMAT
                 data = c.model_dump(mode="json")
                 data.update({f: snap[f] for f in ver.CONTENT_FIELDS})
                 data["versions"] = [{"version": v.version, "status": "active", "effective": "2000-01-01",
                                      "text": snap["text"], "changelog": "x"}]
                 rebuilt = type(c).model_validate(data)
-                old = {**ver.legacy_content(rebuilt, rebuilt.active, None),
-                       **{k: snap[k] for k in ("units", "dependencies") if k in snap}}
+                if migrated:
+                    old = {**ver.legacy_content(rebuilt, rebuilt.active, None),
+                           **{k: snap[k] for k in ("units", "dependencies") if k in snap}}
+                else:  # what the older tool would have recorded when it superseded this version
+                    old = ver.legacy_content(rebuilt, rebuilt.active, reg.units)
+                    if fmt == 2:
+                        old["dependencies"] = {d: ver.legacy_hash(reg, d, 2) for d in c.depends_on}
             body["calculators"][s][v.version] = ver.content_hash(old)
             ver.write_snapshot(fdir, s, old)
     body["format"] = fmt
     (fdir / "REGISTRY.lock").write_text(json.dumps(body), encoding="utf-8")
+    return native
 
 
 @pytest.mark.parametrize("fmt", [1, 2])
@@ -143,10 +148,9 @@ def test_lock_rehash_migrates_an_older_lock_and_refuses_an_unreleased_edit(
         registry_copy: Path, capsys: pytest.CaptureFixture[str], fmt: int) -> None:
     fdir = registry_copy / "formulas"
     committed_lock = (fdir / "REGISTRY.lock").read_text(encoding="utf-8")
-    later = _format3_releases(registry_copy)  # a round trip through an older format cannot restore these as they are
-    history = {p: p.read_text(encoding="utf-8") for p in sorted((fdir / "history").rglob("*.yaml")) if p not in later}
+    history = {p: p.read_text(encoding="utf-8") for p in sorted((fdir / "history").rglob("*.yaml"))}
     reg = load(registry_copy)
-    _as_older_format(registry_copy, fmt)
+    native = _as_older_format(registry_copy, fmt)
     assert codes_of(registry_copy) == [("formulas/REGISTRY.lock", "R-LOCK-FORMAT")]
     # an edit made under the old lock is not blessed by the migration, nor is a tampered superseded snapshot
     edit(fdir / f"{IBW}.yaml", "value: 2.3", "value: 2.4", count=-1)
@@ -161,19 +165,30 @@ def test_lock_rehash_migrates_an_older_lock_and_refuses_an_unreleased_edit(
     snap.write_text(good, encoding="utf-8")
     code, out, err = run(capsys, "lock", "--rehash", "--root", str(registry_copy))
     assert code == 0, err
-    # the migration gives exactly the committed format-3 lock and snapshots, superseded ones included
-    def without_later(lock_text: str) -> dict:
-        body = json.loads(lock_text)
-        for p in later:
-            body["calculators"][p.parent.name].pop(p.stem)
-        return body
-
-    assert without_later((fdir / "REGISTRY.lock").read_text(encoding="utf-8")) == without_later(committed_lock)
-    assert {p: p.read_text(encoding="utf-8") for p in history} == history
+    # the migration gives exactly the committed format-3 lock and snapshots, superseded ones included,
+    # except versions superseded after the migration: the older format held only their content fields
+    migrated_lock, want_lock = ver.read_lock(fdir / "REGISTRY.lock"), json.loads(committed_lock)["calculators"]
+    for s, v in native:
+        snap = ver.read_snapshot(fdir, s, v)
+        assert snap is not None and snap[ver.MIGRATED_KEY] == ver.LOCK_FORMAT
+        assert {f: snap[f] for f in ver.CONTENT_FIELDS} == {f: history_snapshot(history, fdir, s, v)[f]
+                                                             for f in ver.CONTENT_FIELDS}
+        del migrated_lock[s][v], want_lock[s][v]
+    if not native:
+        assert (fdir / "REGISTRY.lock").read_text(encoding="utf-8") == committed_lock
+    assert migrated_lock == want_lock
+    natives = {ver.snapshot_path(fdir, s, v) for s, v in native}
+    assert {p: p.read_text(encoding="utf-8") for p in history if p not in natives} == {
+        p: t for p, t in history.items() if p not in natives}
     assert codes_of(registry_copy) == []
     # re-running is harmless
     assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (
         0, f"formulas/REGISTRY.lock is already format {ver.LOCK_FORMAT}; nothing to rehash\n")
+
+
+def history_snapshot(history: dict[Path, str], fdir: Path, slug: str, version: str) -> dict:
+    """A committed snapshot (read before the test rewrote it) as data."""
+    return yaml.safe_load(history[ver.snapshot_path(fdir, slug, version)])
 
 
 def test_every_result_names_the_locked_content_hash() -> None:

@@ -28,6 +28,61 @@ PAGES = {
     "impact": ("impact/mdrd-gfr--ckd-epi-2021.html", ["Reclassification", "G3a"]),
 }
 PROBE = "/__console_probe.html"  # served by the test only: a page that logs a console error
+WIDTHS = "/__widths.html"  # served by the test only: measures the pages below, each in a 1280 px frame
+WIDE_PAGES = ["impact/index.html", "lineage.html", "changelog.html", "calculators/index.html",
+              "audits/literature.html", "audits/fidelity.html", "results/index.html", "paper.html",
+              "calculators/meld-na.html", "impact/mdrd-gfr--ckd-epi-2021.html"]
+MUST_FIT = {"impact/index.html", "lineage.html"}  # the issue's cut-off tables: these fit outright at 1280 px
+# In each frame: every table fits its scroll wrapper, or the wrapper has the visible scrollbar above it and the
+# note (tables.js); every .fr-nowrap element is one line; every lineage label lies inside the diagram and every
+# box's name inside its box. The findings are written into the page for --dump-dom.
+MEASURE = """
+function measure(win) {
+  var d = win.document, out = {tables: [], nowrap: 0, wrapped: [], svg: []};
+  Array.prototype.forEach.call(d.querySelectorAll("article table"), function (t) {
+    var wrap = t.closest(".md-typeset__scrollwrap"), bar = wrap && wrap.previousElementSibling;
+    var note = bar && bar.previousElementSibling;
+    out.tables.push({head: t.tHead ? t.tHead.textContent.replace(/\\s+/g, " ").trim().slice(0, 60) : "",
+      fits: wrap ? wrap.scrollWidth <= wrap.clientWidth + 1 : t.getBoundingClientRect().right <= win.innerWidth,
+      bar: !!(bar && bar.classList.contains("fr-topscroll") && bar.offsetHeight > 0 && bar.scrollWidth > bar.clientWidth),
+      note: !!(note && note.classList.contains("fr-scroll-note") && note.offsetHeight > 0)});
+  });
+  Array.prototype.forEach.call(d.querySelectorAll("article .fr-nowrap"), function (e) {
+    out.nowrap += 1;
+    if (e.getClientRects().length !== 1) { out.wrapped.push(e.textContent); }
+  });
+  Array.prototype.forEach.call(d.querySelectorAll("svg.fr-lineage"), function (svg) {
+    var width = svg.viewBox.baseVal.width;
+    Array.prototype.forEach.call(svg.querySelectorAll("text"), function (t) {
+      var b = t.getBBox(), rect = t.previousElementSibling, bad = b.x < 0 || b.x + b.width > width;
+      if (rect && rect.tagName === "rect") {
+        var r = rect.getBBox();
+        bad = bad || b.x < r.x || b.x + b.width > r.x + r.width || b.y < r.y || b.y + b.height > r.y + r.height;
+      }
+      if (bad || t.textContent.indexOf("\u2026") !== -1) { out.svg.push(t.textContent); }
+    });
+  });
+  return out;
+}
+var pages = %s, results = {}, left = pages.length;
+pages.forEach(function (p) {
+  var f = document.createElement("iframe");
+  f.width = "1280"; f.height = "900"; f.src = "/" + p;
+  f.addEventListener("load", function () {
+    setTimeout(function () {
+      results[p] = measure(f.contentWindow);
+      left -= 1;
+      if (left === 0) {
+        var pre = document.createElement("pre");
+        pre.id = "fr-widths";
+        pre.textContent = JSON.stringify(results);
+        document.body.appendChild(pre);
+      }
+    }, 500);
+  });
+  document.body.appendChild(f);
+});
+"""
 
 
 def chromium() -> str:
@@ -55,8 +110,10 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         super().send_response(code, message)
 
     def do_GET(self):
-        if self.path == PROBE:
-            body = b"<!doctype html><title>probe</title><script>console.error('probe error');</script>"
+        if self.path in (PROBE, WIDTHS):
+            body = (b"<!doctype html><title>probe</title><script>console.error('probe error');</script>"
+                    if self.path == PROBE else ("<!doctype html><title>widths</title><body><script>"
+                                                + MEASURE % json.dumps(WIDE_PAGES) + "</script></body>").encode())
             self.send_response(200)
             self.send_header("Content-Type", "text/html")
             self.send_header("Content-Length", str(len(body)))
@@ -147,3 +204,37 @@ def test_page_renders_in_chromium(browser, server, tmp_path, name):
         for svg in ("accuracy-by-group.svg", "coverage-accuracy.svg", "per-calculator.svg"):
             assert any(p.endswith(svg) and c == 200 for p, c in served[before:]), f"{svg} not loaded"
     assert tables, "no table rendered"
+
+
+def test_every_table_fits_or_visibly_scrolls_at_1280_px(browser, server, tmp_path):
+    """Issue 23: at 1280 px no table is cut off without a sign; the impact index and the lineage table fit
+    outright; the lineage diagram's names and labels are whole; dates and versions never wrap."""
+    base, _ = server
+    dom, _, _ = load(browser, base + WIDTHS, tmp_path, "widths")
+    m = re.search(r'<pre id="fr-widths">(.*?)</pre>', dom, re.S)
+    assert m, "the measuring page did not finish"
+    import html
+
+    results = json.loads(html.unescape(m.group(1)))
+    assert set(results) == set(WIDE_PAGES)
+    for page, r in results.items():
+        assert r["tables"], f"{page}: no table measured"
+        for t in r["tables"]:
+            if page in MUST_FIT:
+                assert t["fits"], f"{page}: table {t['head']!r} is wider than the page at 1280 px"
+            else:
+                assert t["fits"] or (t["bar"] and t["note"]), f"{page}: table {t['head']!r} is cut off without a sign"
+        assert not r["wrapped"], f"{page}: these should stay on one line: {r['wrapped']}"
+        assert not r["svg"], f"{page}: lineage text cut or outside its box: {r['svg']}"
+    assert results["changelog.html"]["nowrap"] > 0 and results["impact/index.html"]["nowrap"] > 0
+    assert any(not t["fits"] for r in results.values() for t in r["tables"]), \
+        "no table needs to scroll at 1280 px: the scrollbar check above was never exercised"
+    assert "svg" in results["lineage.html"] and results["lineage.html"]["tables"]
+
+
+def test_impact_index_mean_difference_has_units(built_site):
+    text = (built_site.out / "impact" / "index.html").read_text(encoding="utf-8")
+    assert "Mean difference (successor&#x27;s unit)" in text or "Mean difference (successor's unit)" in text
+    cells = re.findall(r'<span class="fr-nowrap">(-?\d+\.\d{2})(?:&nbsp;|\u00a0)([^<]+)</span>', text)
+    units = {u for _, u in cells}
+    assert len(cells) >= 5 and {"mL/min/1.73 m²", "ms"} <= units, units

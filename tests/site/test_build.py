@@ -315,3 +315,21 @@ def test_compare_chooses_the_paired_gaps(tmp_path):
     assert {g[0] for g in gaps} == {"half-right − none-right"}
     even = sum(1 for cid in benchmark_ids() if cid % 2 == 0)
     assert gaps[0][1:4] == ["all", "55", "55"] and gaps[0][6] == f"{100 * even / 55:+.2f}"
+
+
+def test_the_two_completeness_notions_are_named_apart(built_site):
+    """Issue 23: "original text" is the paper's finding on the benchmark's text, "current text" today's audit."""
+    page = (built_site.out / "calculators" / "meld-na.html").read_text(encoding="utf-8")
+    assert "original text: incomplete (paper)" in page and "Current text: this registry" in page
+    index = (built_site.out / "calculators" / "index.html").read_text(encoding="utf-8")
+    assert "Original text (paper)" in index
+    audit = (built_site.out / "audits" / "completeness.html").read_text(encoding="utf-8")
+    assert "Original text (paper&#x27;s audit)" in audit or "Original text (paper's audit)" in audit
+    assert "Current text" in audit
+
+
+def test_changelog_dates_and_versions_do_not_wrap(built_site):
+    page = (built_site.out / "changelog.html").read_text(encoding="utf-8")
+    dates = re.findall(r'<td[^>]*><span class="fr-nowrap">(\d{4}-\d{2}-\d{2})</span></td>', page)
+    assert dates and ".md-typeset .fr-nowrap { white-space: nowrap; }" in (
+        built_site.out / "assets" / "report.css").read_text(encoding="utf-8")

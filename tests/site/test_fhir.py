@@ -68,3 +68,30 @@ def test_export_refuses_a_file_as_folder(tmp_path, capsys):
     f.write_text("x")
     assert main(["export", "fhir", "--out", str(f)]) == 1
     assert capsys.readouterr().err.startswith("error:")
+
+
+def test_superseded_versions_are_retired_with_an_end_date(exported):
+    """R4 has no `superseded` status: `retired` (withdrawn or superseded), and the period ends the day
+    before the next released version took effect; the active version's period stays open."""
+    import datetime as dt
+
+    from registry.schema import VersionStatus
+
+    reg = get_registry()
+    checked = 0
+    for c in reg.calculators.values():
+        rel = sorted(released(c), key=lambda v: v.key)
+        for v, nxt in zip(rel, rel[1:] + [None]):
+            res = load(exported, c.slug, v.version)
+            period = res["effectivePeriod"]
+            assert period["start"] == v.effective.isoformat()
+            if v.status == VersionStatus.superseded:
+                assert res["status"] == "retired" and nxt is not None
+                end = dt.date.fromisoformat(period["end"])
+                assert end == max(v.effective, nxt.effective - dt.timedelta(days=1)) and end >= v.effective
+                assert any(a["type"] == "successor" and a.get("resource", "").endswith(f"|{nxt.version}")
+                           for a in res["relatedArtifact"])
+                checked += 1
+            else:
+                assert res["status"] == "active" and "end" not in period
+    assert checked  # the registry holds superseded versions (e.g. meld-na 1.0.0)

@@ -45,6 +45,17 @@ def _check(cid, frame, ents_list, variant, **kw):
     return res
 
 
+def _mixed_int_rows(ents: list[dict]) -> int:
+    """Rows holding an int number in a column that also holds floats."""
+    def number(cell):
+        v = cell[0] if isinstance(cell, list) and cell else cell
+        return type(v) if type(v) in (int, float) else None
+
+    kinds = {k: {number(e[k]) for e in ents if k in e} for k in {k for e in ents for k in e}}
+    mixed = {k for k, t in kinds.items() if {int, float} <= t}
+    return sum(any(k in e and number(e[k]) is int for k in mixed) for e in ents)
+
+
 def test_vectorised_set_covers_the_five():
     assert FIVE <= set(VECTORISED)
 
@@ -62,7 +73,9 @@ def test_every_reference_case_row_by_row(variant):
         res = _check(cid, frame, ents, variant)
         if res.attrs["vectorised"]:
             vectorised += 1
-            assert res.attrs["row_by_row"] == 0, cid  # every valid case went through numpy
+            # every valid case went through numpy, except rows where an int among floats could make the library's
+            # result an int (Python's type, which an array of floats cannot carry)
+            assert res.attrs["row_by_row"] <= _mixed_int_rows(ents), cid
     assert vectorised >= 7  # the five, and the body-weight calculators Cockcroft-Gault uses
 
 
@@ -129,3 +142,12 @@ def test_forced_row_by_row_equals_vectorised():
         assert a.attrs["vectorised"] and not b.attrs["vectorised"]
         assert all(_same(x, y) for x, y in zip(a["value"], b["value"]))
         assert a["error"].equals(b["error"])
+
+
+def test_an_empty_optional_column_is_not_given():
+    """A numeric column with no value in any row (an empty CSV column) means the entity was not given."""
+    frame = pd.DataFrame({"Sodium": [140.0], "Sodium_unit": ["mmol/L"], "Chloride": [100.0], "Chloride_unit": ["mmol/L"],
+                          "Bicarbonate": [24.0], "Bicarbonate_unit": ["mmol/L"], "Albumin": [np.nan]})
+    res = compute_many("albumin-corrected-anion-gap", frame)
+    assert res["error"][0] == _expected("albumin-corrected-anion-gap", {
+        "Sodium": [140.0, "mmol/L"], "Chloride": [100.0, "mmol/L"], "Bicarbonate": [24.0, "mmol/L"]}, "benchmark")[1]

@@ -32,12 +32,13 @@ def _ents(r):
 def test_batch_round_trip(tmp_path, capsys, suffix, argv):
     src, dst = tmp_path / "cohort.csv", tmp_path / f"out{suffix}"
     pd.DataFrame(ROWS).to_csv(src, index=False)
-    assert main([a.format(src=src, dst=dst) for a in argv]) == 0
+    assert main([a.format(src=src, dst=dst) for a in argv]) == 3  # a row without a value: exit 3
     assert "2 values, 1 row errors" in capsys.readouterr().err
+    assert main([a.format(src=src, dst=dst) for a in argv] + ["--allow-errors"]) == 0
     out = pd.read_csv(dst) if suffix == ".csv" else pd.read_parquet(dst)
     assert out["pid"].tolist() == ["p1", "p2", "p3"]
-    assert out["value"][0] == compute(2, _ents(ROWS[0])).value
-    assert out["value"][2] == compute(2, _ents(ROWS[2])).value
+    assert out["value"][0] == compute(2, _ents(ROWS[0]), variant="published").value
+    assert out["value"][2] == compute(2, _ents(ROWS[2]), variant="published").value
     assert "'sex'" in out["error"][1]
     assert not list(tmp_path.glob(".out*"))  # no temporary file left behind
 
@@ -60,3 +61,63 @@ def test_batch_refusals(tmp_path, capsys):
     assert e.value.code == 2
     with pytest.raises(SystemExit):
         main(["solve", "--calculator", "2", "--batch", str(src)])  # no --out
+
+
+def _bmi_rows(n: int) -> pd.DataFrame:
+    return pd.DataFrame({"pid": [f"p{i}" for i in range(n)], "weight": [60.0 + i % 40 for i in range(n)],
+                         "weight_unit": "kg", "height": [150.0 + i % 50 for i in range(n)], "height_unit": "cm"})
+
+
+def test_parquet_streams_batch_by_batch(tmp_path, capsys, monkeypatch):
+    """A parquet input is read in batches (several here) and written batch by batch; values equal compute's."""
+    from solver import batch_stream
+
+    monkeypatch.setattr(batch_stream, "BATCH_ROWS", 7)
+    frame = _bmi_rows(30)
+    frame.loc[11, "weight"] = -5.0  # one bad row, in the second batch
+    src = tmp_path / "big.parquet"
+    frame.to_parquet(src, row_group_size=10)
+    for suffix in (".parquet", ".csv"):
+        dst = tmp_path / f"out{suffix}"
+        assert main(["batch", str(src), "--calculator", "body-mass-index", "--out", str(dst), "--no-progress"]) == 3
+        assert "29 values, 1 row errors" in capsys.readouterr().err
+        out = pd.read_parquet(dst) if suffix == ".parquet" else pd.read_csv(dst)
+        assert out["pid"].tolist() == frame["pid"].tolist()
+        for i in (0, 10, 29):
+            want = compute(6, {"weight": [frame["weight"][i], "kg"], "height": [frame["height"][i], "cm"]}).value
+            assert out["value"][i] == want
+        assert pd.isna(out["value"][11]) and "weight" in out["error"][11]
+        assert out["error"].notna().sum() == 1
+
+
+def test_one_bad_cell_is_its_rows_error_only(tmp_path, capsys):
+    src, dst = tmp_path / "c.csv", tmp_path / "o.csv"
+    src.write_text("weight,weight_unit,height,height_unit\n70,kg,170,cm\n1,2,kg,170,cm\nabc,kg,180,cm\n80.5,kg,175,cm\n"
+                   .replace("1,2,kg", '"1,2",kg'), encoding="utf-8")
+    assert main(["batch", str(src), "--calculator", "6", "--out", str(dst), "--allow-errors"]) == 0
+    assert "2 values, 2 row errors" in capsys.readouterr().err
+    out = pd.read_csv(dst)
+    assert out["value"][0] == compute(6, {"weight": [70, "kg"], "height": [170, "cm"]}).value
+    assert out["value"][3] == compute(6, {"weight": [80.5, "kg"], "height": [175, "cm"]}).value
+    assert "'1,2'" in out["error"][1] and "'abc'" in out["error"][2]
+
+
+def test_bare_numeric_age_says_how_to_give_the_unit(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    pd.DataFrame({"age": [60, 70], "sex": ["Male", "Female"], "creatinine": [1.1, 0.9],
+                  "creatinine_unit": "mg/dL"}).to_csv(src, index=False)
+    assert main(["batch", str(src), "--calculator", "ckd-epi-2021", "--out", str(tmp_path / "o.csv")]) == 1
+    err = capsys.readouterr().err
+    assert "'age_unit'" in err and '--columns \'{"age": ["age", "years"]}\'' in err
+    assert main(["batch", str(src), "--calculator", "ckd-epi-2021", "--out", str(tmp_path / "o.csv"),
+                 "--columns", '{"age": ["age", "years"]}']) == 0
+
+
+def test_out_equal_to_the_input_is_refused(tmp_path, capsys):
+    src = tmp_path / "c.csv"
+    _bmi_rows(3).to_csv(src, index=False)
+    before = src.read_bytes()
+    for out in (str(src), str(tmp_path / "." / "c.csv")):
+        assert main(["batch", str(src), "--calculator", "6", "--out", out]) == 1
+        assert "is the input table" in capsys.readouterr().err
+    assert src.read_bytes() == before

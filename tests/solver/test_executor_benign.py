@@ -518,3 +518,62 @@ def test_underscore_names_are_rejected_under_paper_and_accepted_under_clinical()
     assert outcome.kind == "rejected"
     assert "_other" in outcome.detail
     _assert_matches(run_program(_program(source), policy="clinical"), expected)
+
+
+# Honest code `clinical` accepts beyond the paper's lists (issue 23): the calendar module's public
+# constants, pure string methods, and a fence tagged with the Python version.
+CLINICAL_EXTRAS: list[tuple[str, str, object]] = [
+    (
+        "calendar_weekday_constant",
+        """
+        import calendar
+        def solve():
+            # days from Wednesday 3 March 2021 to the next Monday, plus 10 x WEDNESDAY
+            return (calendar.MONDAY - calendar.weekday(2021, 3, 3)) % 7 + 10 * calendar.WEDNESDAY
+        """,
+        5 + 10 * 2,  # by hand: Wed -> Mon is 5 days; calendar.WEDNESDAY is 2 (calendar docs)
+    ),
+    (
+        "calendar_month_constants_from_import",
+        """
+        from calendar import DECEMBER, JANUARY, SUNDAY, monthrange
+        def solve():
+            return monthrange(2024, DECEMBER)[1] + JANUARY + SUNDAY
+        """,
+        31 + 1 + 6,  # December has 31 days; JANUARY is 1, SUNDAY is 6 (calendar docs)
+    ),
+    (
+        "zfill_rjust_ljust_center",
+        """
+        import datetime
+        def solve():
+            day = datetime.date.fromisoformat("2021-" + "3".zfill(2) + "-" + "7".rjust(2, "0"))
+            return day + datetime.timedelta(days=len("ab".ljust(4, ".") + "x".center(5, "-")))
+        """,
+        D(2021, 3, 7) + TD(days=4 + 5),  # "ab.." and "--x--"
+    ),
+    (
+        "partition_removeprefix_casefold",
+        """
+        def solve():
+            head, _, tail = "120/80 mmHg".partition("/")
+            return int(head) + int(tail.removesuffix(" mmHg")) + len("MALE".casefold())
+        """,
+        120 + 80 + 4,
+    ),
+]
+
+
+@pytest.mark.parametrize("source, expected", [c[1:] for c in CLINICAL_EXTRAS], ids=[c[0] for c in CLINICAL_EXTRAS])
+def test_clinical_accepts_calendar_constants_and_string_methods(source: str, expected: object) -> None:
+    _assert_matches(run_program(_program(source), policy="clinical"), expected)
+
+
+def test_paper_still_rejects_string_padding_as_formatting() -> None:
+    outcome = run_program(_program(CLINICAL_EXTRAS[2][1]), policy="paper")
+    assert outcome.kind == "rejected" and "zfill" in outcome.detail
+
+
+def test_fence_tagged_with_a_python_version_is_the_program() -> None:
+    reply = "Here is the program:\n\n```python3.11\ndef solve():\n    return 2 + 3\n```\n"
+    _assert_matches(run_program(reply), 5)

@@ -482,7 +482,7 @@ def test_child_isolation_and_resource_limits() -> None:
     )
     report = json.loads(out.stdout)
     assert report["fds"] == [0, 1, 2, 3]  # /dev/null x3 and the result pipe, nothing inherited
-    assert report["env"] == {}
+    assert report["env"] == {"TZ": "UTC0"}  # nothing inherited; only the fixed time zone (POSIX rule for UTC)
     assert report["pgid"] == report["pid"]  # own process group, killable as a group
     lim = report["limits"]
     assert lim["RLIMIT_AS"] == [256 * 1024 * 1024] * 2

@@ -97,6 +97,23 @@ def test_homa_one_amount_of_insulin_one_result_whatever_the_unit():
     assert bench("homa-ir", {"Insulin": [1, "ng/mL"], "Glucose": glucose}) == pytest.approx(24.8 * 90 / 405, abs=1e-4)
 
 
+@pytest.mark.deviation("homa-ir", "glucose-mmol-molar-mass")
+def test_homa_glucose_in_mmol_is_divided_by_matthews_22_5():
+    ents = {"Insulin": [51.9, "µIU/mL"], "Glucose": [17.1, "mmol/L"]}
+    assert pub("homa-ir", ents) == 39.444                                  # 51.9 x 17.1 / 22.5 = 887.49 / 22.5
+    assert compute("homa-ir", ents, variant="published").inputs["Glucose"].unit == "mmol/L"
+    # the benchmark converts with glucose's molar mass (x 18.016) and divides by 405: 0.089 % high
+    assert bench("homa-ir", ents) == pytest.approx(51.9 * 17.1 * 18.016 / 405, abs=1e-4)  # and its rounding chain
+    # in mg/dL both variants divide by 405, as before
+    assert pub("homa-ir", {"Insulin": [10, "µIU/mL"], "Glucose": [81, "mg/dL"]}) == 2.0
+
+
+def test_homa_divisor_405_is_matthews_22_5_times_the_conventional_18():
+    c = get_registry().calculators["homa-ir"].constants
+    assert c["divisor"].value == 405 and c["matthews_divisor"].value == 22.5 and c["divisor_glucose_factor"].value == 18
+    assert c["matthews_divisor"].value * c["divisor_glucose_factor"].value == c["divisor"].value
+
+
 # ------------------------------------------------------------------------------ adult eGFR equations
 
 EGFR = {"sex": "Female", "creatinine": [0.8, "mg/dL"]}
@@ -171,3 +188,17 @@ def test_meld3_adolescents_get_the_female_points_whatever_their_sex(age, female_
 def test_meld3_refuses_under_12_naming_peld():
     err = raises_calc_error(OutOfRange, "meld-3-0", {**MELD, "age": [11.9, "years"]}, "age")
     assert "PELD" in str(err)
+
+
+def test_conventional_unit_factors_are_registry_data_with_a_source():
+    """Where published criteria name a conventional factor, the entry holds it with its source (issue 21)."""
+    reg = get_registry()
+    named = {("homa-ir", "divisor_glucose_factor"): 18, ("child-pugh", "published_bilirubin_umol_per_mg_dl"): 17.1,
+             ("ldl-friedewald", "published_triglyceride_mg_dl_per_mmol_l"): 88.57,
+             ("ldl-sampson", "triglyceride_mg_dl_per_mmol_l"): 88.57}
+    for (slug, name), value in named.items():
+        const = reg.calculators[slug].constants[name]
+        assert const.value == value and const.source, (slug, name)
+    # elsewhere the molar masses of units.yaml convert: 17.104 and 88.40 µmol/L per mg/dL, not 17.1 and 88.4
+    per_mg_dl = {a: 10_000 / reg.units.analytes[a].molar_mass for a in ("bilirubin", "creatinine")}
+    assert round(per_mg_dl["bilirubin"], 3) == 17.104 and round(per_mg_dl["creatinine"], 2) == 88.40

@@ -57,6 +57,12 @@ def test_child_pugh_bilirubin_molar_mass():
     assert both("child-pugh", {**CP_BASE, "Bilirubin": [34, "µmol/L"]}) == (5, 5)
 
 
+def test_child_pugh_si_cut_offs_sit_at_17_1_times_the_mg_dl_ones():
+    """The edge that was wrong: 34.2 µmol/L is 2.0 mg/dL with the SI criteria's 17.1 (584.66 g/mol gave 1.9995)."""
+    pub = lambda b: compute("child-pugh", {**CP_BASE, "Bilirubin": [b, "µmol/L"]}, variant="published").value  # noqa: E731
+    assert (pub(34.19), pub(34.2), pub(51.3), pub(51.31)) == (5, 6, 6, 7)  # 2.0 and 3.0 mg/dL are in the 2-point band
+
+
 @pytest.mark.parametrize("variant", ["benchmark", "published"])
 @pytest.mark.parametrize("key,value", [("Ascites", "Absent"), ("Ascites", "severe"), ("Encephalopathy", "none"),
                                        ("Encephalopathy", "grade 1-2")])
@@ -121,7 +127,7 @@ def test_bad_inputs(variant):
     _raises(UnknownInput, "child-pugh", "Prothrombin time", {**CP_BASE, "Prothrombin time": [14, "s"]}, variant)
     _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [1.0, "mg/dl"]}, variant)
     _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "umol/L"]}, variant)
-    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "μmol/L"]}, variant)  # Greek mu
+    _raises(UnknownUnit, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": [20, "\u043cmol/L"]}, variant)  # Cyrillic em
     _raises(UnknownUnit, "child-pugh", "Albumin", {**CP_BASE, "Albumin": [40, "g/l"]}, variant)
     _raises(BadValue, "child-pugh", "international normalized ratio", {**CP_BASE, "international normalized ratio": "1.2"}, variant)
     _raises(BadValue, "child-pugh", "Bilirubin", {**CP_BASE, "Bilirubin": 1.0}, variant)

@@ -134,7 +134,10 @@ def test_damaged_history_is_refused(released: Path) -> None:
 def test_replay_reproduces_a_record_after_a_newer_release(released: Path) -> None:
     rec = solve("sodium-correction-hyperglycemia", NA, variant="published")  # made at 1.0.0 active
     new, diffs = replay(rec, registry=load(released))
-    assert diffs == [] and new.version == OLD and new.value == rec.value
+    assert new.version == OLD and new.value == rec.value and new.content_hash == rec.content_hash
+    # the registry moved on since the record: replay says so (lock digest, the version note), nothing else
+    assert [d.split(":")[0] for d in diffs] == ["registry_lock_digest", "warnings"], diffs
+    assert f"not the active version {NEW}" in diffs[1]
 
 
 def test_replay_reproduces_program_and_mismatch_records() -> None:

@@ -9,7 +9,8 @@ from cli.main import main
 def test_solve_json(capsys: pytest.CaptureFixture[str]) -> None:
     ents = {"sex": "Male", "age": [53, "years"], "weight": [87.0, "kg"], "height": [175, "cm"],
             "creatinine": [1.39, "mg/dL"]}
-    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents), "--format", "json"]) == 0
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents), "--format", "json",
+                 "--variant", "benchmark"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert {"value", "unit", "calculator", "version", "variant"} <= set(out)
     assert out["calculator"] == "creatinine-clearance-cockcroft-gault"
@@ -17,6 +18,18 @@ def test_solve_json(capsys: pytest.CaptureFixture[str]) -> None:
     # one-shot row 1 of MedCalc-Bench Verified: ground truth 67.00495 mL/min
     assert out["value"] == pytest.approx(67.00495, abs=1e-5)
     assert out["unit"] == "mL/min"
+
+
+def test_solve_defaults_to_the_published_formula(capsys: pytest.CaptureFixture[str]) -> None:
+    """A person computing a patient's value gets the formula as published, and the answer says so."""
+    ents = {"sex": "Male", "age": [53, "years"], "weight": [87.0, "kg"], "height": [175, "cm"],
+            "creatinine": [1.39, "mg/dL"]}
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    # Cockcroft & Gault 1976: (140 - age) x weight / (72 x creatinine), actual body weight
+    assert out["variant"] == "published" and out["value"] == pytest.approx((140 - 53) * 87.0 / (72 * 1.39), abs=1e-3)
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents)]) == 0
+    assert "(published)" in capsys.readouterr().out.splitlines()[0]
 
 
 def test_solve_from_file_and_slug(tmp_path, capsys: pytest.CaptureFixture[str]) -> None:

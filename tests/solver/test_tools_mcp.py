@@ -20,7 +20,8 @@ HAS_BLED = {"age": [70, "years"], "Number of Alcoholic Drinks Per Week": 9, "Hyp
 
 
 async def _session_run() -> dict:
-    params = StdioServerParameters(command=sys.executable, args=["-m", "cli", "serve", "--mcp"], cwd=str(PROJECT_ROOT))
+    params = StdioServerParameters(command=sys.executable, args=["-m", "cli", "serve", "--mcp", "--variant", "benchmark"],
+                                   cwd=str(PROJECT_ROOT))
     out: dict = {}
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
@@ -100,3 +101,16 @@ def test_handle_without_transport():
     assert ok.structured_content["depends_on"] == ["body-mass-index", "ideal-body-weight", "adjusted-body-weight"]
     pub = handle(reg, "creatinine-clearance-cockcroft-gault", CG, "published").structured_content
     assert pub["variant"] == "published" and pub["value"] == compute(2, CG, variant="published").value
+
+
+def test_mcp_server_defaults_to_the_published_variant() -> None:
+    """People computing a patient's value get the formulas as published; the answer names the variant."""
+    import inspect
+
+    from cli.main import build_parser
+    from solver.tools.mcp_server import build_server, serve_stdio
+
+    assert build_parser().parse_args(["serve", "--mcp"]).variant == "published"
+    for fn in (build_server, serve_stdio):
+        assert inspect.signature(fn).parameters["variant"].default == "published"
+    assert "published variant" in (build_server().instructions or "")

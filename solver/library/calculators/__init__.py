@@ -14,6 +14,7 @@ from solver.library.calculators import (  # noqa: F401  (imported for their @cal
     labs,
     liver,
     physical,
+    prevent,
     qtc,
     renal,
     risk_models,

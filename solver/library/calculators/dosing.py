@@ -1,6 +1,7 @@
 """Dosing and dose conversion: maintenance fluids, steroid equivalents, morphine milligram equivalents."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from solver.library.context import Context
@@ -11,8 +12,10 @@ from solver.library.units import ConversionError
 
 # ---------------------------------------------------------------------- helpers for special forms
 def _number(ctx: Context, name: str, v: Any, what: str) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or v in (float("inf"), float("-inf")):
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
         raise BadValue(ctx.slug, name, f"expected a number as the {what}, got {v!r}")
+    if not math.isfinite(v):
+        raise BadValue(ctx.slug, name, f"expected a finite number as the {what}, got {v!r}")
     return v
 
 

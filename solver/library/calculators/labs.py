@@ -97,7 +97,11 @@ def _insulin_microunits(ctx: Context) -> float:
 @calculator("homa-ir")
 def homa_ir(ctx: Context) -> float:
     insulin = _insulin_microunits(ctx)
-    glucose = ctx.quantity("Glucose")
+    glucose = ctx.quantity("Glucose")  # mg/dL, range-checked
+    given, unit = ctx._pair("Glucose")
+    if not ctx.benchmark and unit == "mmol/L" and "matthews_divisor" in ctx.calc.constants:  # from 1.2.0
+        ctx.note("Glucose", [given, unit], given, unit)  # Matthews 1985 works in mmol/L: no molar-mass step
+        return insulin * given / ctx.const("matthews_divisor")
     return insulin * glucose / ctx.const("divisor")
 
 

@@ -6,6 +6,7 @@ import math
 from solver.library.context import Context
 from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
+from solver.library.rounding import round_value, step
 
 
 @calculator("fib-4")
@@ -38,12 +39,14 @@ def meld_na(ctx: Context) -> float:
     na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
     meld_i = (ctx.const("creatinine_coefficient") * math.log(cr) + ctx.const("bilirubin_coefficient") * math.log(bili)
               + ctx.const("inr_coefficient") * math.log(inr) + ctx.const("intercept"))
-    meld = round(round(meld_i, ctx.const("meld_decimals")) * ctx.const("meld_scale"))
+    # two rounding steps, each in the variant's mode (registry: output.published_rounding)
+    tenth, whole = step(ctx.calc, ctx.variant, ctx.const("meld_decimals")), step(ctx.calc, ctx.variant, 0)
+    meld = int(round_value(round_value(meld_i, tenth) * ctx.const("meld_scale"), whole))
     if meld <= ctx.const("sodium_threshold"):
         return meld
     na_gap = ctx.const("sodium_ceiling") - na
-    score = round(meld + ctx.const("sodium_coefficient") * na_gap
-                  - ctx.const("interaction_coefficient") * meld * na_gap)
+    score = int(round_value(meld + ctx.const("sodium_coefficient") * na_gap
+                            - ctx.const("interaction_coefficient") * meld * na_gap, whole))
     return min(score, ctx.const("score_cap"))
 
 

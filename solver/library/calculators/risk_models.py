@@ -6,6 +6,7 @@ import math
 from solver.library.context import Context
 from solver.library.errors import MissingInput, OutOfRange
 from solver.library.functions import calculator
+from solver.library.rounding import round_value, step
 
 # ---------------------------------------------------------------------------------------- PSI
 
@@ -123,4 +124,4 @@ def framingham_hard_chd(ctx: Context) -> float:
         + c("intercept")
     )
     risk = (1 - c("baseline_survival") ** math.exp(score)) * ctx.const("percent")
-    return round(risk, ctx.const("result_decimals"))
+    return round_value(risk, step(ctx.calc, ctx.variant, ctx.const("result_decimals")))

@@ -35,8 +35,12 @@ def child_pugh(ctx: Context) -> float:
         # The benchmark's molar mass (548.66, sic) is on the input; the published variant converts
         # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
         # linear in the molar mass, so rescaling gives the same number as converting afresh.
-        unit = ctx.raw("Bilirubin")[1]
-        if unit.split("/")[0] in ctx.units.amount:
+        given, unit = ctx._pair("Bilirubin")
+        if unit == "µmol/L" and "published_bilirubin_umol_per_mg_dl" in ctx.calc.constants:  # from 1.1.0
+            # the conventional 17.1 the SI criteria use: 34.2 µmol/L is exactly the 2 mg/dL cut-off
+            bilirubin = given / ctx.const("published_bilirubin_umol_per_mg_dl")
+            ctx.note("Bilirubin", ctx.raw("Bilirubin"), bilirubin, ctx.spec("Bilirubin").unit)  # the value used
+        elif unit.split("/")[0] in ctx.units.amount:
             benchmark_mass, true_mass = ctx.spec("Bilirubin").molar_mass, ctx.analyte("Bilirubin").molar_mass
             assert benchmark_mass is not None and true_mass is not None  # both are in the registry (validated data)
             bilirubin = bilirubin * true_mass / benchmark_mass

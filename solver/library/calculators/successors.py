@@ -63,11 +63,22 @@ def qsofa(ctx: Context) -> float:
     return score
 
 
+def _triglycerides_mg_dl(ctx: Context) -> float:
+    """Triglycerides in mg/dL; mmol/L with the conventional factor (from 1.1.0; before it, the molar mass)."""
+    value, unit = ctx._pair("Triglycerides")
+    if unit != "mmol/L" or "triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:
+        return ctx.quantity("Triglycerides")
+    ctx._accept("Triglycerides", unit)
+    mg_dl = value * ctx.const("triglyceride_mg_dl_per_mmol_l")
+    ctx.check_range("Triglycerides", mg_dl, ctx.spec("Triglycerides").unit)
+    return ctx.note("Triglycerides", [value, unit], mg_dl, ctx.spec("Triglycerides").unit)
+
+
 @calculator("ldl-sampson")
 def ldl_sampson(ctx: Context) -> float:
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
-    tg = ctx.quantity("Triglycerides")
+    tg = _triglycerides_mg_dl(ctx)
     if tg > ctx.const("max_triglycerides"):
         raise OutOfRange(ctx.slug, "Triglycerides", f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} "
                          "mg/dL the Sampson equation was validated for; measure LDL directly")

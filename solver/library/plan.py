@@ -1,0 +1,51 @@
+"""What `compute` works out once per calculator entry rather than once per call.
+
+A plan holds the calculator's inputs indexed by name, its active version, the names it accepts and
+requires: `compute` and `Context` read these instead of searching the entry's input list on
+every access. Plans are keyed by the entry object itself (a reloaded or edited registry makes new
+entries, hence new plans), so they can never describe content other than the entry in hand.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from registry.schema import Calculator, Input, InputKind
+
+MAX_PLANS = 4096  # edited copies of entries (tests, what-if runs) make new plans; start again past this many
+
+
+@dataclass(frozen=True)
+class Plan:
+    calc: Calculator
+    inputs: list[Input]  # the entry's input list this plan was made from (checked on every use)
+    passthrough: bool  # the calculator takes any entity (a `*` input)
+    specs: dict[str, Input]
+    known: frozenset[str]
+    required: tuple[str, ...]
+    versions: list[Any]  # the entry's version list the active version was found in (checked on every use)
+    version: str | None  # the active version (None: the entry has none; `compute` then reports that)
+
+
+_PLANS: dict[int, Plan] = {}
+
+
+def plan(calc: Calculator) -> Plan:
+    """The plan of this entry (made on first use)."""
+    p = _PLANS.get(id(calc))
+    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions:
+        return p
+    if len(_PLANS) >= MAX_PLANS:
+        _PLANS.clear()
+    specs: dict[str, Input] = {}
+    for i in calc.inputs:
+        specs.setdefault(i.name, i)  # the first declaration wins, as `Calculator.input` finds it
+    try:
+        version: str | None = calc.active.version
+    except (ValueError, StopIteration, LookupError):
+        version = None
+    p = Plan(calc, calc.inputs,
+             any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs), specs,
+             frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version)
+    _PLANS[id(calc)] = p
+    return p

@@ -1,0 +1,117 @@
+"""The one place a clinical result is rounded: half up or half to even, to a number of decimals.
+
+A published calculator's rounding is registry data (`output.published_rounding`: mode, decimals,
+source); this module applies it, to one value (`round_value`) or to a numpy array (`round_array`),
+with identical results.
+
+Modes:
+- `half_up`: ties go away from zero, as the clinical sources compute (SAS `ROUND`, spreadsheet
+  `ROUND`, the OPTN MELD definitions). A double is first read as the decimal it stands for, to
+  `READ_DIGITS` significant digits, so 20.5 computed as 20.499999999999996 (float noise in a sum
+  such as 1.33 + 9.84 + 3.33 + 6) and 2.675 (stored as 2.67499999999999982...) round as the
+  decimals a person would write: 21 and 2.68. A value within one part in 10^12 of a tie is a tie.
+- `half_even`: Python's `round` on the exact double, ties to even; the benchmark's reference code
+  rounds this way (so 20.5 -> 20, and 2.675 -> 2.67 because the double lies below the tie).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Literal, Protocol
+
+import numpy as np
+
+from registry.schema import Calculator, ResultRounding
+
+Mode = Literal["half_up", "half_even"]
+MODES: tuple[str, ...] = ("half_up", "half_even")
+READ_DIGITS = 12  # significant digits a double is read to before rounding half up
+
+
+class Rule(Protocol):
+    """What a rounding rule gives: registry.schema.ResultRounding and `Step` satisfy it."""
+
+    @property
+    def mode(self) -> str: ...
+
+    @property
+    def decimals(self) -> int: ...
+
+
+def round_value(x: float, rule: Rule) -> float:
+    """`x` rounded by `rule`; non-finite values pass through unchanged (callers refuse them)."""
+    return _round(float(x), rule.mode, rule.decimals)
+
+
+def half_even(x: float, decimals: int) -> float:
+    """Python's `round(x, decimals)`, type kept (the benchmark's `round_number` rounds through this)."""
+    return round(x, decimals)
+
+
+def _round(x: float, mode: str, decimals: int) -> float:
+    if not math.isfinite(x):
+        return x
+    if mode == "half_even":
+        return float(half_even(x, decimals))
+    if mode != "half_up":
+        raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
+    if x == 0:
+        return 0.0
+    if abs(x) >= 2.0 ** 52:  # every double this large is a whole number already
+        return x
+    read = Decimal(format(x, f".{READ_DIGITS - 1}e"))
+    return float(read.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
+
+
+def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
+    """`round_value` over a float array, element for element identical.
+
+    Away from ties numpy's scale-rint-unscale gives the same double as the scalar path (the
+    nearest whole multiple is unambiguous and the final division is correctly rounded); values
+    near a tie, tiny, huge or non-finite are handed to the scalar function.
+    """
+    x = np.asarray(a, dtype=float)
+    mode, decimals = rule.mode, rule.decimals
+    if mode not in MODES:
+        raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
+    scale = 10.0 ** decimals
+    with np.errstate(all="ignore"):
+        y = x * scale
+        out = np.rint(y) / scale
+        frac = np.abs(y - np.floor(y))
+        risky = (~np.isfinite(y) | (np.abs(y) > 2.0 ** 52) | (np.abs(frac - 0.5) < 1e-6)
+                 | ((np.abs(x) < 1e-3) & (x != 0)))
+    idx = np.flatnonzero(risky)
+    if idx.size:
+        out[idx] = [_round(v, mode, decimals) for v in x[idx].tolist()]
+    return out
+
+
+# ---------------------------------------------------------------------- which rule a variant uses
+
+
+@dataclass(frozen=True)
+class Step:
+    """An intermediate rounding step: the calculator's mode, the step's own decimals."""
+
+    mode: str
+    decimals: int
+
+
+def result_rule(calc: Calculator, variant: str) -> ResultRounding | None:
+    """The registry's published rounding when this variant follows it, else None (the benchmark's `round`).
+
+    The published variant follows it; so does the benchmark variant of a calculator without a
+    benchmark (a successor, whose both variants compute the published formula).
+    """
+    rule = calc.output.published_rounding
+    if rule is None or (variant == "benchmark" and calc.medcalc_id is not None):
+        return None
+    return rule
+
+
+def step(calc: Calculator, variant: str, decimals: int) -> Step:
+    """The rule for an intermediate rounding step (MELD Na's MELD(i)): the variant's mode, `decimals`."""
+    rule = result_rule(calc, variant)
+    return Step("half_even" if rule is None else rule.mode, int(decimals))

@@ -1,0 +1,142 @@
+"""The columnar compute_many equals compute to the bit on random tables (hypothesis), for the ten calculators.
+
+Each table holds plain numeric columns with a `<column>_unit` column (a unit per row) or one fixed
+unit (`columns=`), text choices, booleans, missing cells, values outside the plausible range,
+ints and floats, and now and then a unit the registry does not accept: every value and every row
+error must be exactly what `compute` gives for that row's entities.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from registry.loader import get_registry
+from registry.schema import InputKind
+from solver.library import CalculatorError, compute, compute_many
+from solver.library.vectorised import VECTORISED
+
+TEN = ["body-mass-index", "ckd-epi-2021", "mdrd-gfr", "creatinine-clearance-cockcroft-gault", "mean-arterial-pressure",
+       "anion-gap", "calcium-correction", "cha2ds2-vasc", "meld-na", "qtc-bazett"]
+UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height}
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (math.isnan(a) and math.isnan(b))
+    return a == b and type(a) is type(b)
+
+
+def _expected(slug: str, ents: dict[str, Any], variant: str) -> tuple[Any, str | None]:
+    try:
+        return compute(slug, ents, variant=variant).value, None
+    except CalculatorError as e:
+        return None, str(e)
+
+
+@st.composite
+def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
+    calc = get_registry().calculators[slug]
+    n = draw(st.integers(1, 12))
+    frame: dict[str, Any] = {}
+    columns: dict[str, Any] = {}
+    rows: list[dict[str, Any]] = [{} for _ in range(n)]
+    for spec in calc.inputs:
+        col = spec.name
+        if spec.kind in UNIT_KINDS:
+            units = [u for u in spec.accepted_units if "+" not in u and u != "ft"] + ["furlongs"]
+            lo, hi = spec.range if spec.range is not None else (0.0, 500.0)
+            if spec.kind == InputKind.height:
+                lo, hi = 50.0, 220.0  # read as cm, m or in: some rows fall outside the range
+            ints = draw(st.booleans())
+            num = st.integers(int(lo) - 5, int(hi) + 5) if ints else st.floats(lo * 0.5, hi * 1.2).map(lambda x: round(x, 2))
+            values = [draw(st.one_of(st.none(), num) if not spec.required or draw(st.booleans()) else num) for _ in range(n)]
+            fixed = draw(st.sampled_from(units[:-1])) if draw(st.booleans()) else None
+            frame[col] = pd.Series([np.nan if v is None else v for v in values],
+                                   dtype="int64" if ints and None not in values else "float64")
+            if fixed is not None:
+                columns[col] = (col, fixed)
+                row_units = [fixed] * n
+            else:
+                row_units = [draw(st.sampled_from(units)) for _ in range(n)]
+                frame[col + "_unit"] = row_units
+            as_int = frame[col].dtype.kind == "i"  # a missing cell makes the column float, as pandas reads it
+            for r, v, u in zip(rows, values, row_units):
+                if v is not None:
+                    r[col] = [int(v) if as_int else float(v), u]
+        elif spec.kind == InputKind.choice:
+            values = [draw(st.sampled_from([*spec.options, "other"])) for _ in range(n)]
+            frame[col] = values
+            for r, v in zip(rows, values):
+                r[col] = v
+        elif spec.kind == InputKind.boolean:
+            values = [draw(st.booleans()) for _ in range(n)]
+            frame[col] = values
+            for r, v in zip(rows, values):
+                r[col] = v
+        elif spec.kind == InputKind.number:
+            values = [draw(st.floats(0.1, 25).map(lambda x: round(x, 1))) for _ in range(n)]
+            frame[col] = values
+            for r, v in zip(rows, values):
+                r[col] = v
+    return pd.DataFrame(frame), columns, rows
+
+
+@pytest.mark.parametrize("slug", TEN)
+@pytest.mark.parametrize("variant", ["benchmark", "published"])
+def test_columnar_equals_compute_on_random_tables(slug: str, variant: str) -> None:
+    assert slug in VECTORISED
+
+    @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(tables(slug))
+    def check(case: tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]) -> None:
+        frame, columns, rows = case
+        res = compute_many(slug, frame, variant=variant, columns=columns)
+        assert res.attrs["vectorised"]
+        for got, err, ents in zip(res["value"].tolist(), res["error"].tolist(), rows):
+            value, error = _expected(slug, ents, variant)
+            assert err == error, (ents, err, error)
+            assert _same(got, value), (ents, got, value)
+
+    check()
+
+
+def test_plain_numeric_columns_go_through_numpy() -> None:
+    """A clean cohort never falls back to the row loop (the speed claim of bench/columnar.py rests on it)."""
+    rng = np.random.default_rng(5)
+    n = 2000
+    frame = pd.DataFrame({"weight": np.round(rng.uniform(40, 150, n), 1), "height": np.round(rng.uniform(145, 200, n), 1),
+                          "sex": rng.choice(["Male", "Female"], n), "age": rng.integers(20, 90, n).astype(float),
+                          "creatinine": np.round(rng.uniform(0.5, 4, n), 2)})
+    columns = {"weight": ("weight", "kg"), "height": ("height", "cm"), "age": ("age", "years"),
+               "creatinine": ("creatinine", "mg/dL")}
+    for slug in ("body-mass-index", "ckd-epi-2021", "creatinine-clearance-cockcroft-gault"):
+        res = compute_many(slug, frame, columns={k: v for k, v in columns.items()
+                                                 if k in {i.name for i in get_registry().calculators[slug].inputs}})
+        assert res.attrs["row_by_row"] == 0 and res["error"].isna().all(), slug
+
+
+def test_round_array_is_round_number_to_the_bit() -> None:
+    """The columnar rounding on ties, near-ties, tiny, zero, huge and non-finite numbers."""
+    from solver.library.units import round_number
+    from solver.library.vectorised import round_array
+
+    rule = get_registry().units.rounding
+    rng = np.random.default_rng(11)
+    scale = 10.0 ** rule.decimals
+    ties = (rng.integers(-10**7, 10**7, 3000) + 0.5) / scale
+    near = np.concatenate([np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf)])
+    wide = rng.lognormal(0, 4, 5000) * rng.choice([-1, 1], 5000)
+    tiny = rng.uniform(-1, 1, 500) * rule.small_below
+    x = np.concatenate([ties, near, wide, tiny, [0.0, -0.0, 1e300, -1e300, 2.0 ** 60, np.inf, -np.inf, np.nan]])
+    got = round_array(x, rule)
+    for v, g in zip(x.tolist(), got.tolist()):
+        if math.isfinite(v):
+            assert _same(g, float(round_number(v, rule))), (v, g)
+        else:
+            assert not math.isfinite(g)

@@ -1,0 +1,44 @@
+"""compute_many per partition on a local Dask cluster equals compute_many on the whole table."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from solver.library import compute_many
+from solver.library.partitions import PartitionFunction, compute_dask
+
+dd = pytest.importorskip("dask.dataframe", reason="the dask extra: pip install 'formula-registry[dask]'")
+distributed = pytest.importorskip("distributed")
+
+
+def _cohort(n: int = 600) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    return pd.DataFrame({"pid": np.arange(n), "sex": rng.choice(["Male", "Female", "other"], n, p=[0.45, 0.45, 0.1]),
+                         "age": rng.integers(18, 95, n).astype(float),
+                         "creatinine": np.round(rng.uniform(0.4, 6, n), 2)})
+
+
+def test_the_partition_function_pickles_and_feeds_spark_style_iterators():
+    fn = PartitionFunction("ckd-epi-2021", columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")})
+    again = pickle.loads(pickle.dumps(fn))
+    frame = _cohort(50)
+    parts = list(again.map_in_pandas(iter([frame.iloc[:20], frame.iloc[20:]])))
+    assert pd.concat(parts).equals(compute_many("ckd-epi-2021", frame, columns=fn.columns))
+
+
+def test_dask_map_partitions_on_a_local_cluster():
+    columns = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
+    frame = _cohort()
+    whole = compute_many("ckd-epi-2021", frame, columns=columns)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        ddf = dd.from_pandas(frame, npartitions=4)
+        out = compute_dask("ckd-epi-2021", ddf, columns=columns, keep=("pid",)).compute()
+    out = out.sort_index()
+    assert out["pid"].tolist() == frame["pid"].tolist()
+    assert out["value"].tolist() == whole["value"].tolist()
+    assert out["error"].tolist() == whole["error"].tolist()
+    assert out["error"].notna().sum() > 0  # the 'other' rows keep their own error
