@@ -6,7 +6,9 @@ once: the calculator's YAML, a snapshot, REGISTRY.lock and the text catalogue. I
 
 1. under the registry lock (`formulas/.registry.lock`, one writer at a time, across processes),
 2. it first writes a journal, `formulas/.journal.json`, holding the previous content of every
-   file it is about to change (atomically, so the journal is either whole or absent),
+   file it is about to change (atomically, so the journal is either whole or absent); every
+   entry is a relative path inside the registry's formulas/ folder (no `..`, no link out), and a
+   journal that is not is refused unapplied (`JournalRefused`: registry files are untrusted),
 3. then writes each file atomically (a temporary file in the same folder, fsync, rename, fsync of
    the folder),
 4. and removes the journal last.
@@ -19,7 +21,9 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
+import stat
+import tempfile
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Iterator
 
@@ -42,16 +46,42 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _new_file_mode(path: Path) -> int:
+    """The permissions the written file gets: the replaced file's, else what the umask allows a new file."""
+    try:
+        st = os.lstat(path)
+        if stat.S_ISREG(st.st_mode):
+            return stat.S_IMODE(st.st_mode)
+    except FileNotFoundError:
+        pass
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def atomic_write(path: Path, data: str | bytes) -> None:
-    """Replace `path` with `data` so that a reader (or a crash) sees the old file or the new one, never part."""
+    """Replace `path` with `data` so that a reader (or a crash) sees the old file or the new one, never part.
+
+    The temporary file is created exclusively (`O_CREAT | O_EXCL`, never through a symbolic link)
+    under an unpredictable name in the target's folder, so nothing planted there is written
+    through; the rename then replaces `path` itself (a link at `path` is replaced, not followed).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = data.encode("utf-8") if isinstance(data, str) else data
-    tmp = path.parent / f".{path.name}.{os.getpid()}{TMP_SUFFIX}"
-    with open(tmp, "wb") as f:
-        f.write(blob)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    mode = _new_file_mode(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
+    tmp = Path(name)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(blob)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
     _fsync_dir(path.parent)
 
 
@@ -81,11 +111,61 @@ def journal_path(formulas_dir: Path) -> Path:
     return formulas_dir / JOURNAL_NAME
 
 
+class JournalRefused(Exception):
+    """A journal the formula tools did not write: an entry outside formulas/, a link out of it, or no journal at all."""
+
+
 def read_journal(formulas_dir: Path) -> dict | None:
+    """The journal of an interrupted change, checked: every entry confined to this registry's formulas/ folder.
+
+    Raises `JournalRefused` (naming the entry) for anything else; nothing of such a journal is ever applied.
+    """
     p = journal_path(formulas_dir)
-    if not p.exists():
+    if not os.path.lexists(p):
         return None
-    return json.loads(p.read_text(encoding="utf-8"))
+    where = f"{formulas_dir.name}/{JOURNAL_NAME}"
+    if p.is_symlink() or not p.is_file():
+        raise JournalRefused(f"{where} is a symbolic link or not a regular file: the formula tools never write "
+                             "one; inspect it and remove it (nothing of it was applied)")
+    try:
+        journal = json.loads(p.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as e:
+        raise JournalRefused(f"{where} is unreadable ({e}); inspect it and remove it (nothing of it was applied)") from None
+    files = journal.get("files") if isinstance(journal, dict) else None
+    if not isinstance(files, dict):
+        raise JournalRefused(f"{where} holds no `files` mapping: not a journal the formula tools write; inspect it "
+                             "and remove it (nothing of it was applied)")
+    for rel, before in files.items():
+        why = journal_entry_problem(formulas_dir.parent, rel, before)
+        if why:
+            raise JournalRefused(f"{where} is refused: entry {rel!r} {why}; the formula tools never write such a "
+                                 "journal: inspect it and remove it (nothing of it was applied)")
+    return journal
+
+
+def journal_entry_problem(root: Path, rel: object, before: object) -> str | None:
+    """Why a journal entry may not be applied (None when it may): it must name a file inside root/formulas/."""
+    if not isinstance(rel, str) or not rel.strip():
+        return "is not a file path"
+    if not (before is None or isinstance(before, str)):
+        return "holds no file content"
+    if "\0" in rel or "\\" in rel:
+        return "holds a NUL byte or a backslash"
+    if os.path.isabs(rel) or rel.startswith("~"):
+        return "is an absolute path"
+    parts = Path(rel).parts
+    if ".." in parts:
+        return "contains '..'"
+    if len(parts) < 2 or parts[0] != "formulas":
+        return "is outside the registry's formulas/ folder"
+    target = root / rel
+    if target.is_symlink():
+        return "is a symbolic link"
+    if (root / "formulas").is_symlink() or (root / "formulas").resolve() not in target.resolve().parents:
+        return "resolves outside the registry's formulas/ folder (through a symbolic link)"
+    if target.name in (JOURNAL_NAME, LOCK_NAME):
+        return "names the journal or the registry lock itself"
+    return None
 
 
 def commit(root: Path, changes: dict[Path, str | None]) -> list[Path]:
@@ -97,11 +177,15 @@ def commit(root: Path, changes: dict[Path, str | None]) -> list[Path]:
     todo: dict[Path, str | None] = {}
     old: dict[str, str | None] = {}
     for path, new in changes.items():
+        rel = os.path.relpath(path, root)
+        why = journal_entry_problem(root, rel, None)
+        if why:  # `formula recover` would refuse such a journal: refuse before writing anything
+            raise JournalRefused(f"cannot write {path} as part of a registry change: it {why}")
         before = path.read_text(encoding="utf-8") if path.exists() else None
         if before == new:
             continue
         todo[path] = new
-        old[os.path.relpath(path, root)] = before
+        old[rel] = before
     if not todo:
         return []
     journal = {"format": 1, "about": "Previous content of files a registry change was writing; "
@@ -151,7 +235,7 @@ def recover(root: Path) -> list[str]:
             restored.append(rel)
         _remove(journal_path(formulas_dir))
     for folder in (formulas_dir, formulas_dir / "texts", *(formulas_dir / "history").glob("*")):
-        if folder.is_dir():
+        if folder.is_dir() and not folder.is_symlink():
             for tmp in folder.glob(f".*{TMP_SUFFIX}"):
                 tmp.unlink()
     return restored

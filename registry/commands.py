@@ -487,13 +487,14 @@ def _rehash(reg: Registry) -> int:
 
 def _maintain(root: Path | None, action: Callable[[], str]) -> int:
     """Run a registry-editing action; its refusal is `error: ...` and exit 1, never a traceback."""
+    from registry.atomic import JournalRefused
     from registry.release import ReleaseError
     from registry.yamlio import YamlError
 
     _writable(root)
     try:
         say(action())
-    except (ReleaseError, YamlError) as e:
+    except (ReleaseError, YamlError, JournalRefused) as e:
         raise CommandError(str(e)) from None
     return 0
 

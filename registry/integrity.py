@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from registry import codes
-from registry.atomic import JOURNAL_NAME, read_journal
+from registry.atomic import JOURNAL_NAME, JournalRefused, read_journal
 from registry.model import Problem, Registry
 from registry.texts import INDEX_FILE, TEXTS_DIR
 from registry.yamlio import YamlError, line_of
@@ -35,8 +35,9 @@ def _policy(reg: Registry) -> None:
 def _journal(reg: Registry) -> None:
     try:
         journal = read_journal(reg.formulas_dir)
-    except (ValueError, OSError) as e:
-        journal = {"files": {"(unreadable journal)": str(e)}}
+    except JournalRefused as e:
+        reg.problems.append(Problem(reg.rel(reg.formulas_dir / JOURNAL_NAME), 1, "(journal)", str(e), codes.JOURNAL))
+        return
     if journal is not None:
         files = sorted(journal.get("files", {}))
         reg.problems.append(Problem(reg.rel(reg.formulas_dir / JOURNAL_NAME), 1, "(journal)",

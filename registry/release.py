@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterator
 from pydantic import ValidationError
 
 from registry import versions as ver
-from registry.atomic import LockBusy, WriteInterrupted, commit, recover, registry_lock
+from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
@@ -139,7 +139,7 @@ def writing(root: Path | str | None) -> Iterator[Path]:
                       + ", ".join(restored), file=sys.stderr)
             clear_cache()
             yield base
-    except LockBusy as e:
+    except (LockBusy, JournalRefused) as e:
         raise ReleaseError(str(e)) from None
     except KeyboardInterrupt as e:
         if isinstance(e, WriteInterrupted):  # the commit rolled its files back and says so

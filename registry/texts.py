@@ -13,15 +13,23 @@ registry) and the completeness audit can see, from the template's syntax tree, w
 """
 from __future__ import annotations
 
+import copy
+import functools
 import hashlib
 import json
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
+from jinja2.exceptions import SecurityError
+from jinja2.runtime import LoopContext
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from jinja2.visitor import NodeTransformer
+from pydantic import BaseModel
 
 from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
 
@@ -120,8 +128,135 @@ class InputView:
         return self.spec.unit or ""
 
 
+# ---------------------------------------------------------------------- the sandbox
+#
+# Registry files come from pull requests, so a template is untrusted. It is checked statically
+# (`template_problems`) before it is compiled, and rendered by an immutable sandbox that reads only
+# data: the fields of registry models, the views below, and dict lookups.
+
+NAMES = frozenset({"c", "t", "i", "calc", "d", "u"})  # what `render_context` offers
+FILTERS = frozenset({"abs", "round", "int", "float", "string", "lower", "upper", "title", "capitalize", "trim",
+                     "join", "length", "count", "first", "last", "min", "max", "sum", "sort", "list", "default",
+                     "unique", "reverse"})
+TESTS = frozenset({"defined", "undefined", "none", "number", "string", "mapping", "sequence", "iterable", "boolean",
+                   "true", "false", "integer", "float", "even", "odd", "divisibleby", "eq", "ne", "lt", "le", "gt",
+                   "ge", "in", "sameas", "lower", "upper"})
+_FORBIDDEN_NODES = {nodes.Import: "an {% import %}", nodes.FromImport: "an {% from ... import %}",
+                    nodes.Include: "an {% include %}", nodes.Extends: "an {% extends %}", nodes.Macro: "a {% macro %}",
+                    nodes.CallBlock: "a {% call %} block", nodes.Block: "a {% block %}",
+                    nodes.FilterBlock: "a {% filter %} block", nodes.ScopedEvalContextModifier: "an {% autoescape %}"}
+_DICT_METHODS = frozenset({"values", "keys", "items", "get"})
+MAX_SIZE = 100_000  # the longest string or list an operator may build, and the largest exponent result bits
+
+
+def _view_fields() -> dict[type, frozenset[str]]:
+    return {InputView: frozenset({"spec", "name", "unit", "molar_mass", "valence"}),
+            TableView: frozenset({"name", "table"}),
+            LoopContext: frozenset({"index", "index0", "revindex", "revindex0", "first", "last", "length"})}
+
+
+class RegistrySandbox(ImmutableSandboxedEnvironment):
+    """jinja2's immutable sandbox, narrowed to data: model fields, view fields and dict lookups."""
+
+    intercepted_binops = frozenset({"*", "**", "+", "%"})
+
+    def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
+        if attr.startswith("_"):
+            return False
+        if isinstance(obj, BaseModel):
+            return attr in type(obj).model_fields
+        if isinstance(obj, dict):
+            return attr in _DICT_METHODS
+        for kind, allowed in _view_fields().items():
+            if isinstance(obj, kind):
+                return attr in allowed
+        return False
+
+    def wrap_str_format(self, value: Any) -> None:
+        return None  # no str.format / format_map: their field syntax reaches attributes
+
+    def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
+        if operator == "*":
+            for seq, n in ((left, right), (right, left)):
+                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SIZE:
+                    raise SecurityError("a repetition this long is not allowed in a registry text")
+        if (operator == "**" and isinstance(left, int) and isinstance(right, int)
+                and abs(left) > 1 and right * max(abs(left).bit_length(), 1) > MAX_SIZE):
+            raise SecurityError("a power this large is not allowed in a registry text")
+        if operator == "+" and _sized(left) + _sized(right) > MAX_SIZE:
+            raise SecurityError("a result this long is not allowed in a registry text")
+        if operator == "%" and isinstance(left, str):
+            raise SecurityError("string formatting with % is not allowed in a registry text")
+        return super().call_binop(context, operator, left, right)
+
+
+def _sized(x: Any) -> int:
+    return len(x) if isinstance(x, (str, list, tuple, dict)) else 0
+
+
+# Work a render may do: loop iterations and the sizes of the values filters read, joined strings
+# included. A template cannot nest loops or double a string past it (validate stays fast).
+RENDER_BUDGET = 1_000_000
+_budget: ContextVar[list[int] | None] = ContextVar("registry_text_budget", default=None)
+
+
+def _charge(n: int) -> None:
+    left = _budget.get()
+    if left is None:  # rendered outside `_run`: a budget of its own
+        left = [RENDER_BUDGET]
+        _budget.set(left)
+    left[0] -= max(n, 1)
+    if left[0] < 0:
+        raise SecurityError(f"the template does more than {RENDER_BUDGET:,} steps of work: not a registry text")
+
+
+def _loop(value: Any) -> Iterator[Any]:
+    """What a `{% for %}` iterates, charged item by item to the render's budget."""
+    for item in value:
+        _charge(1)
+        yield item
+
+
+def _concat(parts: list[Any]) -> str:
+    """`a ~ b`, bounded like `+`."""
+    text = "".join(str(p) for p in parts)
+    if len(text) > MAX_SIZE:
+        raise SecurityError("a result this long is not allowed in a registry text")
+    return text
+
+
+def _charged(f: Any) -> Any:
+    """A filter that first charges the size of what it reads (and refuses a join too long to build)."""
+    offset = 1 if getattr(f, "jinja_pass_arg", None) else 0
+
+    @functools.wraps(f)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        value = args[offset] if len(args) > offset else None
+        _charge(_sized(value))
+        if f.__name__ == "do_join" and isinstance(value, (list, tuple)):
+            sep = args[offset + 1] if len(args) > offset + 1 else kwargs.get("d", "")
+            if _sized(sep) * len(value) + sum(_sized(v) for v in value) > MAX_SIZE:
+                raise SecurityError("a result this long is not allowed in a registry text")
+        return f(*args, **kwargs)
+    return run
+
+
+class _Bound(NodeTransformer):
+    """Route every loop's iterable and every `~` through the budgeted helpers (after the check)."""
+
+    def visit_For(self, node: nodes.For) -> nodes.Node:
+        self.generic_visit(node)
+        node.iter = nodes.Filter(node.iter, "_loop", [], [], None, None, lineno=node.lineno)
+        return node
+
+    def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
+        self.generic_visit(node)
+        return nodes.Filter(nodes.List(node.nodes, lineno=node.lineno), "_concat", [], [], None, None,
+                            lineno=node.lineno)
+
+
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = RegistrySandbox(
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=False,
@@ -129,15 +264,77 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
         finalize=lambda x: fmt_number(x) if isinstance(x, (int, float)) else x,
     )
+    env.globals.clear()  # no range, dict, lipsum, cycler, joiner or namespace
+    env.filters = {k: _charged(v) for k, v in env.filters.items() if k in FILTERS}
+    env.filters.update(_loop=_loop, _concat=_concat)  # reachable only through `_Bound` (names are checked)
+    env.tests = {k: v for k, v in env.tests.items() if k in TESTS}
+    return env
 
 
 _ENV = environment()
 
 
+def template_problems(source: str) -> list[tuple[int, str]]:
+    """(template line, problem) for everything a registry template may not do; empty when it may be rendered.
+
+    Syntax errors are reported here too, so nothing is compiled before the check.
+    """
+    return list(_checked(source)[1])
+
+
+@lru_cache(maxsize=4096)
+def _checked(source: str) -> tuple[nodes.Template | None, tuple[tuple[int, str], ...]]:
+    """A template's syntax tree and its problems, parsed once per process (validate checks every text)."""
+    try:
+        tree = _ENV.parse(source)
+    except jinja2.TemplateSyntaxError as e:
+        return None, ((e.lineno, f"template syntax error: {e.message}"),)
+    return tree, tuple(_tree_problems(tree))
+
+
+def _tree_problems(tree: nodes.Template) -> list[tuple[int, str]]:
+    out: list[tuple[int, str]] = []
+    stored = {n.name for n in tree.find_all(nodes.Name) if n.ctx in ("store", "param")}
+    stored |= {"loop"} if any(True for _ in tree.find_all(nodes.For)) else set()
+    for node in tree.find_all(nodes.Node):
+        line = getattr(node, "lineno", 1) or 1
+        kind = next((what for cls, what in _FORBIDDEN_NODES.items() if isinstance(node, cls)), None)
+        if kind:
+            out.append((line, f"{kind} is not allowed in a registry text"))
+        elif isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+            out.append((line, f"attribute {node.attr!r} is not allowed (no underscored names)"))
+        elif (isinstance(node, nodes.Getitem) and isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str)
+              and node.arg.value.startswith("_")):
+            out.append((line, f"item {node.arg.value!r} is not allowed (no underscored names)"))
+        elif isinstance(node, nodes.Name) and node.ctx == "load" and node.name not in NAMES | stored:
+            out.append((line, f"unknown name {node.name!r}: a text can use {', '.join(sorted(NAMES))}"))
+        elif isinstance(node, nodes.Name) and node.name.startswith("_"):
+            out.append((line, f"name {node.name!r} is not allowed (no underscored names)"))
+        elif isinstance(node, nodes.Filter) and node.name not in FILTERS:
+            out.append((line, f"filter {node.name!r} is not allowed: use one of {', '.join(sorted(FILTERS))}"))
+        elif isinstance(node, nodes.Test) and node.name not in TESTS:
+            out.append((line, f"test {node.name!r} is not allowed"))
+        elif (isinstance(node, nodes.Keyword) and isinstance(node.value, nodes.Const)
+              and isinstance(node.value.value, str) and any(p.startswith("_") for p in node.value.value.split("."))):
+            out.append((line, f"{node.key}={node.value.value!r} is not allowed (no underscored names)"))
+    return sorted(set(out))
+
+
+class UnsafeTemplate(ValueError):
+    """A registry template that does something a text may not (see `template_problems`)."""
+
+    def __init__(self, problems: list[tuple[int, str]]):
+        super().__init__("; ".join(f"template line {n}: {p}" for n, p in problems))
+        self.problems = problems
+
+
 @lru_cache(maxsize=4096)
 def _template(source: str) -> jinja2.Template:
-    """Compiling dominates rendering; a source compiles once per process (validate renders every text)."""
-    return _ENV.from_string(source)
+    """Check, then compile the checked tree (compiling dominates rendering; a source compiles once per process)."""
+    tree, found = _checked(source)
+    if found or tree is None:
+        raise UnsafeTemplate(list(found))
+    return _ENV.from_string(_Bound().visit(copy.deepcopy(tree)))
 
 
 def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
@@ -197,18 +394,33 @@ class TextError(ValueError):
     """A template that does not parse or names something the registry entry lacks."""
 
 
+_RUNTIME = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError, RecursionError)
+
+
+def _run(source: str, ctx: dict[str, Any], where: str) -> str:
+    """Render a checked template; whatever goes wrong is a TextError naming `where`, never a traceback."""
+    token = _budget.set([RENDER_BUDGET])
+    try:
+        return _template(source).render(**ctx)
+    except UnsafeTemplate as e:
+        raise TextError(f"{where}: {e}") from None
+    except jinja2.TemplateSyntaxError as e:
+        raise TextError(f"{where}: template syntax error at line {e.lineno}: {e.message}") from None
+    except jinja2.UndefinedError as e:
+        raise TextError(f"{where}: the text names something the registry entry lacks: {e.message}") from None
+    except SecurityError as e:
+        raise TextError(f"{where}: not allowed in a registry text: {e}") from None
+    except _RUNTIME as e:
+        raise TextError(f"{where}: the template fails when rendered: {type(e).__name__}: {e}") from None
+    finally:
+        _budget.reset(token)
+
+
 def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[str, Calculator] | None = None,
            units: UnitsFile | None = None) -> str:
     """Render a version's text (default: the active one) over the calculator and its dependencies."""
     version = version or calc.active
-    try:
-        template = _template(version.text)
-        return template.render(**render_context(calc, calcs, units)).strip() + "\n"
-    except jinja2.TemplateSyntaxError as e:
-        raise TextError(f"{calc.slug} {version.version}: template syntax error at line {e.lineno}: {e.message}") from None
-    except jinja2.UndefinedError as e:
-        raise TextError(f"{calc.slug} {version.version}: the text names something the registry entry lacks: "
-                        f"{e.message}") from None
+    return _run(version.text, render_context(calc, calcs, units), f"{calc.slug} {version.version}").strip() + "\n"
 
 
 def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | None = None,
@@ -216,12 +428,7 @@ def render_expression(calc: Calculator, *, calcs: Mapping[str, Calculator] | Non
     """The one-line formula of `formula.expression`, a template over the same registry numbers."""
     if not calc.formula.expression:
         return ""
-    try:
-        return _template(calc.formula.expression).render(**render_context(calc, calcs, units)).strip()
-    except jinja2.TemplateSyntaxError as e:
-        raise TextError(f"{calc.slug}: formula.expression: template syntax error: {e.message}") from None
-    except jinja2.UndefinedError as e:
-        raise TextError(f"{calc.slug}: formula.expression names something the registry entry lacks: {e.message}") from None
+    return _run(calc.formula.expression, render_context(calc, calcs, units), f"{calc.slug}: formula.expression").strip()
 
 
 def text_hash(text: str) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def _registry(root: Path | None) -> Registry:
 
 def cmd_render(args: argparse.Namespace) -> int:
     """Render the released texts. Unreleased edits are never rendered: the command refuses and names them."""
-    from registry.atomic import LockBusy, commit, recover, registry_lock
+    from registry.atomic import JournalRefused, LockBusy, atomic_write, commit, recover, registry_lock
     from registry.governance import unreleased
     from registry.loader import default_root
     from registry.texts import catalogue_files
@@ -73,8 +74,12 @@ def cmd_render(args: argparse.Namespace) -> int:
             except TextError as e:
                 say(printable(f"error: {e}"), file=sys.stderr)
                 return 1
-            commit(base, {out / name: text for name, text in files.items()})
-    except LockBusy as e:
+            if Path(os.path.abspath(out)).is_relative_to(os.path.abspath(reg.formulas_dir)):
+                commit(base, {out / name: text for name, text in files.items()})
+            else:  # a catalogue outside the registry is no registry state: each file atomic, no journal
+                for name, text in files.items():
+                    atomic_write(out / name, text)
+    except (LockBusy, JournalRefused) as e:
         say(printable(f"error: {e}"), file=sys.stderr)
         return 1
     except OSError as e:

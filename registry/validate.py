@@ -177,21 +177,40 @@ def _inputs(reg: Registry) -> None:
 
 
 def _texts(reg: Registry) -> None:
-    """Every active text and formula expression renders: a broken template is caught before anyone reads it."""
+    """Every template is safe (checked, never run, when not) and every active text and expression renders."""
     from registry.texts import TextError, render, render_expression
 
     for slug, c in reg.calculators.items():
         idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
+        safe = {i: _safe_template(reg, slug, ("versions", i, "text"), f"versions[{i}].text", v.text)
+                for i, v in enumerate(c.versions)}
+        expr_safe = _safe_template(reg, slug, ("formula", "expression"), "formula.expression", c.formula.expression)
         if idx is None:
             continue
-        try:
-            render(c, calcs=reg.calculators, units=reg.units)
-        except TextError as e:
-            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1], codes.TEXT)
-        try:
-            render_expression(c, calcs=reg.calculators, units=reg.units)
-        except TextError as e:
-            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
+        if safe[idx]:
+            try:
+                render(c, calcs=reg.calculators, units=reg.units)
+            except TextError as e:
+                _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1],
+                    codes.TEXT)
+        if expr_safe:
+            try:
+                render_expression(c, calcs=reg.calculators, units=reg.units)
+            except TextError as e:
+                _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
+
+
+def _safe_template(reg: Registry, slug: str, loc: tuple, fld: str, source: str | None) -> bool:
+    """Report what a template may not do, at its line in the file; True when it may be rendered."""
+    from registry.texts import template_problems
+
+    found = template_problems(source) if source else []
+    for tline, problem in found:
+        key_line = line_of(reg.raw[slug], loc)
+        line = key_line + tline if "\n" in (source or "") else key_line  # a block text starts below its key
+        reg.problems.append(Problem(reg.rel(reg.paths[slug]), line, fld, f"template line {tline}: {problem}; "
+                                    "nothing of this template was run", codes.TEXT))
+    return not found
 
 
 def _lock(reg: Registry) -> None:

@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel
+
 from registry.model import Registry
 from registry.schema import Calculator, Guideline, UnitsFile, Version, VersionStatus, semver_key
 from registry.yamlio import YamlError, dump, load_file
@@ -126,16 +128,58 @@ def only_guidelines_moved(reg: Registry, calc: Calculator) -> bool:
 # --------------------------------------------------------------------------- older lock formats (migration only)
 
 
+# The fields each model had when formats 1 and 2 were written. A field the schema gained since is
+# left out of a legacy dump while it holds its default, so an older lock still verifies after a
+# merge that added optional fields (a field set to a value stays in: it was released with it).
+_LEGACY_FIELDS = {
+    "Output": {"kind", "range", "rounding", "unit"},
+    "Input": {"accepted_units", "analyte", "default", "definition", "description", "kind", "molar_mass", "name",
+              "options", "range", "required", "unit", "used"},
+    "Constant": {"applies_to", "description", "source", "unit", "value"},
+    "Table": {"applies_to", "bands", "default", "description", "labels_only", "lookup", "points", "source", "unit",
+              "variable"},
+    "Band": {"ge", "gt", "label", "le", "lt", "value"},
+    "UnitsFile": {"age", "amount", "analytes", "deviations", "height", "length", "mass", "rounding", "temperature",
+                  "volume", "weight"},
+    "RoundingRule": {"decimals", "significant_digits", "small_below"},
+    "AgeRule": {"days_per_week", "months_per_year", "weeks_per_year"},
+    "TemperatureRule": {"fahrenheit_offset", "fahrenheit_per_celsius"},
+    "LengthRule": {"inches_per_foot", "inches_per_metre"},
+    "Analyte": {"molar_mass", "note", "valence"},
+}
+
+
+def _legacy(obj: Any, dumped: Any) -> Any:
+    """`dumped` (a dump of `obj`) without fields newer than format 2 that hold their default."""
+    if isinstance(obj, BaseModel) and isinstance(dumped, dict):
+        known = next((_LEGACY_FIELDS[k.__name__] for k in type(obj).__mro__ if k.__name__ in _LEGACY_FIELDS), None)
+        out = {}
+        for key, value in dumped.items():
+            field = type(obj).model_fields.get(key)
+            now = getattr(obj, key, None)
+            if (known is not None and key not in known and field is not None and not field.is_required()
+                    and now == field.get_default(call_default_factory=True)):
+                continue
+            out[key] = _legacy(now, value)
+        return out
+    if isinstance(obj, (list, tuple)) and isinstance(dumped, list) and len(obj) == len(dumped):
+        return [_legacy(a, b) for a, b in zip(obj, dumped)]
+    if isinstance(obj, dict) and isinstance(dumped, dict):
+        return {k: _legacy(obj.get(k), v) for k, v in dumped.items()}
+    return dumped
+
+
 def legacy_content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict[str, Any]:
     """A version's own content as lock formats 1 and 2 hashed it (answer-changing fields and the text)."""
     data = calc.model_dump(mode="json", include=set(CONTENT_FIELDS), exclude={"inputs": {"__all__": {"definition"}}})
-    data = {k: data[k] for k in CONTENT_FIELDS}
+    data = {k: _legacy(getattr(calc, k), data[k]) for k in CONTENT_FIELDS}
     data["version"] = version.version
     data["text"] = version.text
     if units is not None:
-        shared = units.model_dump(mode="json", exclude={"analytes", "deviations"})
+        shared = _legacy(units, units.model_dump(mode="json", exclude={"analytes", "deviations"}))
         used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
-        shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}) for a in used}
+        shared["analytes"] = {a: _legacy(units.analytes[a], units.analytes[a].model_dump(mode="json", exclude={"note"}))
+                              for a in used}
         data["units"] = shared
     return data
 

@@ -3,6 +3,11 @@
 PyYAML silently keeps the last of two equal keys; in a registry that would hide an edit, so
 the loader here raises instead. Mappings and lists come back as `dict`/`list` subclasses that
 remember the line of each key or item, so a schema error can be reported as `path:line`.
+
+Registry files are untrusted, so reading one is bounded before anything is built: a file over
+`MAX_BYTES` (or not a regular file) is refused, and so is a document whose aliases would expand
+it by more than `MAX_ALIAS_EXPANSION` nodes (a "billion laughs" bomb of a few kilobytes). The
+round-trip reader (ruamel.yaml) checks the same bounds first.
 """
 from __future__ import annotations
 
@@ -80,9 +85,64 @@ _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
 
 
+MAX_BYTES = 2_000_000  # the largest registry file is about 30 kB
+MAX_ALIAS_EXPANSION = 10_000  # nodes aliases may add when expanded (registry files use none)
+
+
+def _expanded_size(root: yaml.Node) -> int:
+    """How many nodes the document has with every alias expanded, counted over the shared graph (linear time)."""
+    sizes: dict[int, int] = {}
+    order: list[yaml.Node] = []
+    stack, seen = [root], set()
+    while stack:  # children before parents, each node once (no recursion: depth is bounded by the file only)
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        order.append(node)
+        stack.extend(_children(node))
+    for node in reversed(order):
+        sizes[id(node)] = 1 + sum(sizes.get(id(c), 1) for c in _children(node))
+    return sizes[id(root)] - len(order)  # what the aliases add
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [x for pair in node.value for x in pair]
+    return []
+
+
+def check_text(text: str, path: Path | str = "<string>") -> yaml.Node | None:
+    """Refuse a document too large or whose aliases expand too far; returns its composed node graph."""
+    if len(text) > MAX_BYTES:
+        raise YamlError(path, 1, f"the file is larger than {MAX_BYTES:,} bytes: not a registry file")
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+    except RecursionError:
+        raise YamlError(path, 1, "malformed YAML: nested too deeply") from None
+    finally:
+        loader.dispose()
+    if node is not None and "&" in text and _expanded_size(node) > MAX_ALIAS_EXPANSION:  # no anchor, no alias
+        raise YamlError(path, 1, f"its aliases (*name) would expand it by more than {MAX_ALIAS_EXPANSION:,} "
+                        "nodes (an alias bomb?): write the values out; registry files need no aliases")
+    return node
+
+
 def load_text(text: str, path: Path | str = "<string>") -> Any:
     try:
-        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+        node = check_text(text, path)
+        if node is None:
+            return None
+        loader = _Loader("")
+        try:
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except RecursionError:
+        raise YamlError(path, 1, "malformed YAML: nested too deeply") from None
     except YamlError as e:
         raise YamlError(path, e.line, e.problem) from None
     except yaml.MarkedYAMLError as e:
@@ -93,12 +153,22 @@ def load_text(text: str, path: Path | str = "<string>") -> Any:
         raise YamlError(path, 1, f"malformed YAML: {e}") from None
 
 
-def load_file(path: Path) -> Any:
+def read_text(path: Path) -> str:
+    """A registry file's text, refused unread when it is no regular file or over `MAX_BYTES`."""
+    if not path.is_file():
+        raise YamlError(path, 1, "not a regular file: a registry file is plain text")
+    with open(path, "rb") as f:
+        blob = f.read(MAX_BYTES + 1)
+    if len(blob) > MAX_BYTES:
+        raise YamlError(path, 1, f"the file is larger than {MAX_BYTES:,} bytes: not a registry file")
     try:
-        text = path.read_text(encoding="utf-8")
+        return blob.decode("utf-8")
     except UnicodeDecodeError as e:
         raise YamlError(path, 1, f"not UTF-8 text ({e.reason})") from None
-    return load_text(text, path)
+
+
+def load_file(path: Path) -> Any:
+    return load_text(read_text(path), path)
 
 
 def line_of(data: Any, loc: tuple[Any, ...]) -> int:
@@ -174,7 +244,8 @@ def _rt() -> Any:
 
 def rt_load(path: Path) -> Any:
     """A calculator file as ruamel's commented mapping (comments and order kept)."""
-    text = path.read_text(encoding="utf-8")
+    text = read_text(path)
+    load_text(text, path)  # the registry reader's bounds and checks, before ruamel builds anything
     data = _rt().load(text)
     if not isinstance(data, dict):
         raise YamlError(path, 1, "empty file or not a mapping of fields: a calculator file needs its fields")

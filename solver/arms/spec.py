@@ -16,6 +16,7 @@ from typing import Any, Literal
 import jinja2
 import yaml
 from jinja2 import meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 HERE = Path(__file__).resolve().parent
@@ -127,7 +128,9 @@ class ArmSpec(BaseModel):
 
 
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
+    # The prompt templates are the project's own files, but the values they show come from the
+    # registry and from data sets: the immutable sandbox keeps a value from reaching anything else.
+    env = ImmutableSandboxedEnvironment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
@@ -243,9 +246,9 @@ def all_specs() -> list[ArmSpec]:
 def write_lock() -> dict[str, Any]:
     """Record every arm's version and content digest (run after bumping a version)."""
     data = {s.name: {"version": s.version, "content": spec_digest_without_version(s)} for s in all_specs()}
-    tmp = LOCK.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(LOCK)
+    from registry.atomic import atomic_write  # an exclusive, unpredictable temporary file, then a rename
+
+    atomic_write(LOCK, json.dumps(data, indent=1, sort_keys=True) + "\n")
     return data
 
 

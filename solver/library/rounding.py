@@ -18,11 +18,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Literal, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from registry.schema import Calculator, ResultRounding
+
+if TYPE_CHECKING:  # numpy is imported by round_array alone: a one-case `formula solve` never loads it
+    import numpy as np
 
 Mode = Literal["half_up", "half_even"]
 MODES: tuple[str, ...] = ("half_up", "half_even")
@@ -71,6 +72,8 @@ def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
     nearest whole multiple is unambiguous and the final division is correctly rounded); values
     near a tie, tiny, huge or non-finite are handed to the scalar function.
     """
+    import numpy as np
+
     x = np.asarray(a, dtype=float)
     mode, decimals = rule.mode, rule.decimals
     if mode not in MODES:

@@ -29,10 +29,17 @@ def round_number(x: float, rule: RoundingRule) -> float:
 MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5
 
 
+KEEP_SUPERSCRIPTS = frozenset("\u00b2\u00b3")
+
+
 def normalise_unit(unit: str) -> str:
     """A unit string in the registry's spelling: NFKC (full-width letters, compatibility forms), then the
     Greek mu (U+03BC, which NFKC also makes of the micro sign) as the micro sign U+00B5."""
-    return unicodedata.normalize("NFKC", unit).replace(GREEK_MU, MICRO_SIGN)
+    if unit.isascii():  # the common case: nothing to normalise
+        return unit
+    # per character, keeping the superscripts the registry spells units with (m², m³), which NFKC folds to digits
+    out = "".join(c if c in KEEP_SUPERSCRIPTS else unicodedata.normalize("NFKC", c) for c in unit)
+    return out.replace(GREEK_MU, MICRO_SIGN)
 
 
 def lookalike_note(unit: str, accepted: list[str]) -> str:

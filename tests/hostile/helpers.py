@@ -39,9 +39,20 @@ def problems(root: Path) -> list[tuple[str, str, str]]:
 
 
 def formula(root: Path | None, *argv: str, timeout: float = 120, cwd: Path | None = None,
-            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """`formula ARGV... [--root ROOT]` as a separate process (the attack surface is the command itself)."""
+            env: dict[str, str] | None = None, memory_mb: int | None = None) -> subprocess.CompletedProcess[str]:
+    """`formula ARGV... [--root ROOT]` as a separate process (the attack surface is the command itself).
+
+    `memory_mb` caps the child's address space, so a payload that would exhaust the machine fails the
+    test instead (raises `subprocess.TimeoutExpired` past `timeout`).
+    """
     args = [sys.executable, "-m", "cli", *argv] + (["--root", str(root)] if root is not None else [])
     full_env = {**os.environ, "PYTHONPATH": str(PROJECT_ROOT), **(env or {})}
+
+    def limit() -> None:
+        if memory_mb is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_mb << 20, memory_mb << 20))
+
     return subprocess.run(args, capture_output=True, text=True, timeout=timeout, cwd=str(cwd or PROJECT_ROOT),
-                          env=full_env)
+                          env=full_env, preexec_fn=limit if memory_mb else None)

@@ -7,18 +7,27 @@ changes no hash.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from pydantic import Field
 
-from registry.loader import get_registry
-from registry.schema import Calculator
-from registry.versions import cited_guidelines, content, content_hash, released_content
+from registry.loader import PROJECT_ROOT, Registry, get_registry
+from registry.schema import Calculator, Guideline, Input
+from registry.versions import content, content_hash, read_lock, released_content
+from registry.yamlio import load_text, rt_dump, rt_load
 from tests.helpers import run
 from tests.hostile.helpers import edit_yaml, formula, hostile_copy, problems
 
 CG = "creatinine-clearance-cockcroft-gault"
+
+
+def cited_guidelines(c: Calculator) -> set[str]:
+    """The guidelines a calculator cites, read here independently of the code under test."""
+    return ({r.guideline for r in c.provenance} | set(c.literature_audit.guidelines)
+            | {r.guideline for r in c.replacements if r.guideline})
 
 
 def _set(path: tuple[Any, ...], value: Any) -> Callable[[Any], None]:
@@ -70,13 +79,44 @@ PAYLOADS = [
 ]
 
 
+def _edited(slug: str, change: Callable[[Any], None]) -> tuple[Registry, Calculator]:
+    """The registry with one calculator file edited in place (read back through the schema, as the loader does)."""
+    path = PROJECT_ROOT / "formulas" / f"{slug}.yaml"
+    data = rt_load(path)
+    change(data)
+    calc = Calculator.model_validate(load_text(rt_dump(data), path))
+    reg = get_registry()
+    return dataclasses.replace(reg, calculators={**reg.calculators, slug: calc}, hashes={}), calc
+
+
+def _locked(slug: str) -> str:
+    c = get_registry().calculators[slug]
+    return read_lock(PROJECT_ROOT / "formulas" / "REGISTRY.lock")[slug][c.active.version]
+
+
 @pytest.mark.parametrize("slug,field,change", PAYLOADS, ids=[f"{s}:{f}" for s, f, _ in PAYLOADS])
-def test_a_shown_field_edited_in_place_fails_validation(tmp_path: Path, slug: str, field: str,
-                                                         change: Callable[[Any], None]) -> None:
+def test_a_shown_field_edited_in_place_changes_the_version_hash(slug: str, field: str,
+                                                                change: Callable[[Any], None]) -> None:
+    reg, calc = _edited(slug, change)
+    assert calc.model_dump() != get_registry().calculators[slug].model_dump(), "the payload changed nothing"
+    assert content_hash(released_content(reg, calc, calc.active)) != _locked(slug)
+
+
+def test_validate_fails_for_each_edited_calculator(tmp_path: Path) -> None:
     root = hostile_copy(tmp_path)
-    edit_yaml(root / "formulas" / f"{slug}.yaml", change)
+    chosen: dict[str, tuple[str, Callable[[Any], None]]] = {}  # one payload per calculator: one cause each
+    for slug, field, change in PAYLOADS:
+        chosen.setdefault(slug, (field, change))
+    extra = [("body-surface-area", "formula.expression", _set(("formula", "expression"), "BSA = 1")),
+             ("apache-ii", "deviations[].benchmark", _set(("deviations", 0, "benchmark"), "nothing differs")),
+             ("adjusted-body-weight", "literature_audit.summary", _set(("literature_audit", "summary"), "fine"))]
+    for slug, field, change in extra:
+        chosen[slug] = (field, change)
+    for slug, (_, change) in chosen.items():
+        edit_yaml(root / "formulas" / f"{slug}.yaml", change)
     found = problems(root)
-    assert any(p == f"formulas/{slug}.yaml" and code == "R-LOCK-CHANGED" for p, code, _ in found), found
+    for slug, (field, _) in chosen.items():
+        assert any(p == f"formulas/{slug}.yaml" and code == "R-LOCK-CHANGED" for p, code, _ in found), (field, found)
 
 
 def test_the_command_line_refuses_an_edited_expression(tmp_path: Path) -> None:
@@ -95,32 +135,42 @@ GUIDELINE_PAYLOADS = [
 ]
 
 
+GUIDELINE = "sepsis-3-2016"
+
+
+def _citing() -> list[str]:
+    return sorted(s for s, c in get_registry().calculators.items() if GUIDELINE in cited_guidelines(c))
+
+
 @pytest.mark.parametrize("field,change", GUIDELINE_PAYLOADS, ids=[f for f, _ in GUIDELINE_PAYLOADS])
-def test_a_cited_guideline_edited_in_place_fails_every_citing_calculator(
-        tmp_path: Path, field: str, change: Callable[[Any], None]) -> None:
+def test_a_cited_guideline_edited_in_place_changes_every_citing_hash(field: str, change: Callable[[Any], None]) -> None:
+    path = PROJECT_ROOT / "guidelines" / f"{GUIDELINE}.yaml"
+    data = rt_load(path)
+    change(data)
+    g = Guideline.model_validate(load_text(rt_dump(data), path))
     reg = get_registry()
-    slug = "sepsis-3-2016"
-    citing = sorted(s for s, c in reg.calculators.items() if slug in cited_guidelines(c))
-    assert len(citing) >= 2
+    assert g != reg.guidelines[GUIDELINE], "the payload changed nothing"
+    view = dataclasses.replace(reg, guidelines={**reg.guidelines, GUIDELINE: g}, hashes={})
+    assert len(_citing()) >= 2
+    for s in _citing():
+        c = view.calculators[s]
+        assert content_hash(released_content(view, c, c.active)) != _locked(s), s
+
+
+def test_validate_names_the_edited_guideline_for_every_citing_calculator(tmp_path: Path) -> None:
     root = hostile_copy(tmp_path)
-    path = root / "guidelines" / f"{slug}.yaml"
-    before = path.read_text(encoding="utf-8")
-    edit_yaml(path, change)
-    if path.read_text(encoding="utf-8") == before:
-        pytest.fail(f"the payload did not change {field}")
+    edit_yaml(root / "guidelines" / f"{GUIDELINE}.yaml", GUIDELINE_PAYLOADS[0][1])
     found = problems(root)
-    for s in citing:
-        assert any(p == f"formulas/{s}.yaml" and code == "R-LOCK-DEPENDENCY" and slug in msg
+    for s in _citing():
+        assert any(p == f"formulas/{s}.yaml" and code == "R-LOCK-DEPENDENCY" and GUIDELINE in msg
                    for p, code, msg in found), (s, found)
 
 
 def test_a_guideline_edit_is_released_one_citing_calculator_at_a_time(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    reg = get_registry()
-    slug = "sepsis-3-2016"
-    citing = sorted(s for s, c in reg.calculators.items() if slug in cited_guidelines(c))
+    citing = _citing()
     root = hostile_copy(tmp_path)
-    edit_yaml(root / "guidelines" / f"{slug}.yaml", GUIDELINE_PAYLOADS[1][1])
+    edit_yaml(root / "guidelines" / f"{GUIDELINE}.yaml", GUIDELINE_PAYLOADS[1][1])
     for n, s in enumerate(citing):
         code, out, err = run(capsys, "release", s, "--reason", "guideline summary corrected", "--root", str(root))
         assert code == 0, err
@@ -151,9 +201,13 @@ def test_a_new_optional_field_left_at_its_default_changes_no_hash() -> None:
     reg = get_registry()
     calc = reg.calculators[CG]
 
+    class GrownInput(Input):
+        future_hint: str | None = None
+
     class Grown(Calculator):
+        inputs: list[GrownInput] = Field(default_factory=list)  # type: ignore[assignment]
         future_note: str | None = None
-        future_flags: list[str] = []
+        future_flags: list[str] = Field(default_factory=list)
 
     grown = Grown.model_validate(calc.model_dump(mode="json"))
     assert content_hash(content(grown, grown.active, reg.units)) == content_hash(content(calc, calc.active, reg.units))
@@ -161,3 +215,28 @@ def test_a_new_optional_field_left_at_its_default_changes_no_hash() -> None:
         released_content(reg, calc, calc.active))
     grown.future_note = "set"  # once set, it is content
     assert content_hash(content(grown, grown.active, reg.units)) != content_hash(content(calc, calc.active, reg.units))
+
+
+def test_content_keys_never_collide_with_calculator_fields() -> None:
+    from registry.versions import ADDED_KEYS, covered_fields
+
+    assert not set(ADDED_KEYS) & set(Calculator.model_fields)
+    assert "versions" not in covered_fields() and {"name", "formula", "deviations"} <= set(covered_fields())
+
+
+def test_an_older_lock_still_verifies_after_the_schema_gains_optional_fields() -> None:
+    from registry.versions import legacy_content
+
+    reg = get_registry()
+    calc = reg.calculators[CG]
+
+    class GrownInput(Input):
+        future_hint: str | None = None
+
+    class Grown(Calculator):
+        inputs: list[GrownInput] = Field(default_factory=list)  # type: ignore[assignment]
+
+    grown = Grown.model_validate(calc.model_dump(mode="json"))
+    assert legacy_content(grown, grown.active, reg.units) == legacy_content(calc, calc.active, reg.units)
+    grown.inputs[0].future_hint = "released with it"  # a value set on the branch that added it is kept
+    assert legacy_content(grown, grown.active, reg.units) != legacy_content(calc, calc.active, reg.units)

@@ -23,6 +23,12 @@ from solver.library.units import normalise_unit
 SUCCESSOR_BASES: dict[str, dict[str, Any]] = {
     "meld-3-0": {"creatinine": [1.4, "mg/dL"], "Bilirubin": [2.1, "mg/dL"], "international normalized ratio": 1.6,
                  "Sodium": [131, "mEq/L"], "Albumin": [2.9, "g/dL"], "sex": "Female", "age": [50, "years"]},
+    # preventr's README example (tests/solver/test_library_prevent.py)
+    "prevent-10-year": {"sex": "Female", "age": [50, "years"], "Total cholesterol": [200, "mg/dL"],
+                        "high-density lipoprotein cholesterol": [45, "mg/dL"], "Systolic Blood Pressure": [160, "mm Hg"],
+                        "Blood pressure being treated with medicines": True, "Diabetes history": True,
+                        "estimated glomerular filtration rate": [90, "mL/min/1.73 m²"],
+                        "Body Mass Index (BMI)": [35, "kg/m^2"]},
 }
 NON_FINITE = (float("nan"), float("inf"), float("-inf"))
 
