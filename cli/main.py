@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fix": (_REG, "change constants and release the change as a new version"),
     "approve": (_REG, "approve a draft version: it becomes active (or on its effective date)"),
     "activate": (_REG, "make approved versions whose effective date has come active"),
+    "reject": (_REG, "reject a waiting draft: it is removed, the rejection kept on record"),
+    "pending": (_REG, "what awaits approval or its effective date"),
     "recover": (_REG, "roll back a change a killed command left half-written"),
     "review": (_REG, "record a review sign-off on the active version"),
     "due": (_REG, "calculators whose review is due"),

@@ -134,7 +134,7 @@ class InputView:
 # (`template_problems`) before it is compiled, and rendered by an immutable sandbox that reads only
 # data: the fields of registry models, the views below, and dict lookups.
 
-NAMES = frozenset({"c", "t", "i", "calc", "d", "u"})  # what `render_context` offers
+NAMES = frozenset({"c", "t", "i", "calc", "d", "u", "label"})  # what `render_context` offers
 FILTERS = frozenset({"abs", "round", "int", "float", "string", "lower", "upper", "title", "capitalize", "trim",
                      "join", "length", "count", "first", "last", "min", "max", "sum", "sort", "list", "default",
                      "unique", "reverse"})
