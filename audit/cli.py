@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from audit import release_check  # noqa: F401  (registers the reference-case check every release runs)
 from registry import codes
 from registry.cliutil import CommandError, add_root, load_registry
 from registry.tables import render_table

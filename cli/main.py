@@ -138,6 +138,9 @@ def _command(argv: list[str]) -> str | None:
     return first if first in COMMANDS and "-h" not in argv[: argv.index(first)] else None
 
 
+RELEASING = frozenset({"release", "fix", "approve", "activate"})  # commands that make a version active or a draft
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -146,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from registry.cliutil import CommandError  # imported once a command runs (every command reads it)
     from registry.loader import ROOT_ENV
+
+    if command in RELEASING:  # every release runs the calculator's reference cases (registered by the audit layer)
+        import audit.release_check  # noqa: F401
 
     root = getattr(args, "root", None)
     before = os.environ.get(ROOT_ENV)

@@ -34,7 +34,7 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
     With `partial` (read-only commands), calculator files that do not load are left out with a
     warning when they are the registry's only problems (registry.tolerant).
     """
-    from registry.tolerant import warning
+    from registry.tolerant import leave_out, warning
     from registry.validate import first_fix
 
     reg = load(root)
@@ -45,6 +45,7 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
         note = warning(reg)
         if note is not None:
             say(printable(note), file=sys.stderr)
+            leave_out(reg)
             return reg
     if bad:
         for p in bad:

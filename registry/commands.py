@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -212,6 +213,10 @@ def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
+        if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ref) and ref != "units" and (reg.formulas_dir / f"{ref}.yaml").is_file():
+            # a calculator left out of a partial reading (registry.tolerant)
+            raise CommandError(printable(f"{ref} is left out: formulas/{ref}.yaml, or a calculator it uses, fails "
+                                         "validation (`formula validate` lists the problems)")) from None
         from registry.suggest import unknown_calculator
 
         raise CommandError(unknown_calculator(reg, ref)) from None

@@ -76,3 +76,15 @@ def warning(reg: Registry) -> str | None:
     files = "; ".join(f"{p.path}:{p.line}: {p.problem}" for p in first.values())
     return (f"warning: {len(bad)} calculator file(s) fail validation ({files}); the other calculators are shown, "
             "computing with a broken one is refused. `formula validate` lists every problem")
+
+
+def leave_out(reg: Registry) -> list[str]:
+    """Drop the broken calculators, and those that use one, from a partially read registry; returns them.
+
+    What remains can be shown faithfully: nothing left renders or reads a file that failed validation.
+    """
+    bad = set(broken(reg))
+    gone = sorted(bad | {s for s in reg.calculators if uses(reg, s) & bad})
+    for slug in gone:
+        reg.calculators.pop(slug, None)
+    return gone
