@@ -41,6 +41,18 @@ class TextAudit:
                 "reference_cases": self.cases, "reference_wrong": self.wrong}
 
 
+def label_findings(calc: Calculator, refs: Any) -> list[str]:
+    """A variant's name beside its number comes from the registry: a text that writes a constant's label
+    itself (rather than {{ label.NAME }}) would keep it after a fix changes the value and the label."""
+    out = [f"names unknown label {n!r} (no constant of that name carries a label)"
+           for n in sorted(refs.labels) if n not in calc.constants or not calc.constants[n].label]
+    for name, const in calc.constants.items():
+        if const.label and const.label.casefold() in refs.literal.casefold():
+            out.append(f"states the label {const.label!r} of constant {name!r} in its own words: write "
+                       f"{{{{ label.{name} }}}} so a fix updates it")
+    return out
+
+
 def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mapping[str, Calculator] | None = None,
                     units: UnitsFile | None = None) -> list[str]:
     """What the text fails to state; empty when complete. `source` overrides the active text (mutants)."""
@@ -63,6 +75,7 @@ def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mappi
         pool = pools.get(kind)
         if pool is None or name not in pool:
             out.append(f"names unknown {_KIND[kind]} {name!r} of dependency {slug!r}")
+    out += label_findings(calc, refs)
     for d in sorted(refs.other):
         out.append(f"uses a computed reference {d}; name each item literally so it can be audited")
     for inp in calc.inputs:

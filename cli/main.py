@@ -47,6 +47,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fix": (_REG, "change constants and release the change as a new version"),
     "approve": (_REG, "approve a draft version: it becomes active (or on its effective date)"),
     "activate": (_REG, "make approved versions whose effective date has come active"),
+    "reject": (_REG, "reject a waiting draft: it is removed, the rejection kept on record"),
+    "pending": (_REG, "what awaits approval or its effective date"),
     "recover": (_REG, "roll back a change a killed command left half-written"),
     "review": (_REG, "record a review sign-off on the active version"),
     "due": (_REG, "calculators whose review is due"),
@@ -136,6 +138,9 @@ def _command(argv: list[str]) -> str | None:
     return first if first in COMMANDS and "-h" not in argv[: argv.index(first)] else None
 
 
+RELEASING = frozenset({"release", "fix", "approve", "activate"})  # commands that make a version active or a draft
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status: 0 done, 1 a tool error (`error: ...` on stderr), 2 a usage error (argparse)."""
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -144,6 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from registry.cliutil import CommandError  # imported once a command runs (every command reads it)
     from registry.loader import ROOT_ENV
+
+    if command in RELEASING:  # every release runs the calculator's reference cases (registered by the audit layer)
+        import audit.release_check  # noqa: F401
 
     root = getattr(args, "root", None)
     before = os.environ.get(ROOT_ENV)
@@ -156,8 +164,8 @@ def main(argv: list[str] | None = None) -> int:
 
         say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+    except KeyboardInterrupt as e:
+        print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0

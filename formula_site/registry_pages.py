@@ -28,6 +28,7 @@ from formula_site.markup import (
     table,
     verified_badge,
 )
+from formula_site.pending_pages import calculator_section, overview_section
 from registry import versions as ver
 from registry.loader import Registry
 from registry.schema import Calculator, Version, VersionStatus
@@ -173,6 +174,7 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
         table(["Review status", "Calculators"], [[k, reviews.get(k, 0)] for k in ("reviewed", "due", "overdue")],
               sortable=False),
         "",
+        overview_section(reg),
         "## Latest changes",
         "",
     ]
@@ -367,6 +369,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         ["Content hash", Raw(f"<code>{esc(lock.get(v.version, 'not locked'))}</code>")],
         ["FHIR Library", link(f"../fhir/{fhir_name(c.slug, v.version)}", fhir_name(c.slug, v.version))],
     ], sortable=False))
+    out += calculator_section(reg, c)
     try:
         expr = render_expression(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:
@@ -637,11 +640,19 @@ def _nowrap(x: Any) -> Raw:
 
 
 def changelog_page(entries: list[Any]) -> str:
+    from registry.changelog import grouped, people
+
     rows = []
-    for e in entries:
+    for g in grouped(entries):
+        e = g.entries[0]
+        if g.bulk:
+            names = ", ".join(f"{x.slug} {x.version}" for x in g.entries)
+            rows.append([_nowrap(e.effective), f"{len(g.entries)} calculators (released together)", "–", "–", "–",
+                         e.reason, names, "–"])
+            continue
         signs = "<br>".join(_signoff(s) for s in (e.signoffs or [])) or "none"
         changes = "<br>".join(esc(_plain(x)) for x in (e.changes or [])) or "–"
-        who = e.released_by + (f" ({e.role})" if e.role else "") if e.released_by else "not recorded"
+        who = " ".join(people(e)) or "–"
         rows.append([_nowrap(e.effective), link(f"calculators/{e.slug}.html", e.name), _nowrap(e.version), e.status,
                      who, e.reason,
                      Raw(changes), Raw(signs)])
@@ -649,9 +660,10 @@ def changelog_page(entries: list[Any]) -> str:
         "---\nhide:\n  - navigation\n  - toc\n---",
         "# Changelog",
         "",
-        f"Every version released across the registry ({len(rows)}), newest first: who released it, why, what "
-        "changed and who signed it off.",
+        f"Every version released across the registry ({len(entries)}), newest first; within a day the substantive "
+        "changes come before bulk migrations, each migration shown as one row. Who released and approved a "
+        "version is shown where it is recorded.",
         "",
-        table(["Effective", "Calculator", "Version", "Status", "Released by", "Why", "What changed", "Sign-offs"],
-              rows),
+        table(["Effective", "Calculator", "Version", "Status", "Released and approved by", "Why", "What changed",
+               "Sign-offs"], rows),
     ])

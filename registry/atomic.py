@@ -190,14 +190,30 @@ def commit(root: Path, changes: dict[Path, str | None]) -> list[Path]:
         return []
     journal = {"format": 1, "about": "Previous content of files a registry change was writing; "
                "`formula recover` restores them. Written and removed by the formula tools.", "files": old}
-    atomic_write(journal_path(formulas_dir), json.dumps(journal, ensure_ascii=False))
-    for path, new in todo.items():
-        if new is None:
-            _remove(path)
-        else:
-            atomic_write(path, new)
-    _remove(journal_path(formulas_dir))
+    try:
+        atomic_write(journal_path(formulas_dir), json.dumps(journal, ensure_ascii=False))
+        for path, new in todo.items():
+            if new is None:
+                _remove(path)
+            else:
+                atomic_write(path, new)
+        _remove(journal_path(formulas_dir))
+    except KeyboardInterrupt:
+        raise _rolled_back(root, len(todo)) from None
     return list(todo)
+
+
+class WriteInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a multi-file write; the files were rolled back in process (as `formula recover` does)."""
+
+
+def _rolled_back(root: Path, planned: int) -> WriteInterrupted:
+    """Roll back what an interrupted commit wrote, then say what happened (the journal is whole or absent)."""
+    restored = recover(root)
+    if restored:
+        return WriteInterrupted(f"interrupted while writing {planned} file(s); rolled back {len(restored)} file(s) to "
+                                "their previous content, so the registry is as it was before the command")
+    return WriteInterrupted(f"interrupted before any of {planned} file(s) was written; the registry is unchanged")
 
 
 def recover(root: Path) -> list[str]:

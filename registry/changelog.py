@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from registry.governance import content_changes, version_content
 from registry.loader import Registry
@@ -30,6 +30,21 @@ class ChangelogEntry(BaseModel):
     approved_by: str | None = None
     approved_role: str | None = None
     approved: dt.date | None = None
+    approval_reason: str | None = None
+    bulk: bool = Field(default=False, description="one of several versions released together for one reason "
+                       "(a migration): listed after the substantive changes of its date, grouped")
+
+
+class ChangelogGroup(BaseModel):
+    """What the changelog shows as one entry: a substantive version, or a bulk migration's versions together."""
+
+    effective: dt.date
+    reason: str
+    entries: list[ChangelogEntry]
+
+    @property
+    def bulk(self) -> bool:
+        return len(self.entries) > 1
 
 
 class ChangelogError(Exception):
@@ -81,22 +96,69 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
                 released_by=v.released_by.who if v.released_by else None,
                 role=v.released_by.role if v.released_by else None, reason=v.changelog, changes=changes,
                 signoffs=list(v.signoffs), approved_by=v.approved_by.who if v.approved_by else None,
-                approved_role=v.approved_by.role if v.approved_by else None, approved=v.approved))
-    entries.sort(key=lambda e: (e.effective, e.slug, semver_key(e.version)), reverse=True)
+                approved_role=v.approved_by.role if v.approved_by else None,
+                approved=v.approved if v.approved_by else None,  # a date nobody approved is no approval
+                approval_reason=v.approved_by.reason if v.approved_by else None))
+    return _ordered(entries)
+
+
+BULK_MIN = 3  # this many versions released on one day for one reason are a migration, shown as one entry
+
+
+def _ordered(entries: list[ChangelogEntry]) -> list[ChangelogEntry]:
+    """Newest date first; within a date, substantive changes (by slug) before bulk migrations."""
+    counts: dict[tuple[dt.date, str], int] = {}
+    for e in entries:
+        counts[(e.effective, e.reason)] = counts.get((e.effective, e.reason), 0) + 1
+    for e in entries:
+        e.bulk = counts[(e.effective, e.reason)] >= BULK_MIN
+    entries.sort(key=lambda e: (-e.effective.toordinal(), e.bulk, e.reason if e.bulk else "", e.slug,
+                                tuple(-k for k in semver_key(e.version))))
     return entries
+
+
+def grouped(entries: list[ChangelogEntry]) -> list[ChangelogGroup]:
+    """The entries as the changelog shows them: each bulk migration folded into one group."""
+    out: list[ChangelogGroup] = []
+    for e in entries:
+        last = out[-1] if out else None
+        if e.bulk and last is not None and last.entries[0].bulk and (last.effective, last.reason) == (e.effective,
+                                                                                                    e.reason):
+            last.entries.append(e)
+        else:
+            out.append(ChangelogGroup(effective=e.effective, reason=e.reason, entries=[e]))
+    return out
+
+
+def people(e: ChangelogEntry) -> list[str]:
+    """Who released and approved a version, only as far as it is recorded."""
+    out = []
+    if e.released_by:
+        out.append(f"Released by {e.released_by}" + (f" ({e.role})" if e.role else "") + ".")
+    if e.approved_by:
+        why = f": {e.approval_reason}" if e.approval_reason else ""
+        out.append(f"Approved by {e.approved_by} ({e.approved_role}) on {e.approved}{why}.")
+    return out
 
 
 def markdown(entries: list[ChangelogEntry]) -> str:
     if not entries:
         return "No released version in this range.\n"
     lines = ["# Registry changelog", ""]
-    for e in entries:
-        who = f" by {e.released_by} ({e.role})" if e.released_by else ""
+    for g in grouped(entries):
+        if g.bulk:
+            lines.append(f"## {len(g.entries)} calculators, effective {g.effective} (one change released together)")
+            lines.append("")
+            lines.append(f"Why: {g.reason}")
+            lines.append("")
+            lines.append("- " + ", ".join(f"{e.slug} {e.version}" for e in g.entries))
+            lines.append("")
+            continue
+        e = g.entries[0]
         lines.append(f"## {e.name} ({e.slug}) {e.version}, {e.status}, effective {e.effective}")
         lines.append("")
-        lines.append(f"Released{who}: {e.reason}")
-        if e.approved_by:
-            lines.append(f"Approved by {e.approved_by} ({e.approved_role}) on {e.approved}.")
+        lines.append(f"Why: {e.reason}")
+        lines.extend(people(e))
         lines.append("")
         lines.extend(f"- {ch}" for ch in e.changes)
         for s in e.signoffs:

@@ -28,17 +28,31 @@ def add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help=ROOT_HELP)
 
 
-def load_registry(root: Path | None, *, tolerate: Iterable[str] = ()) -> Registry:
-    """Load and validate; refuse (printing each problem) unless every problem's code is in `tolerate`."""
+def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: bool = False) -> Registry:
+    """Load and validate; refuse (printing each problem) unless every problem's code is in `tolerate`.
+
+    With `partial` (read-only commands), calculator files that do not load are left out with a
+    warning when they are the registry's only problems (registry.tolerant).
+    """
+    from registry.tolerant import leave_out, warning
+    from registry.validate import first_fix
+
     reg = load(root)
     validate(reg)
     allowed = frozenset(tolerate)
     bad = [p for p in reg.problems if p.code not in allowed]
+    if bad and partial:
+        note = warning(reg)
+        if note is not None:
+            say(printable(note), file=sys.stderr)
+            leave_out(reg)
+            return reg
     if bad:
         for p in bad:
             say(printable(p), file=sys.stderr)
-        raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: fix them first "
-                           "(`formula validate` lists them)")
+        advice = first_fix(bad)
+        raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: "
+                           + (printable(advice) if advice else "fix them first") + " (`formula validate` lists them)")
     return reg
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -53,11 +54,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("v1")
     p.add_argument("v2")
+    p.add_argument("--format", choices=["text", "json"], default="text",
+                   help="json: the text diff and every change with its old and new values, for tools")
     p.set_defaults(handler=cmd_diff)
 
     p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
     _root(p)
-    p.add_argument("--kind", choices=["calculator", "guideline", "units"], default="calculator")
+    p.add_argument("--kind", choices=["calculator", "guideline", "units", "policy"], default="calculator",
+                   help="policy: formulas/policy/governance.yaml, who may approve")
     p.set_defaults(handler=cmd_schema)
 
     p = sub.add_parser("lock", help="record content hashes of released versions not yet locked",
@@ -88,6 +92,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("--set", dest="assignments", action="append", required=True, metavar="CONSTANT=VALUE",
                    help="repeat for several constants")
+    p.add_argument("--label", dest="labels", action="append", default=[], metavar="CONSTANT=NAME",
+                   help="the name the new value goes by in texts (e.g. 'Katz factor'); required when the constant "
+                   "set carries a label")
     _release_args(p)
     p.set_defaults(handler=cmd_fix)
 
@@ -99,8 +106,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("version", help="the draft's version, e.g. 1.1.0")
     p.add_argument("--by", required=True, help="who approves")
     p.add_argument("--role", required=True, help="their role, e.g. 'chair, drug and therapeutics committee'")
+    p.add_argument("--reason", required=True, help="why the change is approved (recorded with the approval)")
     p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
     p.set_defaults(handler=cmd_approve)
+
+    p = sub.add_parser("reject", help="reject a waiting draft: it is removed, the rejection kept on record",
+                       description="Remove a draft that will not be approved; who rejected it, their role, the "
+                       "date and the reason are kept in formulas/drafts/rejected/<slug>.yaml.")
+    _root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("version", help="the draft's version")
+    p.add_argument("--by", required=True, help="who rejects")
+    p.add_argument("--role", required=True, help="their role")
+    p.add_argument("--reason", required=True, help="why the draft is rejected")
+    p.set_defaults(handler=cmd_reject)
+
+    p = sub.add_parser("pending", help="what awaits approval or its effective date",
+                       description="Every draft waiting for approval and every approved version waiting for its "
+                       "effective date: who drafted it, since when, and what it changes.")
+    _root(p)
+    _fmt(p)
+    p.set_defaults(handler=cmd_pending)
 
     p = sub.add_parser("activate", help="make approved versions whose effective date has come active")
     _root(p)
@@ -149,10 +175,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
                        description="Reads a results.jsonl (one JSON object per line naming its calculator by "
                        "slug/text_slug or calculator_id, with text_version and/or text_sha256) and lists the "
-                       "cases whose text changed since. Exit 1 when the file cannot be read.")
+                       "cases whose text changed since. Exit 1 when the file (or a line of it) cannot be read, and with --check "
+                       "when any case is stale.")
     _root(p)
-    p.add_argument("results", type=Path, help="RESULTS.jsonl")
+    p.add_argument("results", type=Path, help="RESULTS.jsonl, or a run folder holding results.jsonl")
     _fmt(p)
+    p.add_argument("--check", action="store_true", help="exit 1 when any case is stale or cannot be checked "
+                   "(for pipelines)")
     p.set_defaults(handler=cmd_stale)
 
 
@@ -177,13 +206,17 @@ def _fmt(p: argparse.ArgumentParser) -> None:
 
 
 def _load_valid(root: Path | None) -> Registry:
-    return load_registry(root)
+    return load_registry(root, partial=True)  # read-only: a broken calculator file leaves the others readable
 
 
 def _calc(reg: Registry, ref: str) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
+        if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ref) and ref != "units" and (reg.formulas_dir / f"{ref}.yaml").is_file():
+            # a calculator left out of a partial reading (registry.tolerant)
+            raise CommandError(printable(f"{ref} is left out: formulas/{ref}.yaml, or a calculator it uses, fails "
+                                         "validation (`formula validate` lists the problems)")) from None
         from registry.suggest import unknown_calculator
 
         raise CommandError(unknown_calculator(reg, ref)) from None
@@ -199,10 +232,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     reg = load(args.root)
     validate(reg)
     if reg.problems:
+        from registry.validate import first_fix
+
         for p in reg.problems:
             say(printable(p))
-        raise CommandError(f"{len(reg.problems)} problem(s)")
+        advice = first_fix(reg.problems)
+        raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {printable(advice)}" if advice else ""))
     print(summary(reg))
+    from registry.pending import pending
+
+    waiting = pending(reg)
+    if waiting:
+        say(printable(f"{len(waiting)} version(s) pending approval or their effective date: "
+                      + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)"))
     return 0
 
 
@@ -258,11 +300,23 @@ def cmd_history(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
+    from registry.pending import draft_version
+
+    def approval(v: Any) -> str:  # only an approval somebody gave: a date alone is not one
+        return f"{v.approved_by.who} ({v.approved_by.date})" if v.approved_by else ""
+
     rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
              "released_by": v.released_by.who if v.released_by else "",
-             "approved": v.approved.isoformat() if v.approved else "", "next_review": v.next_review.isoformat()
+             "approved": approval(v), "next_review": v.next_review.isoformat()
              if v.next_review else "", "hash": lock.get(v.version, ""), "changelog": v.changelog}
             for v in c.versions]
+    found = draft_version(reg, c.slug)
+    if found is not None:
+        v = found[1]
+        state = "approved, awaiting its date" if v.approved_by else "draft, awaiting approval"
+        rows.append({"version": v.version, "status": state, "effective": v.effective.isoformat(),
+                     "released_by": v.released_by.who if v.released_by else "", "approved": approval(v),
+                     "next_review": "", "hash": "", "changelog": v.changelog})
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
@@ -283,7 +337,8 @@ def _short_hash(h: str | None) -> str:
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from registry.governance import content_changes, rendered, version_content
+    from registry.diffing import diff, scoring_changes
+    from registry.governance import rendered, version_content
 
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
@@ -291,19 +346,26 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for v, data in ((args.v1, a), (args.v2, b)):
         if data is None:
             known = ", ".join(x.version for x in c.versions)
-            raise CommandError(f"{c.slug} has no released version {v!r}; versions: {known}")
+            raise CommandError(f"{c.slug} has no released or draft version {v!r}; versions: {known}")
     assert a is not None and b is not None
     ta, tb = rendered(reg, c, args.v1) or "", rendered(reg, c, args.v2) or ""
     text = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{c.slug} {args.v1} (supplied text)",
                                      f"{c.slug} {args.v2} (supplied text)", lineterm=""))
-    changes = content_changes(a, b)
+    changes = [ch for ch in diff(a, b) if ch.what != "text"]
+    scoring = bool(scoring_changes(changes))
+    if args.format == "json":
+        print(json.dumps({"slug": c.slug, "from": args.v1, "to": args.v2, "text_diff": text,
+                          "changes": [ch.model_dump(mode="json") for ch in changes],
+                          "scoring_changed": scoring}, indent=2, ensure_ascii=False))
+        return 0
     if not text and not changes:
-        say(printable(f"{c.slug}: {args.v1} and {args.v2} have the same content"))
+        say(printable(f"{c.slug}: {args.v1} and {args.v2} have the same content; no change to scoring"))
         return 0
     say("\n".join(printable(t) for t in text) if text else "supplied text: unchanged")
     say()
-    say("\n".join(printable(f"- {ch}") for ch in changes if ch != "supplied text changed")
-        or "- no change beyond the text")
+    say("\n".join(printable(f"- {ch.line()}") for ch in changes) or "- no change beyond the text")
+    if not scoring:
+        say("no change to scoring: the same inputs give the same answers")
     return 0
 
 
@@ -313,7 +375,10 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile}
+    from registry.policy import Policy
+
+    models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile,
+                                          "policy": Policy}
     model = models[args.kind]
     print(json.dumps(model.model_json_schema(), indent=2, ensure_ascii=False))
     return 0
@@ -454,13 +519,40 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from registry.release import release
 
     return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                                **_release_kw(args)))
+                                                labels=args.labels, **_release_kw(args)))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
     from registry.release import approve
 
-    return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role, date=args.date))
+    return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role,
+                                                date=args.date, reason=args.reason))
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    from registry.release import reject
+
+    return _maintain(args.root, lambda: reject(args.root, args.calculator, args.version, args.by, args.role,
+                                               reason=args.reason))
+
+
+def cmd_pending(args: argparse.Namespace) -> int:
+    from registry.pending import pending, row
+
+    reg = _load_valid(args.root)
+    rows = [row(p) for p in pending(reg)]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("nothing pending: no draft awaits approval and no approved version awaits its date")
+        return 0
+    shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
+             for r in rows]
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "since", "reason",
+                             "base", "approved_by"], drop=["approved_by", "base", "reason", "since"]))
+    print(f"\n{len(rows)} version(s) pending")
+    return 0
 
 
 def cmd_activate(args: argparse.Namespace) -> int:
@@ -545,36 +637,64 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     return 0
 
 
+def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
+    """Rows of a JSON-lines file with their line numbers, and one problem per unreadable line (its own number).
+
+    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted.
+    """
+    rows: list[tuple[int, dict[str, Any]]] = []
+    bad: list[str] = []
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(f"line {n}: not UTF-8 text")
+                continue
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except ValueError as e:
+                bad.append(f"line {n}: not JSON ({getattr(e, 'msg', e)}, column {getattr(e, 'colno', '?')})")
+                continue
+            if not isinstance(row, dict):
+                bad.append(f"line {n}: not a JSON object")
+                continue
+            rows.append((n, row))
+    return rows, bad
+
+
 def cmd_stale(args: argparse.Namespace) -> int:
     from registry.governance import stale
 
     reg = _load_valid(args.root)
-    if reg is None:
-        return 1
-    rows: list[tuple[int, dict[str, Any]]] = []
+    path: Path = args.results
+    if path.is_dir():  # a run folder, as `formula score` and `formula report` take it
+        path = path / "results.jsonl"
+        if not path.is_file():
+            raise CommandError(f"{args.results} is a folder without results.jsonl; give a run folder or a "
+                               "results.jsonl file")
     try:
-        with open(args.results, encoding="utf-8") as f:
-            for n, line in enumerate(f, 1):
-                if not line.strip():
-                    continue
-                row = json.loads(line)
-                if not isinstance(row, dict):
-                    raise ValueError(f"line {n} is not a JSON object")
-                rows.append((n, row))
+        rows, bad = read_jsonl(path)
     except OSError as e:
-        print(f"error: cannot read {args.results}: {e.strerror}", file=sys.stderr)
-        return 1
-    except (ValueError, UnicodeDecodeError) as e:
-        print(f"error: {args.results} is not JSON lines: {e}", file=sys.stderr)
-        return 1
+        raise CommandError(f"cannot read {path}: {e.strerror}") from None
     out, problems = stale(reg, rows)
-    for p in problems:
-        say(printable(f"{args.results}: {p}"), file=sys.stderr)
+    for p in bad + problems:
+        say(printable(f"{path}: {p}"), file=sys.stderr)
+    checked = len(rows) - len(problems)
     if args.format == "json":
         print(json.dumps(out, indent=2))
     else:
         if out:
             say(render_table(out, ["line", "slug", "recorded_version", "current_version", "why", "row_number",
-                                     "seed", "arm"], drop=["row_number", "seed", "arm"]))
-        print(f"\n{len(out)} of {len(rows)} case(s) stale against the registry now")
+                                   "seed", "arm"], drop=["row_number", "seed", "arm"]))
+        skipped = len(bad) + len(problems)
+        print(f"\n{len(out)} of {checked} case(s) stale against the registry now"
+              + (f"; {skipped} line(s) could not be checked (listed above)" if skipped else ""))
+    if bad:
+        raise CommandError(printable(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})"))
+    if args.check and (out or problems):
+        print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
+        return 1
     return 0

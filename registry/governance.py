@@ -2,7 +2,6 @@
 between two versions, and which stored results were produced by a text that has since changed."""
 from __future__ import annotations
 
-import json
 from typing import Any, Iterable
 
 from registry import versions as ver
@@ -60,55 +59,11 @@ def rendered(reg: Registry, c: Calculator, version: str) -> str | None:
     return render(vc, calcs=calcs, units=reg.units)
 
 
-def _fmt(x: Any) -> str:
-    from registry.texts import fmt_number
-
-    if isinstance(x, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
-        return "[" + ", ".join(fmt_number(v) for v in x) + "]"
-    if isinstance(x, (dict, list)):
-        return json.dumps(x, ensure_ascii=False, sort_keys=True)
-    return fmt_number(x) if isinstance(x, (int, float)) else str(x)
-
-
 def content_changes(a: dict[str, Any] | None, b: dict[str, Any]) -> list[str]:
-    """What a clinician needs to know changed, one line each: constants, inputs, tables, output, dependencies, text."""
-    if a is None:
-        return ["first version"]
-    out: list[str] = []
-    ca, cb = a.get("constants", {}), b.get("constants", {})
-    for name in sorted(set(ca) | set(cb)):
-        x, y = ca.get(name), cb.get(name)
-        if x == y:
-            continue
-        if x is None:
-            out.append(f"constant {name} added: {_fmt(y['value'])} {y.get('unit') or ''}".rstrip())
-        elif y is None:
-            out.append(f"constant {name} removed (was {_fmt(x['value'])})")
-        elif x.get("value") != y.get("value"):
-            out.append(f"constant {name}: {_fmt(x['value'])} -> {_fmt(y['value'])} {y.get('unit') or ''}".rstrip())
-        else:
-            fields = sorted(k for k in set(x) | set(y) if x.get(k) != y.get(k))
-            out.append(f"constant {name}: {', '.join(fields)} changed")
-    ia = {i["name"]: i for i in a.get("inputs", [])}
-    ib = {i["name"]: i for i in b.get("inputs", [])}
-    for name in [n for n in ib if n not in ia]:
-        out.append(f"input {name} added")
-    for name in [n for n in ia if n not in ib]:
-        out.append(f"input {name} removed")
-    for name in [n for n in ib if n in ia and ia[n] != ib[n]]:
-        for k in sorted(set(ia[name]) | set(ib[name])):
-            if ia[name].get(k) != ib[name].get(k):
-                out.append(f"input {name} {k}: {_fmt(ia[name].get(k))} -> {_fmt(ib[name].get(k))}")
-    ta, tb = a.get("tables", {}), b.get("tables", {})
-    for name in sorted(set(ta) | set(tb)):
-        if ta.get(name) != tb.get(name):
-            out.append(f"table {name} " + ("added" if name not in ta else "removed" if name not in tb else "changed"))
-    for f in ("output", "depends_on", "units"):
-        if a.get(f) != b.get(f):
-            out.append(f"{f} changed" if f != "units" else "shared unit data changed")
-    if a.get("text") != b.get("text"):
-        out.append("supplied text changed")
-    return out
+    """What a clinician needs to know changed, one line each (registry.diffing has the values)."""
+    from registry.diffing import diff
+
+    return [c.line() for c in diff(a, b)]
 
 
 def unreleased(reg: Registry) -> dict[str, str]:

@@ -19,6 +19,17 @@ def check(reg: Registry) -> None:
     _journal(reg)
     _benchmark_ids(reg)
     _drafts(reg)
+    _policy(reg)
+
+
+def _policy(reg: Registry) -> None:
+    from registry.policy import PolicyError, policy_path, read_policy
+
+    try:
+        read_policy(reg.formulas_dir)
+    except PolicyError as e:
+        reg.problems.append(Problem(reg.rel(policy_path(reg.formulas_dir)), 1, "(policy)",
+                                    f"{e}; approvals are refused until it is fixed", codes.POLICY))
 
 
 def _journal(reg: Registry) -> None:

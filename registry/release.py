@@ -19,14 +19,15 @@ import dataclasses
 import datetime as dt
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from registry import versions as ver
-from registry.atomic import JournalRefused, LockBusy, commit, recover, registry_lock
+from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
+from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
@@ -34,6 +35,26 @@ from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 class ReleaseError(Exception):
     pass
+
+
+# Checks run after a version is made (the audit layer registers the reference-case check): each gets the
+# registry before and as it stands with the new versions, and the slugs released, and returns lines to print.
+ReleaseCheck = Callable[[Registry, Registry, list[str]], list[str]]
+AFTER_RELEASE: list[ReleaseCheck] = []
+
+
+def on_release(check: ReleaseCheck) -> ReleaseCheck:
+    if check not in AFTER_RELEASE:
+        AFTER_RELEASE.append(check)
+    return check
+
+
+def _checks(before: Registry, calcs: dict[str, Calculator], slugs: list[str]) -> str:
+    """The lines of every registered check, on the registry as the release leaves it (validated: its lock is new)."""
+    after = dataclasses.replace(before, calculators=calcs, problems=[], hashes={}, validated=True)
+    was = dataclasses.replace(before, problems=[], hashes={}, validated=True)  # it validated before the change
+    lines = [line for check in AFTER_RELEASE for line in check(was, after, slugs)]
+    return "".join("\n" + line for line in lines)
 
 
 # ---------------------------------------------------------------------- argument checks (no I/O)
@@ -74,6 +95,19 @@ def parse_assignments(assignments: list[str]) -> dict[str, int | float]:
     return out
 
 
+def parse_labels(labels: list[str]) -> dict[str, str]:
+    """`NAME=TEXT` pairs for --label: the name a constant's new value goes by (shown in texts)."""
+    out: dict[str, str] = {}
+    for a in labels:
+        name, _, text = (s.strip() for s in a.partition("="))
+        if not name or not text or "=" not in a:
+            raise ReleaseError(f"--label expects CONSTANT=NAME (e.g. correction=Katz factor), got {a!r}")
+        if name in out:
+            raise ReleaseError(f"--label {name} is given twice; give each constant once")
+        out[name] = text
+    return out
+
+
 def _who(by: str | None, role: str | None, flag: str = "--by") -> tuple[str, str] | None:
     if by is None and role is None:
         return None
@@ -107,6 +141,10 @@ def writing(root: Path | str | None) -> Iterator[Path]:
             yield base
     except (LockBusy, JournalRefused) as e:
         raise ReleaseError(str(e)) from None
+    except KeyboardInterrupt as e:
+        if isinstance(e, WriteInterrupted):  # the commit rolled its files back and says so
+            raise
+        raise WriteInterrupted("interrupted before anything was written; the registry is unchanged") from None
     finally:
         clear_cache()
 
@@ -114,7 +152,11 @@ def writing(root: Path | str | None) -> Iterator[Path]:
 def _loaded(root: Path, doing: str) -> Registry:
     reg = load(root)
     if reg.problems:
-        raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}")
+        from registry.validate import first_fix
+
+        advice = first_fix(reg.problems)
+        raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}"
+                           + (f"; {advice}" if advice else ""))
     if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
         raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
     return reg
@@ -224,8 +266,35 @@ def _restore_text(item: Any, released: str) -> None:
         item["text"] = block(released if released.endswith("\n") else released + "\n")
 
 
-def _signoff(who: tuple[str, str] | None, when: dt.date) -> dict[str, Any] | None:
-    return None if who is None else {"who": who[0], "role": who[1], "date": when}
+def _signoff(who: tuple[str, str] | None, when: dt.date, reason: str | None = None) -> dict[str, Any] | None:
+    if who is None:
+        return None
+    out: dict[str, Any] = {"who": who[0], "role": who[1], "date": when}
+    if reason:
+        out["reason"] = reason
+    return out
+
+
+def _policy(reg: Registry) -> Policy:
+    try:
+        return read_policy(reg.formulas_dir)
+    except PolicyError as e:
+        raise ReleaseError(f"{e}: fix the policy file first (approvals are refused while it is invalid)") from None
+
+
+def _four_eyes(pol: Policy, slug: str, version: str, entry: Any, who: tuple[str, str]) -> None:
+    """Refuse an approval the policy does not allow: by the draft's author, or by a role not listed."""
+    author = (_plain(entry.get("released_by")) or {}).get("who")
+    if pol.four_eyes and author is None:
+        raise ReleaseError(f"{slug} {version} records no author, so four eyes cannot be checked: remove the draft and "
+                           "make it again with --by and --role")
+    if pol.four_eyes and author is not None and str(author).strip().casefold() == who[0].casefold():
+        raise ReleaseError(f"{who[0]} drafted {slug} {version} and cannot also approve it: the approver must be "
+                           f"someone other than the author ({author}); set four_eyes: false in "
+                           f"formulas/{POLICY_FILE.as_posix()} only if your governance allows self-approval")
+    if not pol.role_allowed(who[1]):
+        raise ReleaseError(f"role {who[1]!r} may not approve under formulas/{POLICY_FILE.as_posix()}; roles allowed: "
+                           + ", ".join(pol.approver_roles))
 
 
 def _catalogue(reg: Registry, calcs: dict[str, Calculator]) -> dict[Path, str]:
@@ -328,7 +397,7 @@ def _plain(x: Any) -> Any:
 
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False) -> str:
+            with_dependants: bool = False, labels: list[str] | None = None) -> str:
     """Release a calculator's edited content (or `sets`, constant values) as a new version.
 
     With `draft`, the version waits in formulas/drafts/ for `formula approve`. With a future
@@ -338,14 +407,22 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     if part not in ("major", "minor", "patch"):
         raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
     assignments = parse_assignments(sets or [])
+    names = parse_labels(labels or [])
     effective = parse_date(date, "--date")
     who = _who(by, role)
     today = dt.date.today()
+    if draft and who is None:
+        raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone else "
+                           "approves it")
     if effective > today and not draft and who is None:
-        raise ReleaseError(f"--date {effective} is in the future: the version waits, approved by whoever releases it, "
-                           "until that day; give --by and --role (or use --draft and `formula approve`)")
+        raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give --by and "
+                           "--role (who makes it), then someone else approves it with `formula approve`")
     with writing(root) as base:
         reg = _loaded(base, "releasing")
+        pol = _policy(reg)
+        self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
+            and pol.role_allowed(who[1])
+        draft = draft or (effective > today and not self_approved)
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
         dirty = unreleased(reg)
@@ -368,6 +445,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         waiting = draft or effective > today
         plan = _Plan(reg)
         released: list[str] = []
+        tried: dict[str, Calculator] = {}  # each target as this release makes it (a draft's content included)
         for slug in targets:
             calc = reg.calculators[slug]
             old = calc.active
@@ -385,6 +463,15 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                         raise ReleaseError(f"--set {name}={value!r}: {problem} (formulas/{slug}.yaml "
                                            f"constants.{name})")
                     consts[name]["value"] = value
+                    label = calc.constants[name].label
+                    if label and name not in names:
+                        raise ReleaseError(f"--set {name}: this constant's value is the {label!r} (texts show the "
+                                           f"name beside the number); say what the new value is called with "
+                                           f"--label {name}=NAME (or --label {name}={label!r} to keep it)")
+                for name, text in names.items():
+                    if name not in consts:
+                        raise ReleaseError(f"--label: {slug} has no constant {name!r}")
+                    consts[name]["label"] = text
             new_version = ver.bump(old.version, part)
             note = reason if slug == c.slug else f"{reason} (released with its dependency {c.slug})"
             entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,
@@ -392,8 +479,9 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                                      "changelog": note}
             if who:
                 entry["released_by"] = _signoff(who, today)
-            if effective > today and not draft and who:
-                entry["approved_by"] = _signoff(who, today)
+            if self_approved and who:  # only where the policy file allows an author to approve their own change
+                entry["approved_by"] = _signoff(who, today, "released with a future effective date; the policy "
+                                                "allows the author to approve")
                 entry["approved"] = today
             snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
             if snap is None or old.version not in plan.lock.get(slug, {}):
@@ -407,6 +495,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             old_hash = plan.lock[slug][old.version]
             if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
+            tried[slug] = proposed
             if waiting:
                 plan.changes[draft_path(reg, slug)] = text
                 if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
@@ -416,26 +505,36 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             released.append(f"{slug} {new_version}")
         plan.finish(targets)
         plan.commit()
+        checked = _checks(reg, {**reg.calculators, **tried}, targets)
     was = c.active.version
     if draft:
-        return (f"{c.slug}: drafted {released[0].split()[-1]} (active stays {was}); review it with "
-                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve`")
+        when = f", effective {effective} once approved" if effective > today else ""
+        return (f"{c.slug}: drafted {released[0].split()[-1]}{when} (active stays {was}); it awaits approval by "
+                f"someone other than {who[0] if who else 'its author'}: review it with "
+                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve` "
+                f"(`formula pending` lists what waits)" + checked)
     if waiting:
         return (f"{c.slug}: {released[0].split()[-1]} approved, effective {effective}; {was} stays active until then "
-                "(run `formula activate` on or after that day)")
+                "(run `formula activate` on or after that day)" + checked)
     extra = f" with {', '.join(released[1:])}" if len(released) > 1 else ""
     return (f"{c.slug}: released {released[0].split()[-1]} (was {was}){extra}: {reason}; "
-            f"re-rendered formulas/{TEXTS_DIR}")
+            f"re-rendered formulas/{TEXTS_DIR}" + checked)
 
 
 # ---------------------------------------------------------------------- approve and activate
 
 
-def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None) -> str:
-    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`)."""
+def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None,
+            reason: str = "") -> str:
+    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`).
+
+    Four eyes: the approver must differ from the draft's author unless the policy file says otherwise.
+    """
     who = _who(by, role)
     if who is None:
         raise ReleaseError("--by and --role must name who approves and their role")
+    if not reason or not reason.strip():
+        raise ReleaseError("--reason must say why the change is approved (it is recorded with the approval)")
     today = dt.date.today()
     when = parse_date(date, "--date")
     if when > today:
@@ -458,10 +557,11 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
                                "remove the draft and make it again")
         if c.slug in unreleased(reg):
             raise ReleaseError(f"{c.slug} has unreleased hand edits; release or undo them before approving")
+        _four_eyes(_policy(reg), c.slug, version, entry, who)
         released_on = _plain(entry.get("released_by", {}) or {}).get("date")
         if released_on and when.isoformat() < released_on:
             raise ReleaseError(f"--date {when} is before the draft was made ({released_on})")
-        entry["approved_by"] = _signoff(who, when)
+        entry["approved_by"] = _signoff(who, when, reason.strip())
         entry["approved"] = when
         _validated(rt_dump(drt), dpath)
         plan = _Plan(reg)
@@ -475,7 +575,9 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
         plan.changes[dpath] = None
         plan.finish([c.slug])
         plan.commit()
-    return f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; now active (was {c.active.version})"
+        checked = _checks(reg, plan.calcs, [c.slug])
+    return (f"{c.slug} {version}: approved by {who[0]} ({who[1]}) on {when}; now active (was {c.active.version})"
+            + checked)
 
 
 def activate(root: Path | str | None, *, on: str | None = None) -> str:
@@ -499,7 +601,8 @@ def activate(root: Path | str | None, *, on: str | None = None) -> str:
             plan.changes[dpath] = None
         plan.finish([s.split()[0] for s in done])
         plan.commit()
-    return "activated " + ", ".join(done) if done else f"no approved version is due to become active on {day}"
+        checked = _checks(reg, plan.calcs, [s.split()[0] for s in done])
+    return ("activated " + ", ".join(done) + checked) if done else f"no approved version is due to become active on {day}"
 
 
 # ---------------------------------------------------------------------- review
@@ -542,12 +645,48 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
             item["signoffs"] = []
         item["signoffs"].append({"who": person[0], "role": person[1], "date": when})
         item["last_review"] = when
-        item["next_review"] = due
-        if item.get("approved") is None:
-            item["approved"] = when
+        item["next_review"] = due  # a review signs off; it never approves (only `formula approve` does)
         text = rt_dump(rt, original)
         _validated(text, path)
         plan = _Plan(reg)
         plan.changes[path] = text
         plan.commit()
     return f"{c.slug} {v.version}: reviewed by {person[0]} ({person[1]}) on {when}; next review due {due}"
+
+
+# ---------------------------------------------------------------------- reject
+
+
+REJECTED_DIR = "rejected"
+
+
+def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, *, reason: str) -> str:
+    """Reject a waiting draft: the draft file goes, and who rejected it, when and why is kept on record
+    in formulas/drafts/rejected/<slug>.yaml (the active version is untouched)."""
+    from registry.yamlio import dump, load_file
+
+    who = _who(by, role)
+    if who is None:
+        raise ReleaseError("--by and --role must name who rejects the draft and their role")
+    why = _reason(reason)
+    today = dt.date.today()
+    with writing(root) as base:
+        reg = _loaded(base, "rejecting")
+        c = _calc(reg, ref)
+        dpath = draft_path(reg, c.slug)
+        if not dpath.exists():
+            raise ReleaseError(f"{c.slug} has no draft waiting for approval")
+        entry = _plain(rt_load(dpath)["versions"][-1])
+        if entry.get("version") != version:
+            raise ReleaseError(f"{c.slug}'s draft is version {entry.get('version')}, not {version!r}")
+        log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
+        records = list(load_file(log) or []) if log.exists() else []
+        records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
+                        "drafted_by": entry.get("released_by"),
+                        "rejected_by": _plain(_signoff(who, today, why))})
+        plan = _Plan(reg)
+        plan.changes[dpath] = None
+        plan.changes[log] = dump(_plain(records))
+        plan.commit()
+    return (f"{c.slug} {version}: rejected by {who[0]} ({who[1]}) on {today}: {why}; {c.active.version} stays active "
+            f"(recorded in {reg.rel(log)})")

@@ -59,6 +59,17 @@ def cite(c: Any) -> str:
     return s
 
 
+def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
+    """The version waiting for approval or its date, if any (registry.pending)."""
+    from registry.pending import pending_one
+
+    p = pending_one(reg, c)
+    if p is not None:
+        who = f" by {p.drafted_by.who} ({p.drafted_by.role}) since {p.since}" if p.drafted_by else ""
+        add(f"  pending version {p.version}{who}: {p.state}, effective {p.effective}: {p.reason}"
+            " (`formula pending`, `formula diff " + f"{c.slug} {p.base} {p.version}`)")
+
+
 def show_text(reg: Registry, c: Calculator) -> str:
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
     out: list[str] = []
@@ -74,6 +85,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     for so in v.signoffs:
         add(printable(f"  reviewed by {so.who} ({so.role}) on {so.date}"))  # names typed by whoever reviewed
     add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
+    add_pending(reg, c, add)
     add("")
     add("Inputs")
     for i in c.inputs:

@@ -213,11 +213,16 @@ class Constant(Strict):
     source: str | None = None
     applies_to: Literal["both", "benchmark", "published"] = Field(
         default="both", description="which variant uses it; supplied texts must state the benchmark's")
+    label: str | None = Field(
+        default=None, min_length=1, description="the name of the variant or factor this value is (e.g. 'Hillier "
+        "factor'); texts show it as {{ label.NAME }}, so a fix that changes the value says what it is called")
     # The allowed range guards edits (`formula fix`, hand edits before release); it is not content,
     # so it is left out of dumps and never changes a released version's hash.
     min: float | None = Field(default=None, exclude=True, description="smallest allowed value (inclusive)")
     max: float | None = Field(default=None, exclude=True, description="largest allowed value (inclusive)")
     positive: bool = Field(default=False, exclude=True, description="the value must be greater than 0")
+    type: Literal["integer", "number"] | None = Field(
+        default=None, exclude=True, description="integer: only whole numbers (decimals, caps of integer scores)")
 
     @model_validator(mode="after")
     def _allowed(self) -> "Constant":
@@ -226,6 +231,14 @@ class Constant(Strict):
             raise ValueError(problem)
         return self
 
+    @model_serializer(mode="wrap")
+    def _without_absent_label(self, handler: Any) -> Any:
+        """No label, no key: constants written before labels existed keep their content (and hash)."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("label", "") is None:
+            del data["label"]
+        return data
+
 
 def constant_problem(spec: "Constant", value: Any) -> str | None:
     """Why `value` is not allowed for this constant (None when it is): finite, and within its declared range."""
@@ -233,12 +246,14 @@ def constant_problem(spec: "Constant", value: Any) -> str | None:
         return None if isinstance(value, str) else f"{value!r} is not a number"
     if not math.isfinite(value):
         return f"value {value!r} is not a finite number"
+    if spec.type == "integer" and not float(value).is_integer():
+        return f"value {value!r} is not a whole number (the constant has type integer)"
     if spec.positive and not value > 0:
         return f"value {value!r} must be greater than 0"
     if spec.min is not None and value < spec.min:
-        return f"value {value!r} is below the allowed minimum {spec.min!r}"
+        return f"value {value!r} is below the allowed minimum {spec.min:g}"
     if spec.max is not None and value > spec.max:
-        return f"value {value!r} is above the allowed maximum {spec.max!r}"
+        return f"value {value!r} is above the allowed maximum {spec.max:g}"
     return None
 
 
@@ -320,6 +335,7 @@ class SignOff(Strict):
     who: str
     role: str
     date: dt.date
+    reason: str | None = Field(default=None, description="why (an approval or rejection says why it was given)")
 
 
 class Version(Strict):

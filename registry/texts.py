@@ -134,7 +134,7 @@ class InputView:
 # (`template_problems`) before it is compiled, and rendered by an immutable sandbox that reads only
 # data: the fields of registry models, the views below, and dict lookups.
 
-NAMES = frozenset({"c", "t", "i", "calc", "d", "u"})  # what `render_context` offers
+NAMES = frozenset({"c", "t", "i", "calc", "d", "u", "label"})  # what `render_context` offers
 FILTERS = frozenset({"abs", "round", "int", "float", "string", "lower", "upper", "title", "capitalize", "trim",
                      "join", "length", "count", "first", "last", "min", "max", "sum", "sort", "list", "default",
                      "unique", "reverse"})
@@ -349,6 +349,7 @@ def _inputs(calc: Calculator, units: UnitsFile | None) -> dict[str, InputView]:
 def _own(calc: Calculator, units: UnitsFile | None) -> dict[str, Any]:
     return {
         "c": {k: v.value for k, v in calc.constants.items()},
+        "label": {k: v.label for k, v in calc.constants.items() if v.label},  # a variant's name beside its number
         "t": {k: TableView(k, v) for k, v in calc.tables.items()},
         "i": _inputs(calc, units),
         "calc": {"name": calc.name, "unit": calc.output.unit or "", "slug": calc.slug,
@@ -444,6 +445,8 @@ class References:
     inputs: frozenset[str]
     dependency: frozenset[tuple[str, str, str]]  # (calculator slug, "c"|"t"|"i", name)
     other: frozenset[str]  # references the audit cannot attribute (e.g. c[some_variable])
+    labels: frozenset[str] = frozenset()  # constants whose label the text shows ({{ label.NAME }})
+    literal: str = ""  # the template's own words, outside every {{ }} and {% %}
 
 
 def _path(node: nodes.Node) -> list[str] | None:
@@ -464,7 +467,7 @@ def _path(node: nodes.Node) -> list[str] | None:
 def references(source: str) -> References:
     """What a template refers to, read from jinja2's own syntax tree (no rendering)."""
     tree = _ENV.parse(source)
-    found: dict[str, set[str]] = {"c": set(), "t": set(), "i": set()}
+    found: dict[str, set[str]] = {"c": set(), "t": set(), "i": set(), "label": set()}
     dep: set[tuple[str, str, str]] = set()
     other: set[str] = set()
     for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
@@ -473,15 +476,16 @@ def references(source: str) -> References:
             root = node
             while isinstance(root, (nodes.Getattr, nodes.Getitem)):
                 root = root.node
-            if isinstance(root, nodes.Name) and root.name in ("c", "t", "i", "d"):
+            if isinstance(root, nodes.Name) and root.name in ("c", "t", "i", "d", "label"):
                 other.add(f"{root.name}[...]")
             continue
         if path[0] in found and len(path) >= 2:
             found[path[0]].add(path[1])
         elif path[0] == "d" and len(path) >= 4 and path[2] in found:
             dep.add((path[1], path[2], path[3]))
+    literal = "".join(n.data for n in tree.find_all(nodes.TemplateData))
     return References(frozenset(found["c"]), frozenset(found["t"]), frozenset(found["i"]), frozenset(dep),
-                      frozenset(other))
+                      frozenset(other), frozenset(found["label"]), literal)
 
 
 # ---------------------------------------------------------------------- catalogue

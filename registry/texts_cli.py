@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         description="Render every calculator's active text into formulas/texts/ (or --out DIR).")
     add_root(r)
     r.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/formulas/texts)")
+    r.add_argument("--preview", metavar="SLUG", help="print one calculator's text as its file stands now (unreleased "
+                   "edits included) to stdout, writing nothing")
     r.set_defaults(handler=cmd_render)
     c = tsub.add_parser("changed", help="which calculators' texts changed since a git ref or an index file",
                         description="Compare the texts rendered from the registry now with the catalogue index "
@@ -32,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--since", required=True, metavar="REF")
     add_root(c)
     c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument("--check", action="store_true", help="exit 1 when any text changed (for pipelines)")
     c.set_defaults(handler=cmd_changed)
 
 
@@ -46,6 +49,8 @@ def cmd_render(args: argparse.Namespace) -> int:
     from registry.loader import default_root
     from registry.texts import catalogue_files
 
+    if args.preview is not None:
+        return preview(args.root, args.preview)
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         print(f"error: --out {args.out} is a file; give a folder (it is created if missing)", file=sys.stderr)
         return 1
@@ -81,6 +86,28 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
         return 1
     print(f"rendered {len(files) - 1} texts into {out}")
+    return 0
+
+
+def preview(root: Path | None, ref: str) -> int:
+    """Render the working copy of one calculator's text (a hand edit before release); writes nothing."""
+    from registry.tolerant import blocking_for
+
+    reg = load_registry(root, tolerate=codes.UNRELEASED, partial=True)
+    try:
+        c = reg.get(ref)
+    except KeyError:
+        mine = blocking_for(reg, ref)
+        why = f": {mine[0]}" if mine else "; see `formula list`"
+        say(printable(f"error: cannot preview {ref!r}{why}"), file=sys.stderr)
+        return 1
+    try:
+        text = render(c, calcs=reg.calculators, units=reg.units)
+    except TextError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    say(f"<!-- preview of {c.slug} as formulas/{c.slug}.yaml stands now; not written, not released -->")
+    say(text.rstrip())
     return 0
 
 
@@ -143,4 +170,7 @@ def cmd_changed(args: argparse.Namespace) -> int:
                  for r in rows]
         print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"],
                            drop=["old_sha256", "new_sha256"]))
+    if args.check and rows:
+        print(f"texts changed --check: {len(rows)} text(s) changed since {args.since}", file=sys.stderr)
+        return 1
     return 0

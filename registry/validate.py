@@ -26,8 +26,49 @@ def validate(reg: Registry) -> list[Problem]:
     from registry.integrity import check  # journal, catalogue, benchmark ids, drafts
 
     check(reg)
+    reg.problems.sort(key=lambda p: _RANK.get(p.code, len(_RANK)))  # stable: the fix that helps first
     reg.validated = True
     return reg.problems
+
+
+# the order problems are listed in: an interrupted change first (its half-written files explain much of the
+# rest), then files that do not load (their dependants' problems follow from them), then the rest
+_RANK = {codes.JOURNAL: 0, codes.YAML: 1, codes.SCHEMA: 1, codes.SLUG: 1, codes.UNITS_MISSING: 1}
+
+
+def first_fix(problems: list[Problem]) -> str | None:
+    """The one repair to make before anything else, when one explains the others."""
+    journal = [p for p in problems if p.code == codes.JOURNAL]
+    if journal:
+        others = len(problems) - len(journal)
+        return ("first run `formula recover`: a change was interrupted" + (
+            f", and the other {others} problem(s) may be its half-written files; validate again after it"
+            if others else ""))
+    broken = [p for p in problems if _RANK.get(p.code) == 1]
+    if broken and len(problems) > len(broken):
+        return (f"first fix {broken[0].path} (line {broken[0].line}): calculators that use a file that does not "
+                "load are not checked until it does")
+    return None
+
+
+def broken_files(reg: Registry) -> set[str]:
+    """Slugs of calculator files on disk that did not load (unreadable YAML or schema errors)."""
+    on_disk = {p.stem for p in reg.formulas_dir.glob("*.yaml") if p.name != "units.yaml"}
+    return on_disk - set(reg.calculators)
+
+
+def _on_broken(reg: Registry) -> set[str]:
+    """Calculators that use a broken file, directly or not: their dependency checks wait for its repair."""
+    broken = broken_files(reg)
+    out: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for slug, c in reg.calculators.items():
+            if slug not in out and any(d in broken or d in out for d in c.depends_on):
+                out.add(slug)
+                changed = True
+    return out
 
 
 def _at(reg: Registry, slug: str, loc: tuple, fld: str, problem: str, code: str) -> Problem:
@@ -60,7 +101,7 @@ def _references(reg: Registry) -> None:
                 _at(reg, slug, ("literature_audit", "guidelines", i), f"literature_audit.guidelines[{i}]",
                     f"unknown guideline {gs!r}", codes.REFERENCE)
         for i, r in enumerate(c.replacements):
-            if r.successor is not None and r.successor not in calcs:
+            if r.successor is not None and r.successor not in calcs and r.successor not in broken_files(reg):
                 _at(reg, slug, ("replacements", i, "successor"), f"replacements[{i}].successor",
                     f"unknown successor calculator {r.successor!r}", codes.REFERENCE)
             if r.successor == slug:
@@ -69,8 +110,9 @@ def _references(reg: Registry) -> None:
             if r.guideline is not None and r.guideline not in g:
                 _at(reg, slug, ("replacements", i, "guideline"), f"replacements[{i}].guideline",
                     f"unknown guideline {r.guideline!r}", codes.REFERENCE)
+        broken = broken_files(reg)
         for i, d in enumerate(c.depends_on):
-            if d not in calcs:
+            if d not in calcs and d not in broken:  # a broken file is reported itself: fix it, not this
                 _at(reg, slug, ("depends_on", i), f"depends_on[{i}]", f"unknown calculator {d!r}", codes.REFERENCE)
 
 
@@ -185,6 +227,7 @@ def _lock(reg: Registry) -> None:
                                     f"covers now; this tool writes format {LOCK_FORMAT}: run `formula lock --rehash`",
                                     codes.LOCK_FORMAT))
         return
+    waiting = _on_broken(reg)
     for slug, c in reg.calculators.items():
         recorded = lock.get(slug, {})
         for i, v in enumerate(c.versions):
@@ -197,6 +240,8 @@ def _lock(reg: Registry) -> None:
                     codes.LOCK_MISSING)
                 continue
             snap = _snapshot(reg, slug, v.version, recorded[v.version], loc, fld)
+            if v.status == VersionStatus.active and slug in waiting:
+                continue  # its dependency's file does not load: nothing to release until that is fixed
             if v.status == VersionStatus.active:
                 _live(reg, c, v.version, recorded[v.version], snap, loc, fld)
             elif snap is not None and snap.get("text") != v.text:

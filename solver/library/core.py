@@ -48,7 +48,12 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
         return reg.get(ref)
     except KeyError:
         from registry.suggest import did_you_mean
+        from registry.tolerant import blocking_for
 
+        broken = blocking_for(reg, ref) if reg.validated else []
+        if broken:  # perhaps the calculator whose file a hand edit broke: say so rather than "unknown"
+            raise RegistryInvalid(str(ref), None, f"{broken[0]}: this calculator's file does not load, so it cannot "
+                                  "be computed; fix the file (`formula validate`)") from None
         raise UnknownCalculator(str(ref), None, "unknown calculator" + did_you_mean(ref, reg.calculators)
                                 + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
@@ -69,11 +74,14 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
     """Refuse a registry that fails validation: its result could not honestly name a released version."""
+    from registry.tolerant import blocking_for  # a broken file this calculator does not use does not block it
+
     if not reg.validated:
         validate(reg)
-    if reg.problems:
-        first = reg.problems[0]
-        more = f" (and {len(reg.problems) - 1} more)" if len(reg.problems) > 1 else ""
+    problems = blocking_for(reg, ref)
+    if problems:
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise RegistryInvalid(str(ref), None, f"the registry at {reg.root} fails validation, so a result could not "
                               f"name the content it was computed from: {first}{more}. Run `formula validate`; an "
                               "intended edit becomes a version with `formula release SLUG --reason ...`")

@@ -56,7 +56,7 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     history_before = [(v.version, "superseded") for v in calc.versions[:-1]]
 
     code, out, err = run(capsys, "fix", SLUG, "--set", "correction_per_mg_dl_glucose=0.016",
-                         "--reason", "Katz 1973 factor", "--root", root)
+                         "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz 1973 factor", "--root", root)
     assert code == 0, err
     assert f"released {v1} (was {v0})" in out
     assert run(capsys, "validate", "--root", root)[0] == 0
@@ -81,7 +81,8 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
 
     # revert by a new version: everything green again
     code, out, err = run(capsys, "fix", SLUG, "--set", f"correction_per_mg_dl_glucose={original}",
-                         "--reason", "revert to Hillier 1999", "--root", root)
+                         "--label", "correction_per_mg_dl_glucose=Hillier factor", "--reason", "revert to Hillier 1999",
+                         "--root", root)
     assert code == 0, err
     assert f"released {v2} (was {v1})" in out
     assert run(capsys, "validate", "--root", root)[0] == 0

@@ -98,7 +98,7 @@ WRITERS = [
     ("review", SODIUM, "--by", "Ada", "--role", "pharmacist"),
     ("fix", SODIUM, "--set", "reference_glucose=90", "--reason", "r"),
     ("release", SODIUM, "--reason", "r"),
-    ("approve", SODIUM, "1.9.0", "--by", "Ada", "--role", "pharmacist"),
+    ("approve", SODIUM, "1.9.0", "--by", "Ada", "--role", "pharmacist", "--reason", "agreed"),
     ("activate",),
     ("lock",),
     ("lock", "--rehash"),

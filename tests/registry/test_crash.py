@@ -30,7 +30,8 @@ def _cli(root: Path, *argv: str) -> subprocess.Popen:
 
 def test_two_fixes_at_once_both_land_in_order(tmp_path: Path) -> None:
     root = copy_registry(tmp_path)
-    procs = [_cli(root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016", "--reason", "Katz"),
+    procs = [_cli(root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
+                  "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz"),
              _cli(root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "reference")]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
@@ -74,7 +75,9 @@ def _fix_child(root: str, events) -> None:
     from cli.main import main
 
     clear_cache()
-    code = main(["fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016", "--reason", "Katz", "--root", root])
+    code = main(["fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
+                 "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz",
+                 "--root", root])
     events.send(("exit", code))
     os._exit(code)
 

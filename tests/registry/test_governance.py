@@ -31,7 +31,8 @@ def test_fix_keeps_comments_order_and_writes_no_anchors(capsys, root: Path) -> N
         "intended_use: diagnosis", "intended_use: diagnosis  # see Table 11"), encoding="utf-8")
     before = _yaml(root)
     code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
-                           "--reason", "Katz factor", "--by", "A. Reviewer", "--role", "pharmacist")
+                           "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz factor",
+                           "--by", "A. Reviewer", "--role", "pharmacist")
     assert code == 0, err
     code, _, err = formula(capsys, root, "review", SODIUM, "--by", "B. Nurse", "--role", "nurse")
     assert code == 0, err
@@ -48,7 +49,7 @@ def test_fix_keeps_comments_order_and_writes_no_anchors(capsys, root: Path) -> N
 
 def test_repeated_set_applies_every_assignment(capsys, root: Path) -> None:
     code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
-                           "--set", "reference_glucose=90", "--reason", "both")
+                           "--set", "reference_glucose=90", "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "both")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.constants["correction_per_mg_dl_glucose"].value == 0.016
@@ -202,13 +203,17 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, root: Path) 
     tomorrow = (TODAY + dt.timedelta(days=1)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "x",
                              "--date", tomorrow, "--by", "A", "--role", "pharmacist")
-    assert code == 0 and "stays active" in out, err
+    assert code == 0 and "active stays" in out and "awaits approval by someone other than A" in out, err
     assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},
                    registry=load(root)).version == OLD
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
+    assert code == 0 and f"stays active until {tomorrow}" in out, err
+    code, out, _ = formula(capsys, root, "activate")
+    assert code == 0 and "no approved version" in out  # approved, but its day has not come
     code, _, err = formula(capsys, root, "activate", "--on", tomorrow)
     assert code == 1 and "future" in err
     # the day comes: simulate it by moving the draft's effective date to today
@@ -300,7 +305,7 @@ def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, 
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
     assert "+The correction applies" in out and "input Glucose range: [10, 3000] -> [10, 2500]" in out
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.input("Glucose").range == (10, 2500) and "negative correction" in c.active.text

@@ -17,6 +17,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     today = dt.date.today().isoformat()
     # 1. a maintainer proposes Katz's factor as a draft: nothing changes for users yet
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
+                             "--label", "correction_per_mg_dl_glucose=Katz factor",
                              "--reason", "Katz 1973 factor, for comparison", "--draft",
                              "--by", "R. Maintainer", "--role", "clinical informatician")
     assert code == 0 and f"drafted {NEW}" in out, err
@@ -31,7 +32,8 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert "constant correction_per_mg_dl_glucose: 0.024 -> 0.016" in numbers
     # 3. approval makes it active, re-renders the catalogue, records who approved
     code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "Dr A. Chair",
-                             "--role", "chair, drug and therapeutics committee")
+                             "--role", "chair, drug and therapeutics committee",
+                             "--reason", "Katz factor agreed for comparison")
     assert code == 0 and "now active" in out, err
     assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x 300
     index = json.loads((root / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
@@ -40,7 +42,8 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     code, out, _ = formula(capsys, root, "changelog", "--since", today, "--format", "json")
     [entry] = [e for e in json.loads(out) if (e["slug"], e["version"]) == (SODIUM, NEW)]  # others may be released today
     assert (entry["version"], entry["released_by"], entry["approved_by"]) == (NEW, "R. Maintainer", "Dr A. Chair")
-    assert entry["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL"]
+    assert entry["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL",
+                                "constant correction_per_mg_dl_glucose label: Hillier factor -> Katz factor"]
     # 5. a review signs the active version off and sets the next due date
     code, out, err = formula(capsys, root, "review", SODIUM, "--by", "B. Pharmacist", "--role", "renal pharmacist")
     assert code == 0, err

@@ -19,7 +19,7 @@ def two_versions(tmp_path_factory):
         shutil.copytree(PROJECT_ROOT / sub, root / sub)
     before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
     release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
-            sets=["correction_per_mg_dl_glucose=0.016"])
+            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"])
     reg = load(root)
     clear_cache()
     assert not reg.problems, reg.problems[:3]

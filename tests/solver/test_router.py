@@ -105,7 +105,7 @@ def released(tmp_path: Path) -> Path:
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
     release(tmp_path, "sodium-correction-hyperglycemia", "test release",
-            sets=["correction_per_mg_dl_glucose=0.016"])
+            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"])
     clear_cache()
     return tmp_path
 

@@ -1,0 +1,51 @@
+"""The site's "Awaiting approval" sections: drafts and approved versions not yet in force.
+
+Read from `registry.pending`, the same queue `formula pending` prints, so the committee sees on
+the site exactly what the command line shows.
+"""
+from __future__ import annotations
+
+from formula_site.markup import Raw, esc, link, table
+from registry.loader import Registry
+from registry.pending import Pending, pending, pending_one
+from registry.schema import Calculator
+
+
+def _who(p: Pending) -> str:
+    return f"{p.drafted_by.who} ({p.drafted_by.role})" if p.drafted_by else "not recorded"
+
+
+def _changes(p: Pending) -> Raw:
+    lines = [esc(x) for x in p.changes] or ["–"]
+    if not p.scoring_changed:
+        lines.append("<em>no change to scoring</em>")
+    return Raw("<br>".join(lines))
+
+
+def overview_section(reg: Registry) -> str:
+    """The overview's queue: every version waiting, oldest first."""
+    items = pending(reg)
+    out = ["## Awaiting approval", ""]
+    if not items:
+        return "\n".join(out + ["Nothing is waiting: no draft awaits approval and no approved version awaits its "
+                                "effective date (`formula pending`).", ""])
+    rows = [[link(f"calculators/{p.slug}.html", p.name), f"{p.base} → {p.version}", p.state, p.effective.isoformat(),
+             _who(p), p.since.isoformat() if p.since else "not recorded", p.reason, _changes(p)] for p in items]
+    out.append(table(["Calculator", "Version", "State", "Effective", "Drafted by", "Since", "Why", "What changes"],
+                     rows, sortable=False))
+    return "\n".join(out + [""])
+
+
+def calculator_section(reg: Registry, c: Calculator) -> list[str]:
+    """A calculator page's note of its waiting version, or nothing."""
+    p = pending_one(reg, c)
+    if p is None:
+        return []
+    approved = (f"; approved by {p.approved_by.who} ({p.approved_by.role}) on {p.approved_by.date}"
+                if p.approved_by else "")
+    return ["", "## Awaiting approval", "",
+            f"Version {esc(p.version)} ({esc(p.state)}), drafted from {esc(p.base)} by {esc(_who(p))} on "
+            f"{p.since.isoformat() if p.since else 'a date not recorded'}, effective {p.effective.isoformat()}"
+            f"{esc(approved)}. Why: {esc(p.reason)}. Version {esc(p.base)} stays in use until it is approved and "
+            "its date has come.", "",
+            table(["What changes"], [[_changes(p)]], sortable=False)]
