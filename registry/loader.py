@@ -167,20 +167,30 @@ def load(root: Path | str | None = None) -> Registry:
 
 @lru_cache(maxsize=4)
 def _cached(root: str) -> Registry:
+    from registry import snapshot
+
+    first = validation_key(Path(root))
+    marker = _marker(first) if first is not None else None
+    if marker is not None:  # this exact content loaded and passed before: its snapshot skips the YAML parsing
+        saved = snapshot.read(snapshot.path_for(marker.parent, marker.name, root), root)
+        if saved is not None:
+            return saved
     reg = load(root)
     key = validation_key(Path(root))
     marker = _marker(key) if key is not None and not reg.problems else None
     if marker is not None and marker.is_file():
         reg.validated = True  # this exact content passed every rule before (see validation_key)
-        return reg
-    validate(reg)
-    if marker is not None and not reg.problems:
-        try:
-            from registry.atomic import atomic_write
+    else:
+        validate(reg)
+        if marker is not None and not reg.problems:
+            try:
+                from registry.atomic import atomic_write
 
-            atomic_write(marker, "passed every validation rule\n")
-        except OSError:
-            pass  # a read-only cache only costs the next start-up its validation
+                atomic_write(marker, "passed every validation rule\n")
+            except OSError:
+                pass  # a read-only cache only costs the next start-up its validation
+    if marker is not None and key == first and reg.validated and not reg.problems:  # unchanged while loading
+        snapshot.write(snapshot.path_for(marker.parent, marker.name, root), reg)
     return reg
 
 

@@ -1,0 +1,73 @@
+"""A loaded, validated registry kept on disk, so a one-case command skips parsing every YAML file.
+
+The snapshot is the pickled `Registry` that passed every validation rule, stored under a name made
+of `loader.validation_key` (every byte of formulas/ and guidelines/, the registry code, the parsing
+libraries' versions), the root folder and the Python version: a changed file makes a new name, so a
+snapshot never stands for content other than what is on disk. It is written atomically, read with an
+unpickler that builds only registry, pydantic and plain standard-library types, and anything wrong
+with it (missing, truncated, foreign, another root) makes the caller load the files as usual.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMAT = b"formula-registry snapshot 1\0"
+
+# what a snapshot may build: the registry's own types and the plain types its models hold
+_MODULE_PREFIXES = ("registry.", "pydantic.", "pydantic_core.")
+_ALLOWED = {
+    "builtins": {"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool", "bytes", "complex",
+                 "object", "NoneType"},
+    "copyreg": {"_reconstructor", "__newobj__"},
+    "pathlib": {"Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"},
+    "datetime": {"date", "datetime", "time", "timedelta", "timezone"},
+    "decimal": {"Decimal"},
+    "collections": {"OrderedDict", "defaultdict"},
+}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str) -> Any:
+        if module.startswith(_MODULE_PREFIXES) or name in _ALLOWED.get(module, ()):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"a registry snapshot does not build {module}.{name}")
+
+
+def path_for(folder: Path, key: str, root: str) -> Path:
+    h = hashlib.sha256(FORMAT + key.encode() + b"\0" + root.encode() + b"\0" + sys.version.encode())
+    return folder / f"registry-{h.hexdigest()}.pickle"
+
+
+def read(path: Path, root: str) -> Any | None:
+    """The registry stored at `path`, or None when there is none or it is not a clean one of `root`."""
+    from registry.model import Registry
+
+    try:
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    if not blob.startswith(FORMAT):
+        return None
+    try:
+        reg = _Unpickler(io.BytesIO(blob[len(FORMAT):])).load()
+    except Exception:  # noqa: BLE001 - a corrupt or foreign snapshot only costs a full load
+        return None
+    if not isinstance(reg, Registry) or not reg.validated or reg.problems or str(reg.root) != root:
+        return None
+    return reg
+
+
+def write(path: Path, reg: Any) -> None:
+    """Store a clean registry (atomically); a cache that cannot be written only costs the next start a load."""
+    from registry.atomic import atomic_write
+
+    try:
+        blob = FORMAT + pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write(path, blob)
+    except (OSError, pickle.PicklingError, TypeError, AttributeError):
+        pass
