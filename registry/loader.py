@@ -245,16 +245,20 @@ def get_registry(root: Path | str | None = None) -> Registry:
     Without `root`, the default root is looked up on the filesystem once per value of
     $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
     if root is None:
-        env = os.environ.get(ROOT_ENV)
+        raw = _ENV_DATA.get(_ROOT_KEY) if _ENV_DATA is not None else os.environ.get(ROOT_ENV)
         last = _last
-        if last and last[0] == env and last[1] is _cached:
+        if last and last[0] == raw and last[1] is _cached:
             return last[2]
-        reg = _cached(_default_root_str(env))
-        _last[:] = [env, _cached, reg]
+        reg = _cached(_default_root_str(os.environ.get(ROOT_ENV)))
+        _last[:] = [raw, _cached, reg]
         return reg
     return _cached(str(resolve_root(root)))
 
 
+# os.environ's own store, read directly on the hot path (os.environ.get encodes the key on every call);
+# os.environ's setters and deleters keep it current. None where the platform's mapping has none.
+_ENV_DATA: dict[Any, Any] | None = getattr(os.environ, "_data", None)
+_ROOT_KEY: Any = getattr(os.environ, "encodekey", str)(ROOT_ENV)
 _last: list[Any] = []  # the default registry of the last call: (env value, cache generation, registry)
 
 

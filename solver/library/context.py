@@ -14,8 +14,8 @@ from typing import Any, Callable
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
-from solver.library.plan import plan
-from solver.library.result import InputRecord, Result
+from solver.library.plan import Plan, plan
+from solver.library.result import InputRecord, Result, make_record
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, entities, variant, registry) -> Result
@@ -23,6 +23,8 @@ SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
 
 
 _CONVERTERS: dict[tuple[int, bool], Converter] = {}
+_ABSENT = object()  # an entity not given
+_NUMBERS = frozenset({int, float})  # the value types the fast paths accept as they are (bool is not int here)
 
 
 def converter(units: UnitsFile, exact: bool) -> Converter:
@@ -38,21 +40,28 @@ def converter(units: UnitsFile, exact: bool) -> Converter:
 class Context:
     """What a calculator function may read. Every accessor records the input it used."""
 
+    __slots__ = ("calc", "slug", "entities", "variant", "benchmark", "reg", "units", "conv", "record",
+                 "_sub_compute", "_specs", "_fields")
+
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
-                 sub_compute: SubCompute):
+                 sub_compute: SubCompute, pl: Plan | None = None):
         self.calc = calc
         self.slug = calc.slug
         self.entities = entities
         self.variant = variant
-        self.benchmark = variant == "benchmark"
+        self.benchmark = benchmark = variant == "benchmark"
         self.reg = reg
-        if reg.units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+        units = reg.units
+        if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
             raise ValueError("the registry has no unit data (formulas/units.yaml)")
-        self.units: UnitsFile = reg.units
-        self.conv = converter(self.units, not self.benchmark)
+        self.units: UnitsFile = units
+        c = _CONVERTERS.get((id(units), not benchmark))
+        self.conv = c if c is not None and c.units is units else converter(units, not benchmark)
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
-        self._specs = plan(calc).specs
+        pl = pl if pl is not None and pl.calc is calc else plan(calc)
+        self._specs = pl.specs
+        self._fields = pl.fields
 
     # ------------------------------------------------------------------ registry data
     def const(self, name: str) -> Any:
@@ -115,7 +124,7 @@ class Context:
 
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         """Record an input as given and as used (for a calculator that reads a special form itself)."""
-        self.record[name] = InputRecord(given, value, unit)
+        self.record[name] = make_record(given, value, unit)
         return value
 
     def check_range(self, name: str, value: float, unit: str | None) -> float:
@@ -164,12 +173,21 @@ class Context:
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        if spec.accepted_units and unit not in spec.accepted_units:
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            v, unit = self._pair(name)
+            f = self._fields[name]
+        spec, accepted, canonical, rng = f
+        if accepted and unit not in accepted:
             self._accept(name, unit)
-        self.check_range(name, v, spec.unit)
-        self.record[name] = InputRecord([v, unit], v, spec.unit)
+        if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
+            self.check_range(name, v, canonical)
+        self.record[name] = make_record([v, unit], v, canonical)
         return v
 
     def _accept(self, name: str, unit: str) -> None:
@@ -197,7 +215,9 @@ class Context:
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        given = self.raw(name)
+        given = self.entities.get(name, _ABSENT) if name in self._specs else _ABSENT
+        if given is _ABSENT:
+            given = self.raw(name)
         if given is None:
             given = False
         if given is True or (isinstance(given, str) and given == "True"):
@@ -206,16 +226,20 @@ class Context:
             out = False
         else:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
-        return self.note(name, given, out, None)
+        self.record[name] = make_record(given, out, None)
+        return out
 
     def choice(self, name: str) -> str | None:
         spec = self.spec(name)
-        given = self.raw(name)
+        given = self.entities.get(name, _ABSENT)
+        if given is _ABSENT:
+            given = self.raw(name)
         if given is None and not spec.required:
             return self.note(name, None, None, None)
         if not isinstance(given, str) or given not in spec.options:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
-        return self.note(name, given, given, None)
+        self.record[name] = make_record(given, given, None)
+        return given
 
     def date(self, name: str) -> dt.date:
         given = self.raw(name)

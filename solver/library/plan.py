@@ -25,6 +25,11 @@ class Plan:
     required: tuple[str, ...]
     versions: list[Any]  # the entry's version list the active version was found in (checked on every use)
     version: str | None  # the active version (None: the entry has none; `compute` then reports that)
+    output: Any  # the entry's output block the unit was read from (checked on every use)
+    slug: str
+    unit: str | None  # the output's unit
+    # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
+    fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
 
 
 _PLANS: dict[int, Plan] = {}
@@ -33,7 +38,8 @@ _PLANS: dict[int, Plan] = {}
 def plan(calc: Calculator) -> Plan:
     """The plan of this entry (made on first use)."""
     p = _PLANS.get(id(calc))
-    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions:
+    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions \
+            and p.output is calc.output and p.slug is calc.slug:
         return p
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
@@ -46,6 +52,8 @@ def plan(calc: Calculator) -> Plan:
         version = None
     p = Plan(calc, calc.inputs,
              any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs), specs,
-             frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version)
+             frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version,
+             calc.output, calc.slug, calc.output.unit,
+             {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()})
     _PLANS[id(calc)] = p
     return p
