@@ -181,8 +181,7 @@ class Context:
                 unit = normalise_unit(unit)
         else:
             v, unit = self._pair(name)
-            f = self._fields[name]
-        spec, accepted, canonical, rng = f
+        spec, accepted, canonical, rng = self._fields[name] if f is None else f
         if accepted and unit not in accepted:
             self._accept(name, unit)
         if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
