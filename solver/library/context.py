@@ -155,21 +155,35 @@ class Context:
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
         """A [value, unit] concentration converted to the input's canonical unit."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        self._accept(name, unit)
-        mm = spec.molar_mass
-        val = None
-        if spec.analyte:
-            a = self.units.analytes[spec.analyte]
-            mm = mm if mm is not None else a.molar_mass
-            val = a.valence
-        try:
-            out = self.conv.concentration(v, unit, spec.unit or "", mm, val)
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, spec.unit)
-        return self.note(name, [v, unit], out, spec.unit)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            spec = self.spec(name)
+            v, unit = self._pair(name)
+        spec, accepted, canonical, rng = self._fields[name] if f is None else f
+        if accepted and unit not in accepted:
+            self._accept(name, unit)
+        if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
+            out = v
+        else:
+            mm = spec.molar_mass
+            val = None
+            if spec.analyte:
+                a = self.units.analytes[spec.analyte]
+                mm = mm if mm is not None else a.molar_mass
+                val = a.valence
+            try:
+                out = self.conv.concentration(v, unit, canonical or "", mm, val)
+            except ConversionError as e:
+                raise UnknownUnit(self.slug, name, str(e)) from None
+        if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:  # no range, outside it, or not finite
+            self.check_range(name, out, canonical)
+        self.record[name] = make_record([v, unit], out, canonical)
+        return out
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
@@ -264,23 +278,38 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        v, unit = self._pair(name)
-        self._accept(name, unit)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            v, unit = self._pair(name)
+        accepted = (self._fields[name] if f is None else f)[1]
+        if accepted and unit not in accepted:
+            self._accept(name, unit)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
         self.check_range(name, out, "kg")
-        return self.note(name, [v, unit], out, "kg")
+        self.record[name] = make_record([v, unit], out, "kg")
+        return out
 
     def height(self, name: str = "height", unit: str = "m") -> float:
-        given = self.raw(name)
-        if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
-            given[0], (int, float)
-        ):
-            raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
-        self._accept_parts(name, list(given[1::2]))
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if not (type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS
+                and f is not None and (not f[1] or given[1] in f[1])):  # else the general checks, in their order
+            given = self.raw(name)
+            if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
+                given[0], (int, float)
+            ):
+                raise BadValue(self.slug, name,
+                               f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
+            self._accept_parts(name, list(given[1::2]))
         try:
             out = self.conv.height(list(given), unit)
         except (ConversionError, TypeError) as e:
@@ -289,7 +318,8 @@ class Context:
         if spec.range is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
             self.check_range(name, metres, "m")
-        return self.note(name, given, out, unit)
+        self.record[name] = make_record(given, out, unit)
+        return out
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)
