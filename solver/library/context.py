@@ -264,6 +264,19 @@ class Context:
         return self.note(name, given, out, None)
 
     def age(self, name: str = "age") -> float:
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[0]) in _NUMBERS and type(given[1]) is str
+                and f is not None and (not f[1] or given[1] in f[1])):  # the common case: [54, 'years'], accepted
+            try:
+                out = self.conv.age_years(given)
+            except ConversionError as e:
+                raise UnknownUnit(self.slug, name, str(e)) from None
+            rng = f[3]
+            if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:
+                self.check_range(name, out, "years")
+            self.record[name] = make_record(given, out, "years")
+            return out
         given = self.raw(name)
         if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
             isinstance(x, (int, float)) for x in given[0::2]
