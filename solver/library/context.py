@@ -24,6 +24,10 @@ SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
 
 _CONVERTERS: dict[tuple[int, bool], Converter] = {}
 _ABSENT = object()  # an entity not given
+# Records are frozen, so the common ones are made once and shared: a flag given as True or False (or absent),
+# a choice given as a plain string (the options of the registry, so a bounded set)
+_TRUE_RECORD, _FALSE_RECORD = make_record(True, True, None), make_record(False, False, None)
+_CHOICE_RECORDS: dict[str, InputRecord] = {}
 _NUMBERS = frozenset({int, float})  # the value types the fast paths accept as they are (bool is not int here)
 
 
@@ -233,9 +237,15 @@ class Context:
             given = self.raw(name)
         if given is None:
             given = False
-        if given is True or (isinstance(given, str) and given == "True"):
+        if given is True:
+            self.record[name] = _TRUE_RECORD
+            return True
+        if given is False:
+            self.record[name] = _FALSE_RECORD
+            return False
+        if isinstance(given, str) and given == "True":
             out = True
-        elif given is False or (isinstance(given, str) and given == "False"):
+        elif isinstance(given, str) and given == "False":
             out = False
         else:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
@@ -251,7 +261,12 @@ class Context:
             return self.note(name, None, None, None)
         if not isinstance(given, str) or given not in spec.options:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
-        self.record[name] = make_record(given, given, None)
+        rec = _CHOICE_RECORDS.get(given) if type(given) is str else None
+        if rec is None:
+            rec = make_record(given, given, None)
+            if type(given) is str and len(_CHOICE_RECORDS) < 4096:
+                _CHOICE_RECORDS[given] = rec
+        self.record[name] = rec
         return given
 
     def date(self, name: str) -> dt.date:
