@@ -314,7 +314,7 @@ class Context:
                 unit = normalise_unit(unit)
         else:
             v, unit = self._pair(name)
-        accepted = (self._fields[name] if f is None else f)[1]
+        _, accepted, _, rng = self._fields[name] if f is None else f
         if accepted and unit not in accepted:
             self._accept(name, unit)
         try:
@@ -322,7 +322,8 @@ class Context:
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
-        self.check_range(name, out, "kg")
+        if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:  # no range, outside it, or not finite
+            self.check_range(name, out, "kg")
         self.record[name] = make_record([v, unit], out, "kg")
         return out
 
@@ -342,10 +343,11 @@ class Context:
             out = self.conv.height(list(given), unit)
         except (ConversionError, TypeError) as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        spec = self.spec(name)
-        if spec.range is not None:  # ranges of heights are written in metres
+        rng = self.spec(name).range
+        if rng is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
-            self.check_range(name, metres, "m")
+            if not rng[0] <= metres <= rng[1] or metres - metres != 0:
+                self.check_range(name, metres, "m")
         self.record[name] = make_record(given, out, unit)
         return out
 

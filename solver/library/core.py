@@ -110,11 +110,11 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []
-    if calc.plausibility:
-        warnings = implausible(calc, value)  # the registry's rules on the result: refused as published, reported as benchmark
+    if pl.output_rules:  # the registry's rules on the result: refused as published, reported as benchmark
+        warnings = implausible(calc, value)
         if warnings and variant == "published":
             raise OutOfRange(calc.slug, None, warnings[0])
-        # cross-input rules (systolic above diastolic): warned about in both variants
+    if pl.input_rules:  # cross-input rules (systolic above diastolic): warned about in both variants
         warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
     version = pl.version if pl.version is not None else calc.active.version
     content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)

@@ -30,6 +30,9 @@ class Plan:
     unit: str | None  # the output's unit
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
     fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
+    plausibility: list[Any]  # the entry's plausibility rules the two flags were read from (checked on every use)
+    output_rules: bool  # a rule on the result
+    input_rules: bool  # a rule on two inputs (a `difference`)
 
 
 _PLANS: dict[int, Plan] = {}
@@ -39,7 +42,7 @@ def plan(calc: Calculator) -> Plan:
     """The plan of this entry (made on first use)."""
     p = _PLANS.get(id(calc))
     if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions \
-            and p.output is calc.output and p.slug is calc.slug:
+            and p.output is calc.output and p.slug is calc.slug and p.plausibility is calc.plausibility:
         return p
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
@@ -54,6 +57,8 @@ def plan(calc: Calculator) -> Plan:
              any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs), specs,
              frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version,
              calc.output, calc.slug, calc.output.unit,
-             {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()})
+             {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
+             calc.plausibility, any(r.quantity == "output" for r in calc.plausibility),
+             any(r.quantity == "difference" for r in calc.plausibility))
     _PLANS[id(calc)] = p
     return p
