@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = b"formula-registry snapshot 1\0"
+KEEP = 8  # snapshots kept in the cache folder (each edit of a registry makes a new one); the oldest go first
 
 # what a snapshot may build: the registry's own types and the plain types its models hold
 _MODULE_PREFIXES = ("registry.", "pydantic.", "pydantic_core.")
@@ -69,5 +70,17 @@ def write(path: Path, reg: Any) -> None:
     try:
         blob = FORMAT + pickle.dumps(reg, protocol=pickle.HIGHEST_PROTOCOL)
         atomic_write(path, blob)
+        _prune(path.parent, path)
     except (OSError, pickle.PicklingError, TypeError, AttributeError):
         pass
+
+
+def _prune(folder: Path, keep: Path) -> None:
+    """Remove all but the `KEEP` newest snapshots (a snapshot removed only costs its registry a full load)."""
+    old = sorted((p for p in folder.glob("registry-*.pickle") if p != keep),
+                 key=lambda p: p.stat().st_mtime, reverse=True)[KEEP - 1:]
+    for p in old:
+        try:
+            p.unlink()
+        except OSError:
+            pass

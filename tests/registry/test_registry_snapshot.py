@@ -74,3 +74,13 @@ def test_a_snapshot_of_another_root_is_not_used(registry_copy, cache, tmp_path):
     assert snapshot.read(path, str(registry_copy)) is not None
     assert snapshot.read(path, str(tmp_path / "elsewhere")) is None
     assert reg.validated
+
+
+def test_old_snapshots_are_pruned(registry_copy, cache):
+    loader.get_registry(registry_copy)
+    (current,) = cache.glob("registry-*.pickle")
+    for i in range(snapshot.KEEP + 3):
+        (cache / f"registry-old{i}.pickle").write_bytes(b"x")
+    snapshot._prune(cache, current)
+    left = sorted(cache.glob("registry-*.pickle"))
+    assert current in left and len(left) == snapshot.KEEP
