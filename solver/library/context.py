@@ -283,10 +283,13 @@ class Context:
         given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
         if (type(given) is list and len(given) == 2 and type(given[0]) in _NUMBERS and type(given[1]) is str
                 and f is not None and (not f[1] or given[1] in f[1])):  # the common case: [54, 'years'], accepted
-            try:
-                out = self.conv.age_years(given)
-            except ConversionError as e:
-                raise UnknownUnit(self.slug, name, str(e)) from None
+            if "year" in given[1]:  # what the converter reads first: the number is the age in years
+                out = given[0]
+            else:
+                try:
+                    out = self.conv.age_years(given)
+                except ConversionError as e:
+                    raise UnknownUnit(self.slug, name, str(e)) from None
             rng = f[3]
             if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:
                 self.check_range(name, out, "years")
