@@ -4,7 +4,7 @@ The snapshot is the pickled `Registry` that passed every validation rule, stored
 of `loader.validation_key` (every byte of formulas/ and guidelines/, the registry code, the parsing
 libraries' versions), the root folder and the Python version: a changed file makes a new name, so a
 snapshot never stands for content other than what is on disk. It is written atomically, read with an
-unpickler that builds only registry, pydantic and plain standard-library types, and anything wrong
+unpickler that builds only the registry's model classes and plain standard-library types, and anything wrong
 with it (missing, truncated, foreign, another root) makes the caller load the files as usual.
 """
 from __future__ import annotations
@@ -19,23 +19,24 @@ from typing import Any
 FORMAT = b"formula-registry snapshot 1\0"
 KEEP = 8  # snapshots kept in the cache folder (each edit of a registry makes a new one); the oldest go first
 
-# what a snapshot may build: the registry's own types and the plain types its models hold
-_MODULE_PREFIXES = ("registry.", "pydantic.", "pydantic_core.")
+# what a snapshot may build: classes (never functions) of the registry's model modules, and plain types
+_MODEL_MODULES = frozenset({"registry.model", "registry.schema", "registry.yamlio"})
 _ALLOWED = {
-    "builtins": {"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool", "bytes", "complex",
-                 "object", "NoneType"},
-    "copyreg": {"_reconstructor", "__newobj__"},
+    "builtins": {"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool", "bytes", "complex"},
     "pathlib": {"Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"},
     "datetime": {"date", "datetime", "time", "timedelta", "timezone"},
     "decimal": {"Decimal"},
-    "collections": {"OrderedDict", "defaultdict"},
 }
 
 
 class _Unpickler(pickle.Unpickler):
     def find_class(self, module: str, name: str) -> Any:
-        if module.startswith(_MODULE_PREFIXES) or name in _ALLOWED.get(module, ()):
+        if name in _ALLOWED.get(module, ()):
             return super().find_class(module, name)
+        if module in _MODEL_MODULES:
+            obj = super().find_class(module, name)
+            if isinstance(obj, type) and obj.__module__ == module:  # a class defined there, not an imported helper
+                return obj
         raise pickle.UnpicklingError(f"a registry snapshot does not build {module}.{name}")
 
 

@@ -6,6 +6,7 @@ import pickle
 import pytest
 
 from registry import loader, snapshot
+from registry.yamlio import line_of
 from tests.helpers import edit
 
 
@@ -38,7 +39,10 @@ def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_
     again = loader.get_registry(registry_copy)
     assert len(calls) == 1 and again is not first  # from the snapshot: no YAML parsed
     assert again.validated and not again.problems and again.hashes == first.hashes
-    assert again.calculators == first.calculators and again.root == first.root
+    assert again.calculators == first.calculators and again.root == first.root and again.paths == first.paths
+    assert again.raw == first.raw and again.units == first.units and again.guidelines == first.guidelines
+    slug = next(iter(first.raw))
+    assert line_of(again.raw[slug], ("output",)) == line_of(first.raw[slug], ("output",)) > 1  # lines kept
     edit(registry_copy / "formulas" / "ideal-body-weight.yaml", "value: 2.3", "value: 2.4")
     loader.clear_cache()
     changed = loader.get_registry(registry_copy)
@@ -84,3 +88,11 @@ def test_old_snapshots_are_pruned(registry_copy, cache):
     snapshot._prune(cache, current)
     left = sorted(cache.glob("registry-*.pickle"))
     assert current in left and len(left) == snapshot.KEEP
+
+
+@pytest.mark.parametrize("module, name", [("registry.atomic", "atomic_write"), ("os", "system"),
+                                          ("registry.schema", "Field"), ("builtins", "eval")])
+def test_the_unpickler_refuses_functions_and_other_modules(module, name):
+    import io
+    with pytest.raises(pickle.UnpicklingError, match="does not build"):
+        snapshot._Unpickler(io.BytesIO(b"")).find_class(module, name)
