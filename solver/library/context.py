@@ -342,8 +342,11 @@ class Context:
                 raise BadValue(self.slug, name,
                                f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
             self._accept_parts(name, list(given[1::2]))
+            given_parts = list(given)
+        else:
+            given_parts = given  # a two-part list: the converter reads it without changing it
         try:
-            out = self.conv.height(list(given), unit)
+            out = self.conv.height(given_parts, unit)
         except (ConversionError, TypeError) as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
         rng = self.spec(name).range

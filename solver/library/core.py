@@ -111,9 +111,15 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []
     if pl.output_rules:  # the registry's rules on the result: refused as published, reported as benchmark
-        warnings = implausible(calc, value)
-        if warnings and variant == "published":
-            raise OutOfRange(calc.slug, None, warnings[0])
+        inside = type(value) is float
+        for lo, hi in pl.output_rules if inside else ():
+            if not lo <= value <= hi:  # type: ignore[operator]  # a float here
+                inside = False
+                break
+        if not inside:  # outside a range (or not a plain float): the rules' own check words the warnings
+            warnings = implausible(calc, value)
+            if warnings and variant == "published":
+                raise OutOfRange(calc.slug, None, warnings[0])
     if pl.input_rules:  # cross-input rules (systolic above diastolic): warned about in both variants
         warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
     version = pl.version if pl.version is not None else calc.active.version

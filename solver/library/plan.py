@@ -31,7 +31,7 @@ class Plan:
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
     fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
     plausibility: list[Any]  # the entry's plausibility rules the two flags were read from (checked on every use)
-    output_rules: bool  # a rule on the result
+    output_rules: tuple[tuple[float, float], ...]  # the ranges of the rules on the result
     input_rules: bool  # a rule on two inputs (a `difference`)
 
 
@@ -58,7 +58,7 @@ def plan(calc: Calculator) -> Plan:
              frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version,
              calc.output, calc.slug, calc.output.unit,
              {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
-             calc.plausibility, any(r.quantity == "output" for r in calc.plausibility),
+             calc.plausibility, tuple((r.range[0], r.range[1]) for r in calc.plausibility if r.quantity == "output"),
              any(r.quantity == "difference" for r in calc.plausibility))
     _PLANS[id(calc)] = p
     return p

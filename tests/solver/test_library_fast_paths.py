@@ -73,3 +73,16 @@ def test_inline_and_general_paths_agree(slug, variant):
         assert repr(fast) == repr(slow), ents
         outcomes.add(fast[0])
     assert outcomes == {"value", "refused"}  # the cases reach both answers
+
+
+@pytest.mark.parametrize("weight, height, warned", [([600, "kg"], [1.0, "m"], True), ([30, "kg"], [2.5, "m"], True),
+                                                    ([70, "kg"], [1.7, "m"], False), ([100, "kg"], [1.0, "m"], False)])
+def test_a_result_outside_its_plausible_range_warns_as_benchmark_and_is_refused_as_published(weight, height, warned):
+    ents = {"weight": weight, "height": height}  # BMI 600, 4.8, 24.2, 100 (the bound itself is inside: 10 to 100)
+    r = compute("body-mass-index", ents)
+    assert bool(r.warnings) is warned and all("bmi-range" in w for w in r.warnings)
+    if warned:
+        with pytest.raises(CalculatorError, match="bmi-range"):
+            compute("body-mass-index", ents, variant="published")
+    else:
+        assert not compute("body-mass-index", ents, variant="published").warnings
