@@ -108,7 +108,12 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, ctx.units, variant)
+    t = type(raw)
+    rule = pl.rules.get(variant, _finish)  # (a variant the plan has no rule for goes to `_finish`)
+    if (t is float or t is int) and rule is None and pl.rounding == "round_number" and math.isfinite(raw):
+        value: Value = round_number(raw, ctx.units.rounding)  # the common case of `_finish`, decided by the plan
+    else:
+        value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []
     if pl.output_rules:  # the registry's rules on the result: refused as published, reported as benchmark
         inside = type(value) is float

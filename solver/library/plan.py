@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry.schema import Calculator, Input, InputKind
+from solver.library.rounding import result_rule
 
 MAX_PLANS = 4096  # edited copies of entries (tests, what-if runs) make new plans; start again past this many
 
@@ -33,6 +34,8 @@ class Plan:
     plausibility: list[Any]  # the entry's plausibility rules the two flags were read from (checked on every use)
     output_rules: tuple[tuple[float, float], ...]  # the ranges of the rules on the result
     input_rules: bool  # a rule on two inputs (a `difference`)
+    rounding: Any  # the output's rounding, and the publication's rule each variant follows (None: none)
+    rules: dict[str, Any]
 
 
 _PLANS: dict[int, Plan] = {}
@@ -59,6 +62,7 @@ def plan(calc: Calculator) -> Plan:
              calc.output, calc.slug, calc.output.unit,
              {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
              calc.plausibility, tuple((r.range[0], r.range[1]) for r in calc.plausibility if r.quantity == "output"),
-             any(r.quantity == "difference" for r in calc.plausibility))
+             any(r.quantity == "difference" for r in calc.plausibility),
+             calc.output.rounding, {v: result_rule(calc, v) for v in ("benchmark", "published")})
     _PLANS[id(calc)] = p
     return p
