@@ -1,6 +1,7 @@
 """`compute` per case against the original benchmark's calculator functions, and per call against clincalc.
 
-Both sides run in this one process, on the same cases, timed alternately (best of --repeat):
+Both sides run in this one process, on the same cases, timed alternately (best of --repeat), each timing
+starting with the harness's own objects frozen out of the cyclic collector's reach (`settle`):
 
 (a) the shipped reference cases (solver/embedded/reference_cases.jsonl) through `compute`, against
     medcalc-bench 1.7.0's own functions (PyPI `medcalc-bench`, module `medcalc`; they also write an
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import importlib
 import json
 import sys
@@ -74,10 +76,20 @@ def _medcalc() -> dict[int, Callable[[dict[str, Any]], Any]]:
 def best(fn: Callable[[], Any], repeat: int) -> float:
     times = []
     for _ in range(repeat):
+        settle()
         t = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t)
     return min(times)
+
+
+def settle() -> None:
+    """Move every object alive now (both libraries' modules, the cases, the input copies) out of the cyclic
+    collector's reach before a timing: a collection that either side's allocations trigger then walks what
+    that side made, not the harness's heap (which would charge the side that allocates more containers
+    for objects that are not its own). `timeit` goes further and turns the collector off."""
+    gc.collect()
+    gc.freeze()
 
 
 def _cases(fns: dict[int, Callable[[dict[str, Any]], Any]]) -> list[tuple[int, dict, Callable, dict]]:

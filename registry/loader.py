@@ -167,20 +167,30 @@ def load(root: Path | str | None = None) -> Registry:
 
 @lru_cache(maxsize=4)
 def _cached(root: str) -> Registry:
+    from registry import snapshot
+
+    first = validation_key(Path(root))
+    marker = _marker(first) if first is not None else None
+    if marker is not None:  # this exact content loaded and passed before: its snapshot skips the YAML parsing
+        saved = snapshot.read(snapshot.path_for(marker.parent, marker.name, root), root)
+        if saved is not None:
+            return saved
     reg = load(root)
     key = validation_key(Path(root))
     marker = _marker(key) if key is not None and not reg.problems else None
     if marker is not None and marker.is_file():
         reg.validated = True  # this exact content passed every rule before (see validation_key)
-        return reg
-    validate(reg)
-    if marker is not None and not reg.problems:
-        try:
-            from registry.atomic import atomic_write
+    else:
+        validate(reg)
+        if marker is not None and not reg.problems:
+            try:
+                from registry.atomic import atomic_write
 
-            atomic_write(marker, "passed every validation rule\n")
-        except OSError:
-            pass  # a read-only cache only costs the next start-up its validation
+                atomic_write(marker, "passed every validation rule\n")
+            except OSError:
+                pass  # a read-only cache only costs the next start-up its validation
+    if marker is not None and key == first and reg.validated and not reg.problems:  # unchanged while loading
+        snapshot.write(snapshot.path_for(marker.parent, marker.name, root), reg)
     return reg
 
 
@@ -235,16 +245,20 @@ def get_registry(root: Path | str | None = None) -> Registry:
     Without `root`, the default root is looked up on the filesystem once per value of
     $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
     if root is None:
-        env = os.environ.get(ROOT_ENV)
+        raw = _ENV_DATA.get(_ROOT_KEY) if _ENV_DATA is not None else os.environ.get(ROOT_ENV)
         last = _last
-        if last and last[0] == env and last[1] is _cached:
+        if last and last[0] == raw and last[1] is _cached:
             return last[2]
-        reg = _cached(_default_root_str(env))
-        _last[:] = [env, _cached, reg]
+        reg = _cached(_default_root_str(os.environ.get(ROOT_ENV)))
+        _last[:] = [raw, _cached, reg]
         return reg
     return _cached(str(resolve_root(root)))
 
 
+# os.environ's own store, read directly on the hot path (os.environ.get encodes the key on every call);
+# os.environ's setters and deleters keep it current. None where the platform's mapping has none.
+_ENV_DATA: dict[Any, Any] | None = getattr(os.environ, "_data", None)
+_ROOT_KEY: Any = getattr(os.environ, "encodekey", str)(ROOT_ENV)
 _last: list[Any] = []  # the default registry of the last call: (env value, cache generation, registry)
 
 

@@ -227,12 +227,22 @@ def isolate(result_fd: int) -> None:
         if devnull != fd:
             os.dup2(devnull, fd)
     os.closerange(RESULT_FD + 1, max(devnull + 1, _fd_ceiling()))
-    if os.environ.keys() != {"TZ"}:  # nothing but the fixed time zone (see fix_time_zone)
+    if _environ_keys() != _TZ_ONLY:  # nothing but the fixed time zone (see fix_time_zone)
         fix_time_zone()
     # The C functions, not signal.py's enum wrappers: those touch (copy) pages.
     for sig in _DEFAULT_SIGNALS:
         if _signal.getsignal(sig) != _SIG_DFL:
             _signal.signal(sig, _SIG_DFL)
+
+
+_ENVIRON_DATA = getattr(os.environ, "_data", None)  # os.environ's own dict (encoded keys), kept current by it
+_TZ_ONLY = {os.environ.encodekey("TZ")} if _ENVIRON_DATA is not None else {"TZ"}
+
+
+def _environ_keys() -> Any:
+    """The environment's names, compared in C: `os.environ.keys() != {...}` runs the collections.abc set
+    machinery, whose first use in a child writes (copies) about a hundred pages."""
+    return _ENVIRON_DATA.keys() if _ENVIRON_DATA is not None else set(os.environ)
 
 
 def _fd_ceiling() -> int:

@@ -14,8 +14,8 @@ from typing import Any, Callable
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
-from solver.library.plan import plan
-from solver.library.result import InputRecord, Result
+from solver.library.plan import Plan, plan
+from solver.library.result import InputRecord, Result, make_record
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, entities, variant, registry) -> Result
@@ -23,6 +23,12 @@ SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
 
 
 _CONVERTERS: dict[tuple[int, bool], Converter] = {}
+_ABSENT = object()  # an entity not given
+# Records are frozen, so the common ones are made once and shared: a flag given as True or False (or absent),
+# a choice given as a plain string (the options of the registry, so a bounded set)
+_TRUE_RECORD, _FALSE_RECORD = make_record(True, True, None), make_record(False, False, None)
+_CHOICE_RECORDS: dict[str, InputRecord] = {}
+_NUMBERS = frozenset({int, float})  # the value types the fast paths accept as they are (bool is not int here)
 
 
 def converter(units: UnitsFile, exact: bool) -> Converter:
@@ -38,21 +44,28 @@ def converter(units: UnitsFile, exact: bool) -> Converter:
 class Context:
     """What a calculator function may read. Every accessor records the input it used."""
 
+    __slots__ = ("calc", "slug", "entities", "variant", "benchmark", "reg", "units", "conv", "record",
+                 "_sub_compute", "_specs", "_fields")
+
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
-                 sub_compute: SubCompute):
+                 sub_compute: SubCompute, pl: Plan | None = None):
         self.calc = calc
         self.slug = calc.slug
         self.entities = entities
         self.variant = variant
-        self.benchmark = variant == "benchmark"
+        self.benchmark = benchmark = variant == "benchmark"
         self.reg = reg
-        if reg.units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+        units = reg.units
+        if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
             raise ValueError("the registry has no unit data (formulas/units.yaml)")
-        self.units: UnitsFile = reg.units
-        self.conv = converter(self.units, not self.benchmark)
+        self.units: UnitsFile = units
+        c = _CONVERTERS.get((id(units), not benchmark))
+        self.conv = c if c is not None and c.units is units else converter(units, not benchmark)
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
-        self._specs = plan(calc).specs
+        pl = pl if pl is not None and pl.calc is calc else plan(calc)
+        self._specs = pl.specs
+        self._fields = pl.fields
 
     # ------------------------------------------------------------------ registry data
     def const(self, name: str) -> Any:
@@ -115,7 +128,7 @@ class Context:
 
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         """Record an input as given and as used (for a calculator that reads a special form itself)."""
-        self.record[name] = InputRecord(given, value, unit)
+        self.record[name] = make_record(given, value, unit)
         return value
 
     def check_range(self, name: str, value: float, unit: str | None) -> float:
@@ -146,30 +159,52 @@ class Context:
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
         """A [value, unit] concentration converted to the input's canonical unit."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        self._accept(name, unit)
-        mm = spec.molar_mass
-        val = None
-        if spec.analyte:
-            a = self.units.analytes[spec.analyte]
-            mm = mm if mm is not None else a.molar_mass
-            val = a.valence
-        try:
-            out = self.conv.concentration(v, unit, spec.unit or "", mm, val)
-        except ConversionError as e:
-            raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, spec.unit)
-        return self.note(name, [v, unit], out, spec.unit)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            spec = self.spec(name)
+            v, unit = self._pair(name)
+        spec, accepted, canonical, rng = self._fields[name] if f is None else f
+        if accepted and unit not in accepted:
+            self._accept(name, unit)
+        if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
+            out = v
+        else:
+            mm = spec.molar_mass
+            val = None
+            if spec.analyte:
+                a = self.units.analytes[spec.analyte]
+                mm = mm if mm is not None else a.molar_mass
+                val = a.valence
+            try:
+                out = self.conv.concentration(v, unit, canonical or "", mm, val)
+            except ConversionError as e:
+                raise UnknownUnit(self.slug, name, str(e)) from None
+        if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:  # no range, outside it, or not finite
+            self.check_range(name, out, canonical)
+        self.record[name] = make_record([v, unit], out, canonical)
+        return out
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        spec = self.spec(name)
-        v, unit = self._pair(name)
-        if spec.accepted_units and unit not in spec.accepted_units:
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            v, unit = self._pair(name)
+        spec, accepted, canonical, rng = self._fields[name] if f is None else f
+        if accepted and unit not in accepted:
             self._accept(name, unit)
-        self.check_range(name, v, spec.unit)
-        self.record[name] = InputRecord([v, unit], v, spec.unit)
+        if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
+            self.check_range(name, v, canonical)
+        self.record[name] = make_record([v, unit], v, canonical)
         return v
 
     def _accept(self, name: str, unit: str) -> None:
@@ -197,25 +232,42 @@ class Context:
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        given = self.raw(name)
+        given = self.entities.get(name, _ABSENT) if name in self._specs else _ABSENT
+        if given is _ABSENT:
+            given = self.raw(name)
         if given is None:
             given = False
-        if given is True or (isinstance(given, str) and given == "True"):
+        if given is True:
+            self.record[name] = _TRUE_RECORD
+            return True
+        if given is False:
+            self.record[name] = _FALSE_RECORD
+            return False
+        if isinstance(given, str) and given == "True":
             out = True
-        elif given is False or (isinstance(given, str) and given == "False"):
+        elif isinstance(given, str) and given == "False":
             out = False
         else:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
-        return self.note(name, given, out, None)
+        self.record[name] = make_record(given, out, None)
+        return out
 
     def choice(self, name: str) -> str | None:
         spec = self.spec(name)
-        given = self.raw(name)
+        given = self.entities.get(name, _ABSENT)
+        if given is _ABSENT:
+            given = self.raw(name)
         if given is None and not spec.required:
             return self.note(name, None, None, None)
         if not isinstance(given, str) or given not in spec.options:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
-        return self.note(name, given, given, None)
+        rec = _CHOICE_RECORDS.get(given) if type(given) is str else None
+        if rec is None:
+            rec = make_record(given, given, None)
+            if type(given) is str and len(_CHOICE_RECORDS) < 4096:
+                _CHOICE_RECORDS[given] = rec
+        self.record[name] = rec
+        return given
 
     def date(self, name: str) -> dt.date:
         given = self.raw(name)
@@ -227,6 +279,22 @@ class Context:
         return self.note(name, given, out, None)
 
     def age(self, name: str = "age") -> float:
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[0]) in _NUMBERS and type(given[1]) is str
+                and f is not None and (not f[1] or given[1] in f[1])):  # the common case: [54, 'years'], accepted
+            if "year" in given[1]:  # what the converter reads first: the number is the age in years
+                out = given[0]
+            else:
+                try:
+                    out = self.conv.age_years(given)
+                except ConversionError as e:
+                    raise UnknownUnit(self.slug, name, str(e)) from None
+            rng = f[3]
+            if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:
+                self.check_range(name, out, "years")
+            self.record[name] = make_record(given, out, "years")
+            return out
         given = self.raw(name)
         if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
             isinstance(x, (int, float)) for x in given[0::2]
@@ -241,32 +309,53 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        v, unit = self._pair(name)
-        self._accept(name, unit)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case, checked here as `_pair` checks it
+            if not unit.isascii():
+                unit = normalise_unit(unit)
+        else:
+            v, unit = self._pair(name)
+        _, accepted, _, rng = self._fields[name] if f is None else f
+        if accepted and unit not in accepted:
+            self._accept(name, unit)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
-        self.check_range(name, out, "kg")
-        return self.note(name, [v, unit], out, "kg")
+        if rng is None or not rng[0] <= out <= rng[1] or out - out != 0:  # no range, outside it, or not finite
+            self.check_range(name, out, "kg")
+        self.record[name] = make_record([v, unit], out, "kg")
+        return out
 
     def height(self, name: str = "height", unit: str = "m") -> float:
-        given = self.raw(name)
-        if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
-            given[0], (int, float)
-        ):
-            raise BadValue(self.slug, name, f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
-        self._accept_parts(name, list(given[1::2]))
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if not (type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS
+                and f is not None and (not f[1] or given[1] in f[1])):  # else the general checks, in their order
+            given = self.raw(name)
+            if not isinstance(given, (list, tuple)) or not given or isinstance(given[0], bool) or not isinstance(
+                given[0], (int, float)
+            ):
+                raise BadValue(self.slug, name,
+                               f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
+            self._accept_parts(name, list(given[1::2]))
+            given_parts = list(given)
+        else:
+            given_parts = given  # a two-part list: the converter reads it without changing it
         try:
-            out = self.conv.height(list(given), unit)
+            out = self.conv.height(given_parts, unit)
         except (ConversionError, TypeError) as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        spec = self.spec(name)
-        if spec.range is not None:  # ranges of heights are written in metres
+        rng = self.spec(name).range
+        if rng is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
-            self.check_range(name, metres, "m")
-        return self.note(name, given, out, unit)
+            if not rng[0] <= metres <= rng[1] or metres - metres != 0:
+                self.check_range(name, metres, "m")
+        self.record[name] = make_record(given, out, unit)
+        return out
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)

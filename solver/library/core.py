@@ -66,8 +66,15 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
     reg = registry or get_registry()
     if not reg.validated or reg.problems:
         _require_valid(reg, calculator)
-    calc = resolve(calculator, reg)
-    if not isinstance(entities, dict):
+    if type(calculator) is int:  # the common cases straight to the registry's index (resolve names a miss)
+        calc = reg._ids.get(calculator)
+        if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
+            calc = resolve(calculator, reg)
+    else:
+        calc = reg.calculators.get(calculator) if type(calculator) is str and not calculator.isdigit() else None
+        if calc is None:
+            calc = resolve(calculator, reg)
+    if type(entities) is not dict and not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
     return _compute(calc, entities, variant, reg)
 
@@ -89,7 +96,7 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
 
 def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
     pl = plan(calc)
-    fn = FUNCTIONS.get(calc.slug)
+    fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if not pl.passthrough:
@@ -100,7 +107,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         for name in pl.required:
             if name not in entities:
                 raise MissingInput(calc.slug, name, "required input is missing")
-    ctx = Context(calc, entities, variant, reg, _compute)
+    ctx = Context(calc, entities, variant, reg, _compute, pl)
     try:
         raw = fn(ctx)
     except CalculatorError:
@@ -109,15 +116,28 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    value = _finish(calc, raw, ctx.units, variant)
-    warnings = implausible(calc, value)  # cross-input rules of the registry: refused as published, reported as benchmark
-    if warnings and variant == "published":
-        raise OutOfRange(calc.slug, None, warnings[0])
-    if calc.plausibility:  # cross-input rules (systolic above diastolic): warned about in both variants
+    t = type(raw)
+    rule = pl.rules.get(variant, _finish)  # (a variant the plan has no rule for goes to `_finish`)
+    if (t is float or t is int) and rule is None and pl.rounding == "round_number" and math.isfinite(raw):
+        value: Value = round_number(raw, ctx.units.rounding)  # the common case of `_finish`, decided by the plan
+    else:
+        value = _finish(calc, raw, ctx.units, variant)
+    warnings: list[str] = []
+    if pl.output_rules:  # the registry's rules on the result: refused as published, reported as benchmark
+        inside = type(value) is float
+        for lo, hi in pl.output_rules if inside else ():
+            if not lo <= value <= hi:  # type: ignore[operator]  # a float here
+                inside = False
+                break
+        if not inside:  # outside a range (or not a plain float): the rules' own check words the warnings
+            warnings = implausible(calc, value)
+            if warnings and variant == "published":
+                raise OutOfRange(calc.slug, None, warnings[0])
+    if pl.input_rules:  # cross-input rules (systolic above diastolic): warned about in both variants
         warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
     version = pl.version if pl.version is not None else calc.active.version
-    content_hash = reg.hashes.get((calc.slug, version)) or active_hash(reg, calc.slug)
-    return make_result(value, calc.output.unit, calc.slug, version, variant, content_hash, ctx.record, warnings)
+    content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
+    return make_result(value, pl.unit, pl.slug, version, variant, content_hash, ctx.record, warnings)
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry.schema import Calculator, Input, InputKind
+from solver.library.rounding import result_rule
 
 MAX_PLANS = 4096  # edited copies of entries (tests, what-if runs) make new plans; start again past this many
 
@@ -25,6 +26,16 @@ class Plan:
     required: tuple[str, ...]
     versions: list[Any]  # the entry's version list the active version was found in (checked on every use)
     version: str | None  # the active version (None: the entry has none; `compute` then reports that)
+    output: Any  # the entry's output block the unit was read from (checked on every use)
+    slug: str
+    unit: str | None  # the output's unit
+    # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
+    fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
+    plausibility: list[Any]  # the entry's plausibility rules the two flags were read from (checked on every use)
+    output_rules: tuple[tuple[float, float], ...]  # the ranges of the rules on the result
+    input_rules: bool  # a rule on two inputs (a `difference`)
+    rounding: Any  # the output's rounding, and the publication's rule each variant follows (None: none)
+    rules: dict[str, Any]
 
 
 _PLANS: dict[int, Plan] = {}
@@ -33,7 +44,8 @@ _PLANS: dict[int, Plan] = {}
 def plan(calc: Calculator) -> Plan:
     """The plan of this entry (made on first use)."""
     p = _PLANS.get(id(calc))
-    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions:
+    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions \
+            and p.output is calc.output and p.slug is calc.slug and p.plausibility is calc.plausibility:
         return p
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
@@ -46,6 +58,11 @@ def plan(calc: Calculator) -> Plan:
         version = None
     p = Plan(calc, calc.inputs,
              any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs), specs,
-             frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version)
+             frozenset(specs), tuple(i.name for i in calc.inputs if i.required), calc.versions, version,
+             calc.output, calc.slug, calc.output.unit,
+             {n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
+             calc.plausibility, tuple((r.range[0], r.range[1]) for r in calc.plausibility if r.quantity == "output"),
+             any(r.quantity == "difference" for r in calc.plausibility),
+             calc.output.rounding, {v: result_rule(calc, v) for v in ("benchmark", "published")})
     _PLANS[id(calc)] = p
     return p

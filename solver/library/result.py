@@ -48,3 +48,13 @@ def make_result(value: Value, unit: str | None, calculator: str, version: str, v
                       content_hash=content_hash, inputs=inputs, warnings=warnings)
     return r
 
+
+
+_new = object.__new__
+
+
+def make_record(given: Any, value: Any, unit: str | None) -> InputRecord:
+    """`InputRecord(given, value, unit)` without the frozen dataclass's per-field `object.__setattr__` calls."""
+    r = _new(InputRecord)
+    r.__dict__.update(given=given, value=value, unit=unit)
+    return r

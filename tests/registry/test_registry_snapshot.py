@@ -1,0 +1,98 @@
+"""get_registry reads a clean registry's snapshot instead of its YAML, and never trusts one over changed files."""
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+from registry import loader, snapshot
+from registry.yamlio import line_of
+from tests.helpers import edit
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(loader.CACHE_ENV, str(folder))
+    loader.clear_cache()
+    yield folder
+    loader.clear_cache()
+
+
+def _loads(monkeypatch) -> list[int]:
+    calls: list[int] = []
+    real = loader.load
+
+    def counting(root=None):
+        calls.append(1)
+        return real(root)
+
+    monkeypatch.setattr(loader, "load", counting)
+    return calls
+
+
+def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_copy, cache, monkeypatch):
+    calls = _loads(monkeypatch)
+    first = loader.get_registry(registry_copy)
+    assert len(calls) == 1 and len(list(cache.glob("registry-*.pickle"))) == 1
+    loader.clear_cache()
+    again = loader.get_registry(registry_copy)
+    assert len(calls) == 1 and again is not first  # from the snapshot: no YAML parsed
+    assert again.validated and not again.problems and again.hashes == first.hashes
+    assert again.calculators == first.calculators and again.root == first.root and again.paths == first.paths
+    assert again.raw == first.raw and again.units == first.units and again.guidelines == first.guidelines
+    slug = next(iter(first.raw))
+    assert line_of(again.raw[slug], ("output",)) == line_of(first.raw[slug], ("output",)) > 1  # lines kept
+    edit(registry_copy / "formulas" / "ideal-body-weight.yaml", "value: 2.3", "value: 2.4")
+    loader.clear_cache()
+    changed = loader.get_registry(registry_copy)
+    assert len(calls) == 2 and changed.problems  # new content: loaded, validated and refused as before
+    assert len(list(cache.glob("registry-*.pickle"))) == 1  # a failing registry leaves no snapshot
+
+
+@pytest.mark.parametrize("blob", [b"", b"garbage", snapshot.FORMAT + b"\x80\x05truncated",
+                                  snapshot.FORMAT + pickle.dumps(print)])
+def test_a_corrupt_or_foreign_snapshot_falls_back_to_the_files(registry_copy, cache, monkeypatch, blob):
+    loader.get_registry(registry_copy)
+    (path,) = cache.glob("registry-*.pickle")
+    path.write_bytes(blob)
+    loader.clear_cache()
+    calls = _loads(monkeypatch)
+    reg = loader.get_registry(registry_copy)
+    assert len(calls) == 1 and reg.validated and not reg.problems
+    assert path.read_bytes().startswith(snapshot.FORMAT) and path.read_bytes() != blob  # rewritten
+
+
+def test_the_unpickler_builds_no_callable_outside_the_allow_list(tmp_path):
+    path = tmp_path / "x.pickle"
+    path.write_bytes(snapshot.FORMAT + pickle.dumps(print))
+    assert snapshot.read(path, str(tmp_path)) is None
+    with pytest.raises(pickle.UnpicklingError, match="does not build builtins.print"):
+        import io
+        snapshot._Unpickler(io.BytesIO(pickle.dumps(print))).load()
+
+
+def test_a_snapshot_of_another_root_is_not_used(registry_copy, cache, tmp_path):
+    reg = loader.get_registry(registry_copy)
+    (path,) = cache.glob("registry-*.pickle")
+    assert snapshot.read(path, str(registry_copy)) is not None
+    assert snapshot.read(path, str(tmp_path / "elsewhere")) is None
+    assert reg.validated
+
+
+def test_old_snapshots_are_pruned(registry_copy, cache):
+    loader.get_registry(registry_copy)
+    (current,) = cache.glob("registry-*.pickle")
+    for i in range(snapshot.KEEP + 3):
+        (cache / f"registry-old{i}.pickle").write_bytes(b"x")
+    snapshot._prune(cache, current)
+    left = sorted(cache.glob("registry-*.pickle"))
+    assert current in left and len(left) == snapshot.KEEP
+
+
+@pytest.mark.parametrize("module, name", [("registry.atomic", "atomic_write"), ("os", "system"),
+                                          ("registry.schema", "Field"), ("builtins", "eval")])
+def test_the_unpickler_refuses_functions_and_other_modules(module, name):
+    import io
+    with pytest.raises(pickle.UnpicklingError, match="does not build"):
+        snapshot._Unpickler(io.BytesIO(b"")).find_class(module, name)
