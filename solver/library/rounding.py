@@ -65,6 +65,14 @@ def _round(x: float, mode: str, decimals: int) -> float:
     return float(read.quantize(Decimal(1).scaleb(-decimals), rounding=ROUND_HALF_UP))
 
 
+def as_written(x: float) -> float:
+    """`x` read as the decimal it stands for (`READ_DIGITS` significant digits): a unit conversion that lands on
+    a band edge in exact arithmetic stays on it (89.6 degrees F is 32 degrees C, not 31.999999999999996)."""
+    if not math.isfinite(x) or x == 0:
+        return x
+    return float(format(x, f".{READ_DIGITS - 1}e"))
+
+
 def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
     """`round_value` over a float array, element for element identical.
 

@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from registry.schema import RoundingRule, UnitsFile
-from solver.library.rounding import half_even
+from solver.library.rounding import as_written, half_even
 
 
 def round_number(x: float, rule: RoundingRule) -> float:
@@ -63,6 +63,10 @@ class Converter:
 
     def r(self, x: float) -> float:
         return x if self.exact else round_number(x, self.units.rounding)
+
+    def written(self, x: float) -> float:
+        """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""
+        return as_written(x)
 
     # ------------------------------------------------------------------ concentrations
     def concentration(self, value: float, src: str, tgt: str, molar_mass: float | None, valence: int | None) -> float:
@@ -173,7 +177,8 @@ class Converter:
             return value
         if unit in ("degrees fahrenheit", "°F"):
             t = self.units.temperature
-            return self.r((value - t.fahrenheit_offset) / t.fahrenheit_per_celsius)
+            c = (value - t.fahrenheit_offset) / t.fahrenheit_per_celsius
+            return self.written(c) if self.exact else self.r(c)
         raise ConversionError(
             f"unknown temperature unit {unit!r}; accepted: 'degrees celsius', 'degrees fahrenheit' "
             "(the benchmark's reference reads any other string as Fahrenheit; we refuse to guess)"

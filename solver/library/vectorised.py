@@ -101,6 +101,11 @@ class ArrayConverter(Converter):
             return x if self.exact else round_array(x, self.units.rounding)
         return super().r(x)
 
+    def written(self, x: Any) -> Any:
+        if isinstance(x, np.ndarray):  # element for element the scalar reading
+            return np.fromiter((rnd.as_written(v) for v in x.tolist()), float, x.size).reshape(x.shape)
+        return super().written(x)
+
 
 def _column(x: Any, n: int) -> np.ndarray:
     """A converted value as a column of n rows, keeping numpy's int or float dtype (Python's int or float)."""

@@ -487,6 +487,53 @@ def glasgow_blatchford(e):
             "hepatic_disease": flag(e, "Hepatic disease history"), "cardiac_failure": flag(e, "Cardiac Failure Present")}
 
 
+
+FAHRENHEIT_OFFSET, FAHRENHEIT_PER_CELSIUS = 32.0, 1.8  # the definition of the degree Fahrenheit (exact)
+_CHRONIC_HEALTH = {"Elective": "elective_postoperative", "Emergency": "nonoperative_or_emergency_postoperative",
+                   "Nonoperative": "nonoperative_or_emergency_postoperative"}
+
+
+def _celsius(e: Entities) -> float:
+    t, u = e["Temperature"]
+    if u == "degrees celsius":
+        return float(t)
+    if u == "degrees fahrenheit":  # clincalc takes °C only; °F is defined from °C, no conventional factor
+        return round((float(t) - FAHRENHEIT_OFFSET) / FAHRENHEIT_PER_CELSIUS, 9)  # 105.8 °F is 41 °C, not 40.999...
+    raise Skip(f"temperature in {u}")
+
+
+def _creatinine_mg_dl(e: Entities) -> float:
+    """clincalc takes mg/dL only: µmol/L with the conventional 88.4, mmol/L as 1000 µmol/L (a power of ten)."""
+    v, u = e["creatinine"]
+    if u == "mg/dL":
+        return float(v)
+    if u in ("µmol/L", "mmol/L"):
+        return float(v) * (1000 if u == "mmol/L" else 1) / CREATININE_UMOL_PER_MG_DL
+    raise Skip(f"creatinine in {u}")
+
+
+def apache2(e):
+    """clincalc takes MAP as one number (from the two pressures, as APACHE II defines it; a MAP the case gives is
+    not read, on either side), FiO2 as a fraction (% / 100) and the chronic health item as one category."""
+    fio2, _ = quantity(e, "FiO2", {"%": "%"})
+    history = flag(e, "History of severe organ failure or immunocompromise")
+    surgery, gcs = e.get("Surgery Type"), num(e, "Glasgow Coma Score")
+    if not gcs.is_integer():
+        raise Skip("GCS not whole")
+    out = {"temperature_c": _celsius(e), "heart_rate": num(e, "Heart Rate or Pulse"),
+           "mean_arterial_pressure_mm_hg": (num(e, "Systolic Blood Pressure") + 2 * num(e, "Diastolic Blood Pressure")) / 3,
+           "respiratory_rate": num(e, "respiratory rate"), "fio2": fio2 / 100, "arterial_ph": num(e, "pH"),
+           "sodium_mmol_l": mmol(e, "Sodium"), "potassium_mmol_l": mmol(e, "Potassium"),
+           "creatinine_mg_dl": _creatinine_mg_dl(e), "acute_renal_failure": flag(e, "Acute renal failure"),
+           "hematocrit_percent": num(e, "Hematocrit"), "wbc_10_9_l": per_1e9_l(e, "White blood cell count"),
+           "glasgow_coma_scale": int(gcs), "age": whole_age(e),
+           "chronic_health_status": _CHRONIC_HEALTH[surgery] if history and surgery else "none"}
+    for ours, theirs in (("A-a gradient", "aa_gradient_mm_hg"), ("PaO2", "pao2_mm_hg")):
+        if ours in e:
+            out[theirs] = num(e, ours)
+    return out
+
+
 # ---------------------------------------------------------------------- the pairs
 
 

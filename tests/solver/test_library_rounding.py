@@ -14,7 +14,7 @@ import pytest
 from registry.loader import get_registry
 from registry.texts import render
 from solver.library import compute
-from solver.library.rounding import Step, round_array, round_value
+from solver.library.rounding import Step, as_written, round_array, round_value
 
 HALF_UP, HALF_EVEN = Step("half_up", 0), Step("half_even", 0)
 
@@ -162,3 +162,40 @@ def test_integer_scores_without_a_published_rounding_only_sum_whole_points():
         if float(raw) != int(raw):
             seen.append((calc.slug, raw))
     assert not seen
+
+
+# ------------------------------------------------------------------ a conversion that lands on a band edge
+
+
+def test_as_written_reads_a_converted_value_as_its_decimal():
+    assert (89.6 - 32) / 1.8 == 31.999999999999996  # the float noise the published variant used to score
+    assert as_written((89.6 - 32) / 1.8) == 32.0
+    assert as_written(31.9999) == 31.9999 and as_written(0.0) == 0.0 and math.isnan(as_written(math.nan))
+
+
+@pytest.mark.parametrize("fahrenheit, celsius", [(89.6, 32.0), (105.8, 41.0), (93.2, 34.0), (101.3, 38.5)])
+def test_fahrenheit_on_an_apache_ii_temperature_edge_scores_the_band_of_its_celsius(fahrenheit, celsius):
+    """89.6 degrees F is 32 degrees C by definition ((89.6 - 32) / 1.8), so 2 temperature points, as for 32 C
+    (found by the clincalc differential test: exact float arithmetic gave 31.999999999999996 and 3 points)."""
+    base = {"age": [40, "years"], "Systolic Blood Pressure": [120, "mm Hg"], "Diastolic Blood Pressure": [80, "mm Hg"],
+            "Heart Rate or Pulse": [80, "beats per minute"], "respiratory rate": [16, "breaths per minute"],
+            "FiO2": [21, "%"], "PaO2": [90, "mm Hg"], "pH": 7.4, "Sodium": [140, "mmol/L"], "Potassium": [4.0, "mmol/L"],
+            "creatinine": [1.0, "mg/dL"], "Hematocrit": [40, "%"], "White blood cell count": [8000, "µL"],
+            "Glasgow Coma Score": 15}
+    for variant in ("published", "benchmark"):
+        f = compute("apache-ii", {**base, "Temperature": [fahrenheit, "degrees fahrenheit"]}, variant=variant).value
+        c = compute("apache-ii", {**base, "Temperature": [celsius, "degrees celsius"]}, variant=variant).value
+        assert f == c, (variant, fahrenheit)
+    points = {32.0: 2, 41.0: 4, 34.0: 1, 38.5: 1}[celsius]  # Knaus 1985 temperature rows, from each lower bound
+    assert compute("apache-ii", {**base, "Temperature": [celsius, "degrees celsius"]}).value == points
+
+
+def test_the_columnar_converter_reads_a_fahrenheit_column_as_the_scalar_converter_does():
+    from solver.library.units import Converter
+    from solver.library.vectorised import ArrayConverter
+
+    units = get_registry().units
+    temps = [89.6, 105.8, 93.2, 101.3, 98.6, 100.1, -40.0]
+    column = ArrayConverter(units, exact=True).temperature_c(np.array(temps), "degrees fahrenheit")
+    assert column.tolist() == [Converter(units, exact=True).temperature_c(t, "degrees fahrenheit") for t in temps]
+    assert column[0] == 32.0 and column[-1] == -40.0
