@@ -169,7 +169,13 @@ GRIDS: dict[str, list[Entities]] = {
              for p, f in ((80, 40), (79.6, 40), (120, 40), (160, 40), (159.6, 40)) for vent in (False, True)
              for pl in (20000, 50000, 100000, 150000) for b, c in (([1.2, "mg/dL"], [1.2, "mg/dL"]),
                                                                    ([20.5, "µmol/L"], [110, "µmol/L"]),
-                                                                   ([12.0, "mg/dL"], [5.0, "mg/dL"]))],
+                                                                   ([12.0, "mg/dL"], [5.0, "mg/dL"]))]
+            + [{"PaO2": [95, "mm Hg"], "FiO2": [21, "%"], "Platelet count": [250000, "µL"], "Bilirubin": [b, u],
+                **_bp(120, 80)}  # liver edges, both units
+               for b, u in ((19.9, "µmol/L"), (20, "µmol/L"), (32.9, "µmol/L"), (33, "µmol/L"), (101.9, "µmol/L"),
+                            (102, "µmol/L"), (204, "µmol/L"), (204.1, "µmol/L"), (205.3, "µmol/L"), (1.19, "mg/dL"),
+                            (1.2, "mg/dL"), (1.99, "mg/dL"), (2.0, "mg/dL"), (5.99, "mg/dL"), (6.0, "mg/dL"),
+                            (11.99, "mg/dL"), (12.0, "mg/dL"))],
     "free-water-deficit": [{"age": _age(a), "sex": s, "weight": [70, "kg"], "Sodium": [na, "mEq/L"]}
                            for a in (18, 64, 65, 90) for s in ("Male", "Female") for na in (146, 155.5, 170)],
     "cha2ds2-vasc": [{"age": _age(a), "sex": s} for a in (64, 65, 74, 75) for s in ("Male", "Female")],
@@ -235,6 +241,16 @@ def _bun_on_a_band_edge(e: Entities, ours: Any, theirs: Any) -> bool:
     return u == "mg/dL" and round(v / cc.BUN_MG_DL_PER_UREA_MMOL_L, 9) in (6.5, 8.0, 10.0, 25.0) and ours < theirs
 
 
+# µmol/L just above each SOFA SI edge, up to the mg/dL edge converted (1.2, 2, 6 and 12 mg/dL x 17.104)
+_SOFA_SI_GAPS = ((20, 1.2 * 17.104), (33, 2 * 17.104), (102, 6 * 17.104), (204, 12 * 17.104))
+
+
+def _bilirubin_si_band(e: Entities, ours: Any, theirs: Any) -> bool:
+    v, u = e["Bilirubin"]
+    low_edge_open = any(lo < v < hi if lo == 204 else lo <= v < hi for lo, hi in _SOFA_SI_GAPS)
+    return u == "µmol/L" and low_edge_open and ours - theirs == 1
+
+
 EXPLAINED: list[Explained] = [
     Explained("charlson-comorbidity-index", "clincalc-age-bands", _age_on_a_decade,
               "clincalc 0.4.0 gives an age of exactly 50, 60, 70 or 80 the points of the decade below (one point "
@@ -247,6 +263,13 @@ EXPLAINED: list[Explained] = [
               "and 25 mmol/L edges for the adapter and just below them for us",
               "Blatchford 2000 (bands in mmol/L of urea, registry deviation bun-molar-mass); with nitrogen's atomic "
               "weight (2 x 14.007 g/mol) 18.2 mg/dL is 6.497 mmol/L, below the edge, as the registry scores it"),
+    Explained("sofa", "bilirubin-si-bands", _bilirubin_si_band,
+              "clincalc converts a bilirubin in µmol/L to mg/dL and scores the mg/dL bands; since sofa 1.1.0 the "
+              "published variant scores it by the table's µmol/L column, which is rounded on its own: 20-20.5, "
+              "33-34.2, 102-102.6 and above 204 to 205.2 µmol/L score one point more (registry deviation "
+              "bilirubin-si-bands)",
+              "Vincent 1996 SOFA liver row in µmol/L (20-32: 1, 33-101: 2, 102-204: 3, > 204: 4), read in "
+              "PMC4968574 Table 1 and the Clinical Medicine (RCP) table adapted from Vincent 1996"),
 ]
 
 

@@ -202,3 +202,31 @@ def test_conventional_unit_factors_are_registry_data_with_a_source():
     # elsewhere the molar masses of units.yaml convert: 17.104 and 88.40 µmol/L per mg/dL, not 17.1 and 88.4
     per_mg_dl = {a: 10_000 / reg.units.analytes[a].molar_mass for a in ("bilirubin", "creatinine")}
     assert round(per_mg_dl["bilirubin"], 3) == 17.104 and round(per_mg_dl["creatinine"], 2) == 88.40
+
+
+_SOFA_NORMAL = {"PaO2": [95, "mm Hg"], "FiO2": [21, "%"], "Platelet count": [250000, "µL"], "Glasgow Coma Score": 15,
+                "creatinine": [0.8, "mg/dL"], "Systolic Blood Pressure": [120, "mm Hg"],
+                "Diastolic Blood Pressure": [80, "mm Hg"]}  # every organ system 0 points but the liver
+
+
+# Vincent 1996 liver row in µmol/L (read in PMC4968574 Table 1): < 20 0, 20-32 1, 33-101 2, 102-204 3, > 204 4
+@pytest.mark.parametrize("umol, points", [(19.9, 0), (20.0, 1), (20.4, 1), (32.9, 1), (33.0, 2), (101.9, 2), (102.0, 3),
+                                          (204.0, 3), (204.1, 4)])
+def test_sofa_published_scores_a_umol_bilirubin_by_the_si_bands(umol, points):
+    assert compute("sofa", {**_SOFA_NORMAL, "Bilirubin": [umol, "µmol/L"]}, variant="published").value == points
+
+
+@pytest.mark.parametrize("umol", [20.0, 20.4, 33.0, 102.0, 204.1])
+def test_sofa_benchmark_keeps_converting_a_umol_bilirubin_to_mg_dl(umol):
+    """Just above an SI edge the mg/dL reading is one point lower (20.0 µmol/L is 1.17 mg/dL, below 1.2):
+    deviation bilirubin-si-bands; the mg/dL bands of the benchmark variant are unchanged."""
+    ents = {**_SOFA_NORMAL, "Bilirubin": [umol, "µmol/L"]}
+    bench, pub = (compute("sofa", ents, variant=v).value for v in ("benchmark", "published"))
+    assert bench == pub - 1
+    assert "bilirubin-si-bands" in {d.id for d in get_registry().calculators["sofa"].deviations}
+
+
+def test_sofa_mg_dl_bilirubin_still_scores_the_mg_dl_bands_in_both_variants():
+    for mg, points in ((1.19, 0), (1.2, 1), (1.99, 1), (2.0, 2), (5.99, 2), (6.0, 3), (11.99, 3), (12.0, 4)):
+        for variant in ("benchmark", "published"):
+            assert compute("sofa", {**_SOFA_NORMAL, "Bilirubin": [mg, "mg/dL"]}, variant=variant).value == points

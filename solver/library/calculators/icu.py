@@ -119,6 +119,17 @@ def _sofa_renal(ctx: Context) -> float:
     return pts
 
 
+def _sofa_liver(ctx: Context) -> float:
+    """Liver points; the published variant scores a µmol/L bilirubin by the table's SI bands (from 1.1.0)."""
+    bilirubin = ctx.quantity("Bilirubin")  # mg/dL
+    if not ctx.benchmark and "published_bilirubin_points_umol" in ctx.calc.tables:
+        given, unit = ctx._pair("Bilirubin")
+        if unit == "µmol/L":
+            ctx.note("Bilirubin", ctx.raw("Bilirubin"), given, unit)  # the value used, as given
+            return ctx.band("published_bilirubin_points_umol", given)
+    return ctx.band("bilirubin_points", bilirubin)
+
+
 @calculator("sofa")
 def sofa(ctx: Context) -> float:
     ratio = ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent")))
@@ -128,7 +139,7 @@ def sofa(ctx: Context) -> float:
     score += _sofa_cardiovascular(ctx)
     gcs = ctx.number("Glasgow Coma Score")
     score += ctx.band("gcs_points", gcs)
-    score += ctx.band("bilirubin_points", ctx.quantity("Bilirubin"))
+    score += _sofa_liver(ctx)
     score += ctx.band("platelet_points", ctx.count_per_litre("Platelet count"))
     score += _sofa_renal(ctx)
     return score
