@@ -156,21 +156,26 @@ class Context:
             raise BadValue(self.slug, name, f"expected a number as the value, got {v!r}")
         return v, normalise_unit(given[1])  # "μmol/L" (Greek mu) reads as the registry's "µmol/L"
 
-    # ------------------------------------------------------------------ typed accessors
-    def quantity(self, name: str) -> float:
-        """A [value, unit] concentration converted to the input's canonical unit."""
+    def _unit_pair(self, name: str) -> tuple[Any, float, str]:
+        """A [value, unit] input with its unit accepted: (its plan fields, value, unit). The common case
+        (a list of a number and a string) is read inline; anything else goes through `_pair`'s checks."""
         f = self._fields.get(name)
         given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
         if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
-            v, unit = given  # the common case, checked here as `_pair` checks it
+            v, unit = given
             if not unit.isascii():
                 unit = normalise_unit(unit)
         else:
-            spec = self.spec(name)
             v, unit = self._pair(name)
-        spec, accepted, canonical, rng = self._fields[name] if f is None else f
-        if accepted and unit not in accepted:
+        fields = self._fields[name] if f is None else f
+        if fields[1] and unit not in fields[1]:
             self._accept(name, unit)
+        return fields, v, unit
+
+    # ------------------------------------------------------------------ typed accessors
+    def quantity(self, name: str) -> float:
+        """A [value, unit] concentration converted to the input's canonical unit."""
+        (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
             out = v
         else:
@@ -191,17 +196,7 @@ class Context:
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        f = self._fields.get(name)
-        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
-            v, unit = given  # the common case, checked here as `_pair` checks it
-            if not unit.isascii():
-                unit = normalise_unit(unit)
-        else:
-            v, unit = self._pair(name)
-        spec, accepted, canonical, rng = self._fields[name] if f is None else f
-        if accepted and unit not in accepted:
-            self._accept(name, unit)
+        (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
             self.check_range(name, v, canonical)
         self.record[name] = make_record([v, unit], v, canonical)
@@ -309,17 +304,7 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        f = self._fields.get(name)
-        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
-            v, unit = given  # the common case, checked here as `_pair` checks it
-            if not unit.isascii():
-                unit = normalise_unit(unit)
-        else:
-            v, unit = self._pair(name)
-        _, accepted, _, rng = self._fields[name] if f is None else f
-        if accepted and unit not in accepted:
-            self._accept(name, unit)
+        (_, _, _, rng), v, unit = self._unit_pair(name)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:

@@ -10,15 +10,6 @@ from registry.yamlio import line_of
 from tests.helpers import edit
 
 
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(loader.CACHE_ENV, str(folder))
-    loader.clear_cache()
-    yield folder
-    loader.clear_cache()
-
-
 def _loads(monkeypatch) -> list[int]:
     calls: list[int] = []
     real = loader.load
@@ -31,10 +22,10 @@ def _loads(monkeypatch) -> list[int]:
     return calls
 
 
-def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_copy, cache, monkeypatch):
+def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_copy, cache_dir, monkeypatch):
     calls = _loads(monkeypatch)
     first = loader.get_registry(registry_copy)
-    assert len(calls) == 1 and len(list(cache.glob("registry-*.pickle"))) == 1
+    assert len(calls) == 1 and len(list(cache_dir.glob("registry-*.pickle"))) == 1
     loader.clear_cache()
     again = loader.get_registry(registry_copy)
     assert len(calls) == 1 and again is not first  # from the snapshot: no YAML parsed
@@ -47,14 +38,14 @@ def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_
     loader.clear_cache()
     changed = loader.get_registry(registry_copy)
     assert len(calls) == 2 and changed.problems  # new content: loaded, validated and refused as before
-    assert len(list(cache.glob("registry-*.pickle"))) == 1  # a failing registry leaves no snapshot
+    assert len(list(cache_dir.glob("registry-*.pickle"))) == 1  # a failing registry leaves no snapshot
 
 
 @pytest.mark.parametrize("blob", [b"", b"garbage", snapshot.FORMAT + b"\x80\x05truncated",
                                   snapshot.FORMAT + pickle.dumps(print)])
-def test_a_corrupt_or_foreign_snapshot_falls_back_to_the_files(registry_copy, cache, monkeypatch, blob):
+def test_a_corrupt_or_foreign_snapshot_falls_back_to_the_files(registry_copy, cache_dir, monkeypatch, blob):
     loader.get_registry(registry_copy)
-    (path,) = cache.glob("registry-*.pickle")
+    (path,) = cache_dir.glob("registry-*.pickle")
     path.write_bytes(blob)
     loader.clear_cache()
     calls = _loads(monkeypatch)
@@ -72,21 +63,21 @@ def test_the_unpickler_builds_no_callable_outside_the_allow_list(tmp_path):
         snapshot._Unpickler(io.BytesIO(pickle.dumps(print))).load()
 
 
-def test_a_snapshot_of_another_root_is_not_used(registry_copy, cache, tmp_path):
+def test_a_snapshot_of_another_root_is_not_used(registry_copy, cache_dir, tmp_path):
     reg = loader.get_registry(registry_copy)
-    (path,) = cache.glob("registry-*.pickle")
+    (path,) = cache_dir.glob("registry-*.pickle")
     assert snapshot.read(path, str(registry_copy)) is not None
     assert snapshot.read(path, str(tmp_path / "elsewhere")) is None
     assert reg.validated
 
 
-def test_old_snapshots_are_pruned(registry_copy, cache):
+def test_old_snapshots_are_pruned(registry_copy, cache_dir):
     loader.get_registry(registry_copy)
-    (current,) = cache.glob("registry-*.pickle")
+    (current,) = cache_dir.glob("registry-*.pickle")
     for i in range(snapshot.KEEP + 3):
-        (cache / f"registry-old{i}.pickle").write_bytes(b"x")
-    snapshot._prune(cache, current)
-    left = sorted(cache.glob("registry-*.pickle"))
+        (cache_dir / f"registry-old{i}.pickle").write_bytes(b"x")
+    snapshot._prune(cache_dir, current)
+    left = sorted(cache_dir.glob("registry-*.pickle"))
     assert current in left and len(left) == snapshot.KEEP
 
 

@@ -1,19 +1,8 @@
 """get_registry re-runs the validation rules unless this exact content (and code) passed them before."""
 from __future__ import annotations
 
-import pytest
-
 from registry import loader
 from tests.helpers import edit
-
-
-@pytest.fixture
-def cache(tmp_path, monkeypatch):
-    folder = tmp_path / "cache"
-    monkeypatch.setenv(loader.CACHE_ENV, str(folder))
-    loader.clear_cache()
-    yield folder
-    loader.clear_cache()
 
 
 def _validations(monkeypatch) -> list[int]:
@@ -28,11 +17,11 @@ def _validations(monkeypatch) -> list[int]:
     return calls
 
 
-def test_passed_content_is_not_revalidated_and_any_edit_is(registry_copy, cache, monkeypatch):
+def test_passed_content_is_not_revalidated_and_any_edit_is(registry_copy, cache_dir, monkeypatch):
     calls = _validations(monkeypatch)
     reg = loader.get_registry(registry_copy)
     assert reg.validated and not reg.problems and len(calls) == 1
-    assert len(list(cache.glob("validated-*"))) == 1
+    assert len(list(cache_dir.glob("validated-*"))) == 1
     loader.clear_cache()
     again = loader.get_registry(registry_copy)
     assert again.validated and not again.problems and len(calls) == 1  # the marker of this content
@@ -41,7 +30,7 @@ def test_passed_content_is_not_revalidated_and_any_edit_is(registry_copy, cache,
     loader.clear_cache()
     changed = loader.get_registry(registry_copy)
     assert len(calls) == 2 and changed.problems
-    assert len(list(cache.glob("validated-*"))) == 1  # a failing registry leaves no marker
+    assert len(list(cache_dir.glob("validated-*"))) == 1  # a failing registry leaves no marker
 
 
 def test_an_empty_cache_setting_turns_it_off(registry_copy, monkeypatch):
@@ -49,7 +38,7 @@ def test_an_empty_cache_setting_turns_it_off(registry_copy, monkeypatch):
     assert loader.validation_key(registry_copy) is None  # no key: `_cached` always runs the rules
 
 
-def test_the_key_covers_snapshots_and_the_lock(registry_copy, cache):
+def test_the_key_covers_snapshots_and_the_lock(registry_copy, cache_dir):
     before = loader.validation_key(registry_copy)
     lock = registry_copy / "formulas" / "REGISTRY.lock"
     lock.write_text(lock.read_text(encoding="utf-8") + "\n", encoding="utf-8")
