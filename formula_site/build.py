@@ -37,6 +37,7 @@ from formula_site.registry_pages import (
     overview,
 )
 from formula_site.results_pages import calculator_accuracy, results_page
+from registry import clock
 from registry.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
 from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
@@ -274,7 +275,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     out.parent.mkdir(parents=True, exist_ok=True)
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
-        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or dt.date.today(), pairs=pairs)
+        generated, n_runs, n_fhir = generate(reg, src, runs, on=on or clock.today(), pairs=pairs)
         _swap_in(src, out, generated)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)

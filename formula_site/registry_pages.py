@@ -29,6 +29,7 @@ from formula_site.markup import (
     verified_badge,
 )
 from formula_site.pending_pages import calculator_section, overview_section
+from registry import clock
 from registry import versions as ver
 from registry.loader import Registry
 from registry.schema import Calculator, Version, VersionStatus
@@ -528,7 +529,7 @@ def calculators_index(reg: Registry, on: dt.date | None = None) -> str:
                      Raw(group_badge(c.audit_group), sort=c.audit_group) if c.medcalc_id is not None else "successor",
                      CONCERN_LABELS[c.literature_audit.concern.value],
                      c.completeness.status.value if c.completeness else "not audited",
-                     c.active.version, review_status(c.active, on or dt.date.today()),
+                     c.active.version, review_status(c.active, on or clock.today()),
                      c.active.last_review.isoformat() if c.active.last_review else "never", len(c.deviations),
                      sum(not x.verified for x in citations(reg, c))])
     return "\n".join([

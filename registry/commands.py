@@ -585,9 +585,11 @@ def cmd_review(args: argparse.Namespace) -> int:
 def cmd_due(args: argparse.Namespace) -> int:
     import datetime as dt
 
+    from registry import clock
+
     reg = _load_valid(args.root)
     try:
-        on = dt.date.fromisoformat(args.on) if args.on else dt.date.today()
+        on = dt.date.fromisoformat(args.on) if args.on else clock.today()
     except ValueError:
         raise CommandError(f"--on must be a date YYYY-MM-DD, got {args.on!r}") from None
     rows = []

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 
 from pydantic import ValidationError
 
+from registry import clock
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
@@ -62,7 +63,7 @@ def _checks(before: Registry, calcs: dict[str, Calculator], slugs: list[str]) ->
 
 def parse_date(text: str | None, flag: str, default: dt.date | None = None) -> dt.date:
     if text is None:
-        return default or dt.date.today()
+        return default or clock.today()
     try:
         return dt.date.fromisoformat(text)
     except ValueError:
@@ -410,7 +411,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     names = parse_labels(labels or [])
     effective = parse_date(date, "--date")
     who = _who(by, role)
-    today = dt.date.today()
+    today = clock.today()
     if draft and who is None:
         raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone else "
                            "approves it")
@@ -535,7 +536,7 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
         raise ReleaseError("--by and --role must name who approves and their role")
     if not reason or not reason.strip():
         raise ReleaseError("--reason must say why the change is approved (it is recorded with the approval)")
-    today = dt.date.today()
+    today = clock.today()
     when = parse_date(date, "--date")
     if when > today:
         raise ReleaseError(f"--date {when} is in the future: an approval is recorded when it is given")
@@ -583,7 +584,7 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
 def activate(root: Path | str | None, *, on: str | None = None) -> str:
     """Make every approved draft whose effective date has come the active version."""
     day = parse_date(on, "--on")
-    if day > dt.date.today():
+    if day > clock.today():
         raise ReleaseError(f"--on {day} is in the future: a version becomes active on its day, not before")
     with writing(root) as base:
         reg = _loaded(base, "activating")
@@ -617,7 +618,7 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
     person = _who(who, role)
     if person is None:
         raise ReleaseError("--by and --role must name the reviewer and their role")
-    today = dt.date.today()
+    today = clock.today()
     when = parse_date(date, "--date")
     if when > today:
         raise ReleaseError(f"--date {when} is in the future: record a review once it has happened")
@@ -669,7 +670,7 @@ def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, 
     if who is None:
         raise ReleaseError("--by and --role must name who rejects the draft and their role")
     why = _reason(reason)
-    today = dt.date.today()
+    today = clock.today()
     with writing(root) as base:
         reg = _loaded(base, "rejecting")
         c = _calc(reg, ref)

@@ -13,11 +13,12 @@ import shutil
 from pathlib import Path
 
 from formula_site.pending_pages import calculator_section, overview_section
+from registry import clock
 from registry.loader import load
 from solver.library import compute
 from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, copy_registry, fingerprint, formula, problems
 
-TODAY = dt.date.today()
+TODAY = clock.today()
 ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
 A = ("A. Author", "clinical informatician")
 B = ("B. Chair", "chair, drug and therapeutics committee")

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from registry import clock
 from registry.changelog import ChangelogEntry, changelog
 from registry.loader import load
 from registry.versions import bump
 from solver.library import OutOfRange, compute
 from tests.registry.helpers import NEW, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, fingerprint, formula, problems
 
-TODAY = dt.date.today()
+TODAY = clock.today()
 
 
 @pytest.fixture()

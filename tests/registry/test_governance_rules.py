@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from registry import clock
 from registry.changelog import ChangelogEntry, _ordered, grouped, markdown
 from registry.diffing import diff
 from registry.loader import load
@@ -14,7 +15,7 @@ from registry.schema import VersionStatus
 from solver.data import REFERENCE_CASES, read_cases
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, fingerprint, formula, problems
 
-TODAY = dt.date.today()
+TODAY = clock.today()
 POLICY = Path("formulas") / "policy" / "governance.yaml"
 KATZ = ["correction_per_mg_dl_glucose=0.016", "--label", "correction_per_mg_dl_glucose=Katz factor"]
 

@@ -5,6 +5,7 @@ import datetime as dt
 import json
 from pathlib import Path
 
+from registry import clock
 from registry.loader import load
 from solver.library import compute
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, formula, problems
@@ -14,7 +15,7 @@ ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
 
 def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) -> None:
     root = copy_registry(tmp_path)
-    today = dt.date.today().isoformat()
+    today = clock.today().isoformat()
     # 1. a maintainer proposes Katz's factor as a draft: nothing changes for users yet
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
                              "--label", "correction_per_mg_dl_glucose=Katz factor",
@@ -49,7 +50,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert code == 0, err
     code, out, _ = formula(capsys, root, "due", "--format", "json")
     assert SODIUM not in {r["slug"] for r in json.loads(out)}
-    next_year = (dt.date.today() + dt.timedelta(days=366)).isoformat()
+    next_year = (clock.today() + dt.timedelta(days=366)).isoformat()
     code, out, _ = formula(capsys, root, "due", "--on", next_year, "--overdue", "--format", "json")
     assert [r["slug"] for r in json.loads(out)] == [SODIUM]
     assert problems(root) == []
