@@ -1,7 +1,11 @@
 """Test-wide settings: property tests never time out on a slow machine, and CI runs them reproducibly;
-every test sees the same "today" (registry.clock), whatever day or hour the suite runs at."""
+every test sees the same "today" (registry.clock), whatever day or hour the suite runs at, and a registry
+cache of its own (never the machine's ~/.cache, which outlives the run and other checkouts share)."""
+import atexit
 import os
 import re
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,9 @@ def _last_release_day() -> str:
 
 
 os.environ["FORMULA_TODAY"] = _last_release_day()  # registry.clock.ENV; subprocesses inherit it
+_CACHE = tempfile.mkdtemp(prefix="formula-test-cache-")
+os.environ["FORMULA_CACHE_DIR"] = _CACHE  # registry.loader.CACHE_ENV; tests of the cache set their own
+atexit.register(shutil.rmtree, _CACHE, True)
 
 
 @pytest.fixture()
