@@ -99,8 +99,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
-    if not pl.passthrough:
-        known = pl.known
+    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set):
+        known = pl.known  # an unknown or a missing input: the first in order is named
         for key in entities:
             if key not in known:
                 raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
@@ -133,11 +133,25 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
             warnings = implausible(calc, value)
             if warnings and variant == "published":
                 raise OutOfRange(calc.slug, None, warnings[0])
-    if pl.input_rules:  # cross-input rules (systolic above diastolic): warned about in both variants
-        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
+    if pl.input_rules and not _differences_hold(pl.differences, ctx.record):  # systolic above diastolic, say:
+        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})  # warned in both variants
     version = pl.version if pl.version is not None else calc.active.version
     content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
     return make_result(value, pl.unit, pl.slug, version, variant, content_hash, ctx.record, warnings)
+
+
+def _differences_hold(rules: tuple[tuple[str, str, float, float], ...], record: dict[str, InputRecord]) -> bool:
+    """True when every `difference` rule holds on numbers used as plain ints and floats, or names an input not
+    used; otherwise `implausible_inputs` decides (and words each warning)."""
+    for a, b, lo, hi in rules:
+        ra, rb = record.get(a), record.get(b)
+        if ra is None or rb is None:
+            continue
+        x, y = ra.value, rb.value
+        tx, ty = type(x), type(y)
+        if not ((tx is float or tx is int) and (ty is float or ty is int) and lo <= float(x) - float(y) <= hi):
+            return False
+    return True
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
