@@ -76,7 +76,7 @@ def plan(calc: Calculator) -> Plan:
              calc.output.rounding, {v: result_rule(calc, v) for v in ("benchmark", "published")},
              calc.constants, calc.tables, {n: c.value for n, c in calc.constants.items()},
              {n: tuple((b.ge, b.gt, b.le, b.lt, b.value) for b in t.bands) for n, t in calc.tables.items() if t.bands},
-             {n: t.lookup if t.lookup is not None else t.points for n, t in calc.tables.items()
+             {n: t.lookup if t.lookup is not None else (t.points or {}) for n, t in calc.tables.items()
               if t.lookup is not None or t.points is not None},
              tuple((r.inputs[0], r.inputs[1], r.range[0], r.range[1]) for r in calc.plausibility
                    if r.quantity == "difference" and r.inputs is not None))
