@@ -41,6 +41,11 @@ def converter(units: UnitsFile, exact: bool) -> Converter:
     return c
 
 
+# the unit data of the last Context and its two converters (benchmark, published): nearly every call reads these
+# (one tuple, replaced whole, so a reader never pairs one registry's units with another's converters)
+_LAST: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+
 class Context:
     """What a calculator function may read. Every accessor records the input it used."""
 
@@ -49,22 +54,24 @@ class Context:
 
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
                  sub_compute: SubCompute, pl: Plan | None = None):
+        pl = pl if pl is not None and pl.calc is calc else plan(calc)
+        self._pl = pl
         self.calc = calc
-        self.slug = calc.slug
+        self.slug = pl.slug
         self.entities = entities
         self.variant = variant
         self.benchmark = benchmark = variant == "benchmark"
         self.reg = reg
         units = reg.units
-        if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
-            raise ValueError("the registry has no unit data (formulas/units.yaml)")
+        last = _LAST[0]
+        if units is not last[0]:
+            if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+                raise ValueError("the registry has no unit data (formulas/units.yaml)")
+            last = _LAST[0] = (units, converter(units, False), converter(units, True))
         self.units: UnitsFile = units
-        c = _CONVERTERS.get((id(units), not benchmark))
-        self.conv = c if c is not None and c.units is units else converter(units, not benchmark)
+        self.conv = last[1] if benchmark else last[2]
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
-        pl = pl if pl is not None and pl.calc is calc else plan(calc)
-        self._pl = pl
         self._specs = pl.specs
         self._fields = pl.fields
         self._consts = pl.consts
@@ -371,7 +378,7 @@ class Context:
             out = self.conv.height(given_parts, unit)
         except (ConversionError, TypeError) as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        rng = self.spec(name).range
+        rng = f[3] if f is not None else self.spec(name).range
         if rng is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
             if not rng[0] <= metres <= rng[1] or metres - metres != 0:
@@ -404,7 +411,7 @@ class Context:
     # ------------------------------------------------------------------ dependencies
     def sub(self, slug: str) -> float:
         """The result of a calculator this one depends on, from the same entities and variant."""
-        if slug not in self.calc.depends_on:
+        if slug not in self._pl.depends_on:
             raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
         other = self.reg.calculators[slug]
         names = plan(other).known  # the names of its inputs

@@ -32,6 +32,8 @@ from solver.library.result import InputRecord, Result, Value, make_result
 from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
+_isfinite = math.isfinite
+
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
            "get_registry", "resolve"]
@@ -117,9 +119,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
-    rule = pl.rules.get(variant, _finish)  # (a variant the plan has no rule for goes to `_finish`)
-    if (t is float or t is int) and rule is None and pl.rounding == "round_number" and math.isfinite(raw):
-        value: Value = round_number(raw, ctx.units.rounding)  # the common case of `_finish`, decided by the plan
+    if (t is float or t is int) and variant in pl.plain_rounding and _isfinite(raw):
+        value: Value = round_number(raw, ctx.conv._rounding)  # the common case of `_finish`, decided by the plan
     else:
         value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []
@@ -135,8 +136,12 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
                 raise OutOfRange(calc.slug, None, warnings[0])
     if pl.input_rules and not _differences_hold(pl.differences, ctx.record):  # systolic above diastolic, say:
         warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})  # warned in both variants
-    version = pl.version if pl.version is not None else calc.active.version
-    content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
+    if pl.version is not None:
+        version = pl.version
+        content_hash = reg.hashes.get(pl.hash_key) or active_hash(reg, calc.slug)
+    else:
+        version = calc.active.version
+        content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
     return make_result(value, pl.unit, pl.slug, version, variant, content_hash, ctx.record, warnings)
 
 

@@ -42,6 +42,9 @@ class Plan:
     consts: dict[str, Any]  # constant name -> its value
     bands: dict[str, tuple[tuple[Any, Any, Any, Any, Any], ...]]  # banded table -> its bands' (ge, gt, le, lt, value)
     maps: dict[str, dict[str, Any]]  # table -> its lookup (or else its points) mapping
+    depends_on: list[str]  # the entry's dependencies (checked on every use)
+    plain_rounding: frozenset[str]  # the variants whose numeric result `round_number` rounds (no published rule)
+    hash_key: tuple[str, str]  # (slug, active version): the key of its content hash in `Registry.hashes`
     # the `difference` rules: (minuend, subtrahend, low, high); a break is worded by registry.plausibility
     differences: tuple[tuple[str, str, float, float], ...]
 
@@ -52,10 +55,12 @@ _PLANS: dict[int, Plan] = {}
 def plan(calc: Calculator) -> Plan:
     """The plan of this entry (made on first use)."""
     p = _PLANS.get(id(calc))
-    if p is not None and p.calc is calc and p.inputs is calc.inputs and p.versions is calc.versions \
-            and p.output is calc.output and p.slug is calc.slug and p.plausibility is calc.plausibility \
-            and p.constants is calc.constants and p.tables is calc.tables:
-        return p
+    if p is not None and p.calc is calc:
+        d = calc.__dict__  # the model's fields, read as a dict: quicker than its attributes
+        if p.inputs is d["inputs"] and p.versions is d["versions"] and p.output is d["output"] and p.slug is d["slug"] \
+                and p.plausibility is d["plausibility"] and p.constants is d["constants"] \
+                and p.tables is d["tables"] and p.depends_on is d["depends_on"]:
+            return p
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
     specs: dict[str, Input] = {}
@@ -78,6 +83,10 @@ def plan(calc: Calculator) -> Plan:
              {n: tuple((b.ge, b.gt, b.le, b.lt, b.value) for b in t.bands) for n, t in calc.tables.items() if t.bands},
              {n: t.lookup if t.lookup is not None else (t.points or {}) for n, t in calc.tables.items()
               if t.lookup is not None or t.points is not None},
+             calc.depends_on,
+             frozenset(v for v in ("benchmark", "published")
+                       if result_rule(calc, v) is None and calc.output.rounding == "round_number"),
+             (calc.slug, version or ""),
              tuple((r.inputs[0], r.inputs[1], r.range[0], r.range[1]) for r in calc.plausibility
                    if r.quantity == "difference" and r.inputs is not None))
     _PLANS[id(calc)] = p

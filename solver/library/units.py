@@ -65,9 +65,13 @@ class Converter:
     exact: bool  # True: published variant (no intermediate rounding)
     # (src, tgt) -> the rounded ratio of two units of one table: constants of the unit data, worked out once
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _rounding: RoundingRule = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
 
     def r(self, x: float) -> float:
-        return x if self.exact else round_number(x, self.units.rounding)
+        return x if self.exact else round_number(x, self._rounding)
 
     def written(self, x: float) -> float:
         """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""
@@ -164,7 +168,10 @@ class Converter:
                                   "or [ft, 'ft', in, 'in']")
         if unit == target:
             return v
-        return self.r(v * self.height_factor(unit, target))
+        factor = self._ratios.get(("height", unit, target))
+        if factor is None:
+            factor = self._ratios[("height", unit, target)] = self.height_factor(unit, target)
+        return self.r(v * factor)
 
     def height_factor(self, src: str, target: str) -> float:
         """One `src` in `target` units (m, cm or in). The benchmark turns metres into inches with its own
