@@ -120,7 +120,9 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
     if (t is float or t is int) and variant in pl.plain_rounding and _isfinite(raw):
-        value: Value = round_number(raw, ctx.conv._rounding)  # the common case of `_finish`, decided by the plan
+        value: Value = round_number(raw, ctx.conv._rounding)  # the common cases of `_finish`, decided by the plan
+    elif (t is float or t is int) and variant in pl.whole and _isfinite(raw):
+        value = int(half_even(raw, 0))
     else:
         value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []

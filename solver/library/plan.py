@@ -44,6 +44,7 @@ class Plan:
     maps: dict[str, dict[str, Any]]  # table -> its lookup (or else its points) mapping
     depends_on: list[str]  # the entry's dependencies (checked on every use)
     plain_rounding: frozenset[str]  # the variants whose numeric result `round_number` rounds (no published rule)
+    whole: frozenset[str]  # the variants whose numeric result is rounded to a whole number (`integer`, no published rule)
     hash_key: tuple[str, str]  # (slug, active version): the key of its content hash in `Registry.hashes`
     # the `difference` rules: (minuend, subtrahend, low, high); a break is worded by registry.plausibility
     differences: tuple[tuple[str, str, float, float], ...]
@@ -86,6 +87,8 @@ def plan(calc: Calculator) -> Plan:
              calc.depends_on,
              frozenset(v for v in ("benchmark", "published")
                        if result_rule(calc, v) is None and calc.output.rounding == "round_number"),
+             frozenset(v for v in ("benchmark", "published")
+                       if result_rule(calc, v) is None and calc.output.rounding == "integer"),
              (calc.slug, version or ""),
              tuple((r.inputs[0], r.inputs[1], r.range[0], r.range[1]) for r in calc.plausibility
                    if r.quantity == "difference" and r.inputs is not None))

@@ -125,4 +125,11 @@ def result_rule(calc: Calculator, variant: str) -> ResultRounding | None:
 def step(calc: Calculator, variant: str, decimals: int) -> Step:
     """The rule for an intermediate rounding step (MELD Na's MELD(i)): the variant's mode, `decimals`."""
     rule = result_rule(calc, variant)
-    return Step("half_even" if rule is None else rule.mode, int(decimals))
+    key = ("half_even" if rule is None else rule.mode, int(decimals))
+    s = _STEPS.get(key)
+    if s is None:  # steps are frozen, so one per (mode, decimals) serves every call
+        s = _STEPS[key] = Step(*key)
+    return s
+
+
+_STEPS: dict[tuple[str, int], Step] = {}

@@ -66,6 +66,7 @@ class Converter:
     # (src, tgt) -> the rounded ratio of two units of one table: constants of the unit data, worked out once
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
     _rounding: RoundingRule = field(init=False, repr=False, compare=False)
+    _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
@@ -99,6 +100,12 @@ class Converter:
         return self.r(mass / factor)
 
     def _family(self, unit: str) -> str:
+        fam = self._families.get(unit)
+        if fam is None:
+            fam = self._families[unit] = self._find_family(unit)
+        return fam
+
+    def _find_family(self, unit: str) -> str:
         if unit in self.units.mass:
             return "g"
         if unit in self.units.amount:
