@@ -41,36 +41,45 @@ def converter(units: UnitsFile, exact: bool) -> Converter:
     return c
 
 
+# the unit data of the last Context and its two converters (benchmark, published): nearly every call reads these
+# (one tuple, replaced whole, so a reader never pairs one registry's units with another's converters)
+_LAST: list[tuple[Any, Any, Any]] = [(None, None, None)]
+
+
 class Context:
     """What a calculator function may read. Every accessor records the input it used."""
 
     __slots__ = ("calc", "slug", "entities", "variant", "benchmark", "reg", "units", "conv", "record",
-                 "_sub_compute", "_specs", "_fields")
+                 "_sub_compute", "_specs", "_fields", "_consts", "_pl")
 
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
                  sub_compute: SubCompute, pl: Plan | None = None):
+        pl = pl if pl is not None and pl.calc is calc else plan(calc)
+        self._pl = pl
         self.calc = calc
-        self.slug = calc.slug
+        self.slug = pl.slug
         self.entities = entities
         self.variant = variant
         self.benchmark = benchmark = variant == "benchmark"
         self.reg = reg
         units = reg.units
-        if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
-            raise ValueError("the registry has no unit data (formulas/units.yaml)")
+        last = _LAST[0]
+        if units is not last[0]:
+            if units is None:  # the loader reports a missing units.yaml, and compute refuses such a registry
+                raise ValueError("the registry has no unit data (formulas/units.yaml)")
+            last = _LAST[0] = (units, converter(units, False), converter(units, True))
         self.units: UnitsFile = units
-        c = _CONVERTERS.get((id(units), not benchmark))
-        self.conv = c if c is not None and c.units is units else converter(units, not benchmark)
+        self.conv = last[1] if benchmark else last[2]
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
-        pl = pl if pl is not None and pl.calc is calc else plan(calc)
         self._specs = pl.specs
         self._fields = pl.fields
+        self._consts = pl.consts
 
     # ------------------------------------------------------------------ registry data
     def const(self, name: str) -> Any:
         try:
-            return self.calc.constants[name].value
+            return self._consts[name]  # the plan's copy of `calc.constants[name].value`
         except KeyError:
             raise KeyError(f"{self.slug}: constant {name!r} is not in the registry entry") from None
 
@@ -81,6 +90,12 @@ class Context:
             raise KeyError(f"{self.slug}: table {name!r} is not in the registry entry") from None
 
     def band(self, name: str, x: float) -> float | int:
+        bands = self._pl.bands.get(name)
+        if bands is not None:  # the plan's bands, tested as `Band.holds` tests them; no band: the table's own answer
+            for ge, gt, le, lt, value in bands:
+                if (ge is None or x >= ge) and (gt is None or x > gt) and (le is None or x <= le) \
+                        and (lt is None or x < lt):
+                    return value
         t = self.table(name)
         try:
             return t.band(x)
@@ -95,6 +110,9 @@ class Context:
         return self.units.analytes[spec.analyte]
 
     def lookup(self, name: str, key: str | None) -> float | int:
+        mapping = self._pl.maps.get(name)
+        if mapping is not None and key in mapping:  # the plan's copy of the table's lookup or points
+            return mapping[key]
         t = self.table(name)
         mapping = t.lookup if t.lookup is not None else t.points
         assert mapping is not None
@@ -175,6 +193,15 @@ class Context:
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
         """A [value, unit] concentration converted to the input's canonical unit."""
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case: given in the canonical unit, inside the range
+            accepted, canonical, rng = f[1], f[2], f[3]  # type: ignore[index]
+            if unit == canonical and unit.isascii() and (not accepted or unit in accepted) and rng is not None \
+                    and rng[0] <= v <= rng[1] and v - v == 0:
+                self.record[name] = make_record([v, unit], v, canonical)
+                return v
         (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
             out = v
@@ -196,6 +223,15 @@ class Context:
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+            v, unit = given  # the common case: an accepted ASCII spelling, inside the range
+            accepted, rng = f[1], f[3]  # type: ignore[index]
+            if unit.isascii() and (not accepted or unit in accepted) and rng is not None and rng[0] <= v <= rng[1] \
+                    and v - v == 0:
+                self.record[name] = make_record([v, unit], v, f[2])  # type: ignore[index]
+                return v
         (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
             self.check_range(name, v, canonical)
@@ -227,9 +263,10 @@ class Context:
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        given = self.entities.get(name, _ABSENT) if name in self._specs else _ABSENT
-        if given is _ABSENT:
-            given = self.raw(name)
+        spec = self._specs.get(name)
+        given = self.entities.get(name, _ABSENT) if spec is not None else _ABSENT
+        if given is _ABSENT:  # not given: the registry's default of an optional input (`raw` refuses the rest)
+            given = spec.default if spec is not None and not spec.required else self.raw(name)
         if given is None:
             given = False
         if given is True:
@@ -304,7 +341,14 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        (_, _, _, rng), v, unit = self._unit_pair(name)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS
+                and given[1].isascii() and (not f[1] or given[1] in f[1])):  # type: ignore[index]
+            v, unit = given  # the common case: an accepted ASCII spelling (what `_unit_pair` reads it as)
+            rng = f[3]  # type: ignore[index]
+        else:
+            (_, _, _, rng), v, unit = self._unit_pair(name)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
@@ -334,7 +378,7 @@ class Context:
             out = self.conv.height(given_parts, unit)
         except (ConversionError, TypeError) as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        rng = self.spec(name).range
+        rng = f[3] if f is not None else self.spec(name).range
         if rng is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
             if not rng[0] <= metres <= rng[1] or metres - metres != 0:
@@ -367,10 +411,10 @@ class Context:
     # ------------------------------------------------------------------ dependencies
     def sub(self, slug: str) -> float:
         """The result of a calculator this one depends on, from the same entities and variant."""
-        if slug not in self.calc.depends_on:
+        if slug not in self._pl.depends_on:
             raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
         other = self.reg.calculators[slug]
-        names = {i.name for i in other.inputs}
+        names = plan(other).known  # the names of its inputs
         ents = {k: v for k, v in self.entities.items() if k in names}
         try:
             res = self._sub_compute(other, ents, self.variant, self.reg)

@@ -32,6 +32,8 @@ from solver.library.result import InputRecord, Result, Value, make_result
 from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
+_isfinite = math.isfinite
+
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
            "get_registry", "resolve"]
@@ -99,8 +101,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
-    if not pl.passthrough:
-        known = pl.known
+    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set):
+        known = pl.known  # an unknown or a missing input: the first in order is named
         for key in entities:
             if key not in known:
                 raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
@@ -117,9 +119,10 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
-    rule = pl.rules.get(variant, _finish)  # (a variant the plan has no rule for goes to `_finish`)
-    if (t is float or t is int) and rule is None and pl.rounding == "round_number" and math.isfinite(raw):
-        value: Value = round_number(raw, ctx.units.rounding)  # the common case of `_finish`, decided by the plan
+    if (t is float or t is int) and variant in pl.plain_rounding and _isfinite(raw):
+        value: Value = round_number(raw, ctx.conv._rounding)  # the common cases of `_finish`, decided by the plan
+    elif (t is float or t is int) and variant in pl.whole and _isfinite(raw):
+        value = int(half_even(raw, 0))
     else:
         value = _finish(calc, raw, ctx.units, variant)
     warnings: list[str] = []
@@ -133,11 +136,29 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
             warnings = implausible(calc, value)
             if warnings and variant == "published":
                 raise OutOfRange(calc.slug, None, warnings[0])
-    if pl.input_rules:  # cross-input rules (systolic above diastolic): warned about in both variants
-        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})
-    version = pl.version if pl.version is not None else calc.active.version
-    content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
+    if pl.input_rules and not _differences_hold(pl.differences, ctx.record):  # systolic above diastolic, say:
+        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})  # warned in both variants
+    if pl.version is not None:
+        version = pl.version
+        content_hash = reg.hashes.get(pl.hash_key) or active_hash(reg, calc.slug)
+    else:
+        version = calc.active.version
+        content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
     return make_result(value, pl.unit, pl.slug, version, variant, content_hash, ctx.record, warnings)
+
+
+def _differences_hold(rules: tuple[tuple[str, str, float, float], ...], record: dict[str, InputRecord]) -> bool:
+    """True when every `difference` rule holds on numbers used as plain ints and floats, or names an input not
+    used; otherwise `implausible_inputs` decides (and words each warning)."""
+    for a, b, lo, hi in rules:
+        ra, rb = record.get(a), record.get(b)
+        if ra is None or rb is None:
+            continue
+        x, y = ra.value, rb.value
+        tx, ty = type(x), type(y)
+        if not ((tx is float or tx is int) and (ty is float or ty is int) and lo <= float(x) - float(y) <= hi):
+            return False
+    return True
 
 
 def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:

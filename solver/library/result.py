@@ -43,11 +43,17 @@ def make_result(value: Value, unit: str | None, calculator: str, version: str, v
                 inputs: dict[str, InputRecord], warnings: list[str]) -> Result:
     """`Result(...)` for the library's hot path: the same fields, set without the frozen dataclass's
     per-field `object.__setattr__` calls (a third of a BMI call's overhead once)."""
-    r = object.__new__(Result)
-    r.__dict__.update(value=value, unit=unit, calculator=calculator, version=version, variant=variant,
-                      content_hash=content_hash, inputs=inputs, warnings=warnings)
+    r = _new(Result)
+    d = r.__dict__  # stored one by one: cheaper than building a keyword dict to update from
+    d["value"] = value
+    d["unit"] = unit
+    d["calculator"] = calculator
+    d["version"] = version
+    d["variant"] = variant
+    d["content_hash"] = content_hash
+    d["inputs"] = inputs
+    d["warnings"] = warnings
     return r
-
 
 
 _new = object.__new__
@@ -56,5 +62,8 @@ _new = object.__new__
 def make_record(given: Any, value: Any, unit: str | None) -> InputRecord:
     """`InputRecord(given, value, unit)` without the frozen dataclass's per-field `object.__setattr__` calls."""
     r = _new(InputRecord)
-    r.__dict__.update(given=given, value=value, unit=unit)
+    d = r.__dict__
+    d["given"] = given
+    d["value"] = value
+    d["unit"] = unit
     return r

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Callable, Literal, Protocol
 
 from registry.schema import Calculator, ResultRounding
 
@@ -45,9 +45,9 @@ def round_value(x: float, rule: Rule) -> float:
     return _round(float(x), rule.mode, rule.decimals)
 
 
-def half_even(x: float, decimals: int) -> float:
-    """Python's `round(x, decimals)`, type kept (the benchmark's `round_number` rounds through this)."""
-    return round(x, decimals)
+# Python's `round(x, decimals)`, type kept (the benchmark's `round_number` rounds through this): the builtin
+# itself rather than a function around it, which cost a call on every rounding of every case
+half_even: Callable[[float, int], float] = round
 
 
 def _round(x: float, mode: str, decimals: int) -> float:
@@ -125,4 +125,11 @@ def result_rule(calc: Calculator, variant: str) -> ResultRounding | None:
 def step(calc: Calculator, variant: str, decimals: int) -> Step:
     """The rule for an intermediate rounding step (MELD Na's MELD(i)): the variant's mode, `decimals`."""
     rule = result_rule(calc, variant)
-    return Step("half_even" if rule is None else rule.mode, int(decimals))
+    key = ("half_even" if rule is None else rule.mode, int(decimals))
+    s = _STEPS.get(key)
+    if s is None:  # steps are frozen, so one per (mode, decimals) serves every call
+        s = _STEPS[key] = Step(*key)
+    return s
+
+
+_STEPS: dict[tuple[str, int], Step] = {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from registry.schema import RoundingRule, UnitsFile
 from solver.library.rounding import as_written, half_even
@@ -19,11 +19,14 @@ def round_number(x: float, rule: RoundingRule) -> float:
     """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
     if x == 0:
         return 0
-    if not math.isfinite(x):  # passed on: the input's range check refuses it as "expected a finite number"
+    if not _isfinite(x):  # passed on: the input's range check refuses it as "expected a finite number"
         return x
     if abs(x) >= rule.small_below:
         return half_even(x, rule.decimals)
     return half_even(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
+
+
+_isfinite = math.isfinite  # read once: round_number runs several times per case
 
 
 MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5
@@ -60,9 +63,16 @@ class ConversionError(ValueError):
 class Converter:
     units: UnitsFile
     exact: bool  # True: published variant (no intermediate rounding)
+    # (src, tgt) -> the rounded ratio of two units of one table: constants of the unit data, worked out once
+    _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
+    _rounding: RoundingRule = field(init=False, repr=False, compare=False)
+    _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
 
     def r(self, x: float) -> float:
-        return x if self.exact else round_number(x, self.units.rounding)
+        return x if self.exact else round_number(x, self._rounding)
 
     def written(self, x: float) -> float:
         """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""
@@ -84,10 +94,18 @@ class Converter:
         mass = value if sm == tm else self.mass(value, sm, tm, molar_mass, valence)
         if sv == tv:
             return self.r(mass)
-        factor = self.r(vol[sv] / vol[tv])
+        factor = self._ratios.get(("volume", sv, tv))
+        if factor is None:
+            factor = self._ratios[("volume", sv, tv)] = self.r(vol[sv] / vol[tv])
         return self.r(mass / factor)
 
     def _family(self, unit: str) -> str:
+        fam = self._families.get(unit)
+        if fam is None:
+            fam = self._families[unit] = self._find_family(unit)
+        return fam
+
+    def _find_family(self, unit: str) -> str:
         if unit in self.units.mass:
             return "g"
         if unit in self.units.amount:
@@ -101,8 +119,11 @@ class Converter:
     def _same(self, value: float, src: str, tgt: str) -> float:
         if src == tgt:
             return value
-        table = self.units.mass if src in self.units.mass else self.units.amount
-        return self.r(value * self.r(table[src] / table[tgt]))
+        factor = self._ratios.get(("same", src, tgt))
+        if factor is None:
+            table = self.units.mass if src in self.units.mass else self.units.amount
+            factor = self._ratios[("same", src, tgt)] = self.r(table[src] / table[tgt])
+        return self.r(value * factor)
 
     def mass(self, value: float, src: str, tgt: str, molar_mass: float | None, valence: int | None) -> float:
         fs, ft = self._family(src), self._family(tgt)
@@ -154,7 +175,10 @@ class Converter:
                                   "or [ft, 'ft', in, 'in']")
         if unit == target:
             return v
-        return self.r(v * self.height_factor(unit, target))
+        factor = self._ratios.get(("height", unit, target))
+        if factor is None:
+            factor = self._ratios[("height", unit, target)] = self.height_factor(unit, target)
+        return self.r(v * factor)
 
     def height_factor(self, src: str, target: str) -> float:
         """One `src` in `target` units (m, cm or in). The benchmark turns metres into inches with its own
