@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
 import _strptime  # noqa: F401,E402
 import unicodedata  # noqa: F401,E402
-from typing import Any, Callable, NoReturn
 
 try:  # Python 3.12+
     import _pylong  # noqa: F401
