@@ -283,9 +283,9 @@ _WARM_ROUNDS = 8
 
 
 def warm_up() -> None:
-    """Touch lazily-initialised machinery, and run the child's analysis path
-    (extraction, checker, compiler, namespace, result encoding) a few times,
-    so children inherit it ready."""
+    """Touch lazily-initialised machinery, run the child's analysis path
+    (extraction, checker, compiler, result encoding) a few times and build
+    the programs' namespaces, so children inherit all of it ready."""
     import datetime
 
     datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
@@ -295,11 +295,11 @@ def warm_up() -> None:
         prepared = extract.prepare(_WARM_PROGRAM, None)
         assert prepared.program is not None
         compile_checked(check(prepared.program, CLINICAL, prepared.tree))
-        sandbox.make_globals(CLINICAL)
         for value in (2, 1.5, datetime.date(2020, 1, 31), (1, 2)):
             json.dumps(sandbox.encode_value(value), allow_nan=False)
     json.loads(json.dumps({"kind": "value", "value": {"float": 1.5}, "detail": ""}, allow_nan=False))
     sandbox.prepare_parent()
+    sandbox.prebuild_namespaces()
     gc.collect()
     gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
