@@ -36,7 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
 import _strptime  # noqa: F401,E402
 import unicodedata  # noqa: F401,E402
-from typing import Any, Callable, NoReturn
 
 try:  # Python 3.12+
     import _pylong  # noqa: F401
@@ -56,6 +55,7 @@ from solver.executor.policy import (
     MAX_LINES,
     MEMORY_BYTES,
     MODULE_ATTRIBUTES,
+    POLICIES,
     TZ_RULE,
     Policy,
     get_policy,
@@ -177,6 +177,26 @@ def make_globals(policy: Policy | None = None) -> dict[str, Any]:
     allowed["print"] = _factory_ns["print"]
     allowed["__import__"] = _factory_ns["make_import"](dict(MODULE_VIEWS), INTERNAL_IMPORTS, ImportError)
     return {"__builtins__": allowed, "__name__": "__program__"}
+
+
+# One namespace per policy, built by a fork server before it forks (prebuild_namespaces):
+# each child gets its own copy by the fork and takes it instead of building one.
+_PREBUILT: dict[str, dict[str, Any]] = {}
+
+
+def prebuild_namespaces() -> None:
+    """In a fork server: build every policy's namespace once, so that a child
+    only takes it (see fresh_namespace).  The server never runs a program, so
+    these dicts stay as built; each child has a private copy after fork."""
+    for name in POLICIES:
+        _PREBUILT[name] = make_globals(get_policy(name))
+
+
+def fresh_namespace(policy: Policy | None = None) -> dict[str, Any]:
+    """The namespace a program runs in: this process's prebuilt one for the
+    policy (taken, so never handed out twice), else a newly built one."""
+    prebuilt = _PREBUILT.pop("clinical" if policy is None else policy.name, None)
+    return prebuilt if prebuilt is not None else make_globals(policy)
 
 
 def start_clocks() -> None:
@@ -390,7 +410,7 @@ def encode_value(value: Any) -> dict[str, Any]:
 
 def execute(code: CodeType, fd: int, policy: Policy | None = None) -> dict[str, Any]:
     """Run checked module code, call solve(), classify what comes back."""
-    namespace = make_globals(policy)
+    namespace = fresh_namespace(policy)
     tracer = make_tracer(namespace, fd)
     install_audit_guard(code, fd)
     start_clocks()

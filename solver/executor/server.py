@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 from solver.executor import extract, sandbox
-from solver.executor.policy import CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, TIME_ZONE, WALL_SECONDS
+from solver.executor.policy import CLINICAL, CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, TIME_ZONE, WALL_SECONDS
 from solver.executor.wire import read_frame, write_frame
 
 KINDS = frozenset(
@@ -268,17 +268,38 @@ def hash_seed() -> int:
     return HASH_SEED
 
 
+# A program like the ones children run: an import, a function, arithmetic, a
+# comparison, a comprehension, a non-ASCII name (the parser's NFKC path).
+_WARM_PROGRAM = (
+    "import math\nfrom datetime import date\ndef solve():\n    \u00e9 = 1\n"
+    "    if \u00e9 >= 1 and date(2020, 1, 31).day:\n        return round(sum([math.sqrt(x) for x in range(3)]) * 2.5)\n"
+    "    return (1, 2)\n"
+)
+# Python 3.11 quickens a function's bytecode once it has run about eight times
+# and then specialises its instructions in place.  A child that did this
+# would write (and so copy) those code pages; done here, every child
+# inherits code that is already specialised.
+_WARM_ROUNDS = 8
+
+
 def warm_up() -> None:
-    """Touch lazily-initialised machinery once, so children inherit it ready."""
+    """Touch lazily-initialised machinery, run the child's analysis path
+    (extraction, checker, compiler, result encoding) a few times and build
+    the programs' namespaces, so children inherit all of it ready."""
     import datetime
 
     datetime.datetime.strptime("2020-01-31", "%Y-%m-%d")
-    sandbox.make_globals()
     from solver.executor.checker import check, compile_checked
 
-    compile_checked(check("import math\ndef solve():\n    \u00e9 = 1\n    return [math.sqrt(x) for x in range(3)]\n"))
+    for _ in range(_WARM_ROUNDS):
+        prepared = extract.prepare(_WARM_PROGRAM, None)
+        assert prepared.program is not None
+        compile_checked(check(prepared.program, CLINICAL, prepared.tree))
+        for value in (2, 1.5, datetime.date(2020, 1, 31), (1, 2)):
+            json.dumps(sandbox.encode_value(value), allow_nan=False)
     json.loads(json.dumps({"kind": "value", "value": {"float": 1.5}, "detail": ""}, allow_nan=False))
     sandbox.prepare_parent()
+    sandbox.prebuild_namespaces()
     gc.collect()
     gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
