@@ -108,6 +108,7 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                          f"inputs: {', '.join(sorted(names))}")
     out: dict[str, Any] = {}
     kinds = {i.name: i.kind for i in calc.inputs}
+    specs = {i.name: i for i in calc.inputs}
     for name in sorted(names):
         spec = columns.get(name, name)
         fixed_unit = None
@@ -130,9 +131,9 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
             units, skipna=True) in ("string", "empty")
-        if units is None and _simple(series) and series.dtype.kind not in "biuf":
-            codes, uniques = pd.factorize(series, use_na_sentinel=True)
-            out[name] = Coded(np.asarray(codes), [_plain(u) for u in uniques.tolist()])
+        coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
+        if coded is not None:
+            out[name] = coded
         elif _simple(series) and plain_units:
             values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
             if series.dtype.kind in "biu" and units is None:
@@ -142,6 +143,26 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
             out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
+    """A column of plain text (choices such as sex) as codes and its distinct values; None: not plain text,
+    or a cell is a `[value, "unit"]` list as JSON text. An arrow-backed column whose every cell is one of
+    the input's options is coded against them in one pass (no hashing of the strings)."""
+    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow" and options:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        index = pc.index_in(pa.array(series.array), value_set=pa.array(options))
+        if index.null_count == 0:  # else a missing cell or a value outside the options: coded by pandas
+            return Coded(np.asarray(index.to_numpy(zero_copy_only=False), dtype=np.int64), list(options))
+    if series.dtype.kind in "biufc" or pd.api.types.infer_dtype(series, skipna=True) != "string":
+        return None
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    values = [_plain(u) for u in uniques.tolist()]
+    if any(v.startswith("[") for v in values):  # [value, "unit"] cells: read by `_cells`
+        return None
+    return Coded(np.asarray(codes), values)
 
 
 def _numbers(series: pd.Series) -> pd.Series:
@@ -232,8 +253,8 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     calc = resolve(calculator, reg)
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
-    values = np.full(n, None, dtype=object)
-    errors = np.full(n, None, dtype=object)
+    values = np.empty(n, dtype=object)  # numpy fills an object array with None
+    errors = np.empty(n, dtype=object)
     fn = VECTORISED.get(calc.slug) if vectorise else None
     fallback = 0
     step = VCHUNK if fn is not None else CHUNK

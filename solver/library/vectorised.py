@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -96,9 +96,16 @@ class ArrayConverter(Converter):
     """The library's unit conversion (`units.Converter`) over an array of one unit: the same factors, the
     same order of operations and the same rounding chain, with `round_array` for the rounding steps."""
 
+    # the last array this converter rounded: `round_number` is idempotent, so when the chain rounds that array
+    # again (`concentration` rounds the mass it has just rounded) the step gives it back without a pass
+    last: list[Any] = field(default_factory=lambda: [None], compare=False, repr=False)
+
     def r(self, x: Any) -> Any:
         if isinstance(x, np.ndarray):
-            return x if self.exact else round_array(x, self.units.rounding)
+            if self.exact or x is self.last[0]:
+                return x
+            self.last[0] = out = round_array(x, self.units.rounding)
+            return out
         return super().r(x)
 
     def written(self, x: Any) -> Any:
@@ -227,6 +234,12 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     return out
 
 
+def _weighted(mask: np.ndarray, value: Any) -> np.ndarray:
+    """`value` where `mask`, else 0.0 (a product, which numpy runs faster than `np.where`, when value is finite)."""
+    v = float(value)
+    return mask * v if math.isfinite(v) else np.where(mask, v, 0.0)
+
+
 class Columns:
     """What a vectorised calculator may read: typed input columns, constants, tables, sub-results."""
 
@@ -254,20 +267,21 @@ class Columns:
         (and no default) gives NaN, which marks the row bad."""
         t = self.calc.tables[name]
         assert t.bands is not None
-        conds = []
+        out = np.zeros(len(x))
+        taken = np.zeros(len(x), dtype=bool)  # rows whose band is found
         for b in t.bands:
-            m = np.ones(len(x), dtype=bool)
-            if b.ge is not None:
-                m &= x >= b.ge
-            if b.gt is not None:
-                m &= x > b.gt
-            if b.le is not None:
-                m &= x <= b.le
-            if b.lt is not None:
-                m &= x < b.lt
-            conds.append(m)
-        default = np.nan if t.default is None else t.default
-        return np.select(conds, [float(b.value) for b in t.bands], default=default)
+            m = None
+            for bound, op in ((b.ge, np.greater_equal), (b.gt, np.greater), (b.le, np.less_equal), (b.lt, np.less)):
+                if bound is not None:
+                    m = op(x, bound) if m is None else m & op(x, bound)
+            m = ~taken if m is None else m & ~taken
+            out += _weighted(m, b.value)  # one band per row: 0.0 + its value, exactly
+            taken |= m
+        if t.default is None:
+            out[~taken] = np.nan
+        else:
+            out += _weighted(~taken, t.default)
+        return out
 
     def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
         """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order."""
@@ -279,7 +293,7 @@ class Columns:
             weight = mapping[name] if name in mapping else t.default
             if weight is None:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
-            total = total + np.where(yes, weight, 0)
+            total += _weighted(np.asarray(yes, dtype=bool), weight)  # weight or 0.0, in the library's order
         return total
 
     def equals(self, name: str, option: str) -> np.ndarray:
@@ -577,10 +591,14 @@ def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
     Python's `round(x, d)` is the double nearest to the exact decimal rounding of x. numpy's
     scale-rint-unscale gives the same double unless the scaled value sits within rounding error
     of a half (rint could then go the other way), or x is tiny (significant-digit rule), zero or
-    huge: those rows are rounded by the library's own `round_number`. The final division is exact
-    IEEE division of two representable integers, hence correctly rounded like Python's.
+    huge: those rows are rounded by the library's own `round_number` (a zero, which it gives as
+    the int 0, is 0.0 here). The final division is exact IEEE division of two representable
+    integers, hence correctly rounded like Python's. An int array is returned as it is: `round_number`
+    gives an int back unchanged (and the int 0 for zero).
     """
-    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule))
+    if x.dtype.kind in "iu":
+        return x
+    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule), zero=0.0)
 
 
 def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
@@ -588,21 +606,35 @@ def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     return _rounded(x, decimals, 0.0, lambda v: round(v, decimals))
 
 
-def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any]) -> np.ndarray:
+def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any],
+             zero: float | None = None) -> np.ndarray:
+    """scale-rint-unscale, with the rows where that could differ from `exact` (found in a few in-place passes)
+    handed to `exact`; `zero`: what `exact` gives for a zero (those rows skip the Python call)."""
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
-        y = x * scale
+        y = np.multiply(x, scale)
         r = np.rint(y)
-        out = r / scale
+        out = np.divide(r, scale)
         # within 1e-6 of a tie: |y - rint(y)| (exact, as y and rint(y) are within a factor of 2) near 0.5;
         # NaN for a non-finite x, which is never risky (the output stays non-finite and the row is refused)
-        risky = np.abs(y - r) > 0.5 - 1e-6
-        risky |= np.abs(y) > 2.0 ** 52
+        np.subtract(y, r, out=y)
+        np.abs(y, out=y)
+        risky = np.greater(y, 0.5 - 1e-6)
+        ax = np.abs(x, out=r)
+        risky |= ax > 2.0 ** 51 / scale  # |x * scale| near 2**52 or above (a bound on the safe side), or inf
         if small_below > 0:
-            risky |= np.abs(x) < small_below
-    idx = np.flatnonzero(risky & np.isfinite(x))
+            risky |= ax < small_below
+    idx = np.flatnonzero(risky)
     if idx.size:
-        out[idx] = [exact(v) for v in x[idx].tolist()]
+        v = x[idx]
+        if zero is not None:
+            zeros = v == 0
+            out[idx[zeros]] = zero
+            keep = ~zeros & np.isfinite(v)
+        else:
+            keep = np.isfinite(v)
+        idx = idx[keep]
+        out[idx] = [exact(e) for e in v[keep].tolist()]
     return out
 
 
