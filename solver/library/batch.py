@@ -13,7 +13,10 @@ Other columns (patient ids ...) are ignored.
 
 The result has the frame's index and two columns: `value` (what `compute` returns, as
 `Result.to_json` writes it: a number, an ISO date or [weeks, days]) and `error` (None, or the
-library's error message for that row). One bad row never fails the batch. Calculators with a
+library's error message for that row). `value` is a float64 (or int64) column when the columnar
+path answered every row with a number of that one Python type, as a clean cohort gives (its
+`tolist()` and iteration give Python floats or ints, as `compute`); otherwise an object column
+(None for a row with an error). One bad row never fails the batch. Calculators with a
 vectorised implementation (solver/library/vectorised.py) compute with numpy; the others, and
 any row the vectorised path refuses, go through `compute` row by row, so every answer and every
 error equals `compute`'s.
@@ -202,6 +205,19 @@ def _unit_hint(calc: Calculator, name: str, column: str, kind: Any) -> str:
             f"({column!r}, {example!r})}})")
 
 
+def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
+    """Finished numbers of rows that all have a value, as the one numeric type `compute` returns for every one of
+    them (int64: an integer output; float64), or None when the rows mix Python types (`round_number` gives the
+    int 0 for zero)."""
+    if out.dtype.kind in "iu":
+        return out
+    if calc.output.rounding == "integer":
+        return out.astype(np.int64)
+    if calc.output.rounding == "round_number" and not out.all():
+        return None
+    return out
+
+
 def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
     `round_number` gives for zero); refused rows are filled in afterwards."""
@@ -213,6 +229,21 @@ def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     if calc.output.rounding == "round_number":
         obj[out == 0] = 0
     return obj
+
+
+def _value_column(calc: Calculator, parts: list[tuple[int, int, np.ndarray]], refused: int, n: int) -> np.ndarray:
+    """The `value` column from the columnar chunks (start, stop, finished numbers): numeric (float64 or int64)
+    when no row was refused and every value is of that one Python type, so 1,000,000 values are never made
+    Python objects; otherwise an object column (refused rows filled in afterwards)."""
+    if not refused:
+        nums = [_numeric(calc, out) for _, _, out in parts]
+        kinds = {a.dtype for a in nums if a is not None}
+        if all(a is not None for a in nums) and len(kinds) == 1:
+            return nums[0] if len(nums) == 1 else np.concatenate(nums)  # type: ignore[arg-type]
+    values = np.empty(n, dtype=object)  # numpy fills an object array with None
+    for start, stop, out in parts:
+        values[start:stop] = _as_values(calc, out)
+    return values
 
 
 def _row(cells: dict[str, Any], i: int) -> dict[str, Any]:
@@ -253,10 +284,11 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     calc = resolve(calculator, reg)
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
-    values = np.empty(n, dtype=object)  # numpy fills an object array with None
-    errors = np.empty(n, dtype=object)
+    errors = np.empty(n, dtype=object)  # numpy fills an object array with None
     fn = VECTORISED.get(calc.slug) if vectorise else None
-    fallback = 0
+    parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
+    answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
+    values = np.empty(n, dtype=object)  # the row-by-row path's column
     step = VCHUNK if fn is not None else CHUNK
     for start in range(0, n, step):
         stop = min(start + step, n)
@@ -265,17 +297,20 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
                     for k, col in cells.items()}
             cols = Columns(calc, part, stop - start, variant, reg)
             with np.errstate(all="ignore"):
-                out = finish(cols, fn(cols))
-            values[start:stop] = _as_values(calc, out)
+                parts.append((start, stop, finish(cols, fn(cols))))
             for j in np.flatnonzero(cols.bad).tolist():  # the library's own answer or error for each refused row
-                fallback += 1
-                values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
+                answers[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
         else:
             for i in range(start, stop):
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
         if progress is not None:
             progress(stop - start)
-    result = pd.concat([pd.Series(values, index=frame.index, dtype=object, copy=False, name="value"),  # no copy
+    if fn is not None:
+        values = _value_column(calc, parts, len(answers), n)
+        for i, v in answers.items():
+            values[i] = v
+    fallback = len(answers)
+    result = pd.concat([pd.Series(values, index=frame.index, dtype=values.dtype, copy=False, name="value"),  # no copy
                         pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error")], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,

@@ -202,10 +202,16 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     total = int(np.prod(sizes))
     if len(varying) == 1:
         codes, parts = combined, [np.arange(sizes[0])]
-    elif total <= max(4096, len(combined) // 8):  # few combinations: every one of them, no second factorize
-        codes, parts = combined, [a.ravel() for a in np.meshgrid(*[np.arange(z) for z in sizes], indexing="ij")]
     else:
-        codes, keys = pd.factorize(combined)
+        if total <= 4 * len(combined) + 4096:  # the combinations that occur, by a table of them (no hash pass)
+            present = np.zeros(total, dtype=bool)
+            present[combined] = True
+            keys = np.flatnonzero(present)
+            remap = np.empty(total, dtype=np.intp)
+            remap[keys] = np.arange(len(keys))
+            codes = remap[combined]
+        else:
+            codes, keys = pd.factorize(combined)
         parts = []
         rest = np.asarray(keys, dtype=np.int64)
         for size in reversed(sizes):  # decode each distinct combination into one index per argument
