@@ -236,10 +236,9 @@ def _value_column(calc: Calculator, parts: list[tuple[int, int, np.ndarray]], re
     when no row was refused and every value is of that one Python type, so 1,000,000 values are never made
     Python objects; otherwise an object column (refused rows filled in afterwards)."""
     if not refused:
-        nums = [_numeric(calc, out) for _, _, out in parts]
-        kinds = {a.dtype for a in nums if a is not None}
-        if all(a is not None for a in nums) and len(kinds) == 1:
-            return nums[0] if len(nums) == 1 else np.concatenate(nums)  # type: ignore[arg-type]
+        nums = [a for a in (_numeric(calc, out) for _, _, out in parts) if a is not None]
+        if len(nums) == len(parts) and len({a.dtype for a in nums}) == 1:
+            return nums[0] if len(nums) == 1 else np.concatenate(nums)
     values = np.empty(n, dtype=object)  # numpy fills an object array with None
     for start, stop, out in parts:
         values[start:stop] = _as_values(calc, out)
