@@ -86,6 +86,8 @@ def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
     mode, decimals = rule.mode, rule.decimals
     if mode not in MODES:
         raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
+    if mode == "half_even" and decimals == 0:  # Python's round(x, 0) on the exact double: rint, exactly
+        return np.rint(x)
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
         y = np.multiply(x, scale)

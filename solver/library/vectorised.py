@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from registry.loader import Registry
-from registry.schema import Calculator, InputKind
+from registry.schema import Calculator, InputKind, OutputKind
 from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute, _finish
@@ -473,10 +473,13 @@ class Columns:
 
     @staticmethod
     def _in_range(spec: Any, x: np.ndarray) -> np.ndarray:
-        ok = np.isfinite(x)
-        if spec.range is not None:
-            lo, hi = spec.range
-            ok &= (x >= lo) & (x <= hi)
+        if spec.range is None:
+            return np.isfinite(x)
+        lo, hi = spec.range
+        ok = np.greater_equal(x, lo)  # NaN fails both comparisons
+        ok &= x <= hi
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            ok &= np.isfinite(x)
         return ok
 
     def _checked(self, spec: Any, v: np.ndarray, given: np.ndarray, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -569,11 +572,20 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
     rounding, rule = calc.output.rounding, units.rounding
+    published = rnd.result_rule(calc, cols.variant)
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
-    elif rounding == "round_number" and rnd.result_rule(calc, cols.variant) is None:
+    elif published is not None:  # the publication's rounding (registry data); int() of it for an integer output
+        out = rnd.round_array(raw, published)
+        if rounding == "integer":
+            out = np.trunc(out)
+    elif rounding == "round_number":
         out = round_array(raw, rule)
-    else:  # the publication's rounding (registry data) or an integer/none rule: the library's own _finish
+    elif rounding == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
+        out = np.rint(raw)
+    elif calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):  # "none": the number as it is
+        out = raw
+    else:  # the library's own _finish
         def fin(x: float) -> Value:
             try:
                 return _finish(calc, x, units, cols.variant)
@@ -582,6 +594,8 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
 
         out = elementwise(fin, raw, ok=cols.ok())
     cols.bad |= ~np.isfinite(out)
+    if rounding == "integer" and out.dtype.kind == "f":  # an int beyond int64: `compute` gives it
+        cols.bad |= ~(np.abs(out) < 2.0 ** 62)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
         cols.bad |= cols.intish & (out == np.floor(out))
     if cols.variant == "published":
