@@ -240,6 +240,12 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     return out
 
 
+def pick(mask: np.ndarray, yes: Any, no: Any) -> np.ndarray:
+    """`np.where(mask, yes, no)` for two constants: the same values (and dtype), looked up by the mask's bytes,
+    which numpy runs several times faster."""
+    return np.array([no, yes]).take(np.asarray(mask, dtype=bool).view(np.uint8), mode="clip")
+
+
 def _weighted(mask: np.ndarray, value: Any) -> np.ndarray:
     """`value` where `mask`, else 0.0 (a product, which numpy runs faster than `np.where`, when value is finite)."""
     v = float(value)
@@ -675,7 +681,7 @@ def body_mass_index(c: Columns) -> np.ndarray:
 def ideal_body_weight(c: Columns) -> np.ndarray:
     inches = c.read("height", "height", unit="in")
     male = c.equals("sex", "Male")
-    base = np.where(male, c.const("male_base_weight"), c.const("female_base_weight"))
+    base = pick(male, c.const("male_base_weight"), c.const("female_base_weight"))
     return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
 
 
@@ -700,7 +706,7 @@ def cockcroft_gault(c: Columns) -> np.ndarray:
                                                   c.sub("adjusted-body-weight")))
     else:
         weight = kg
-    factor = np.where(male, c.const("male_factor"), c.const("female_factor"))
+    factor = pick(male, c.const("male_factor"), c.const("female_factor"))
     return (c.const("age_offset") - age) * weight * factor / (c.const("denominator_factor") * scr)
 
 
@@ -710,7 +716,7 @@ def ckd_epi_2021(c: Columns) -> np.ndarray:
     female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
     female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
-    low = scr <= np.where(female, female_kappa, male_kappa)
+    low = scr <= pick(female, female_kappa, male_kappa)
     # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
     # low creatinine by its own kappa
     male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
@@ -718,7 +724,7 @@ def ckd_epi_2021(c: Columns) -> np.ndarray:
                 (female_kappa, c.const("female_alpha"))]
     branch = Grouped(female.astype(np.int64) * 2 + low, branches)
     term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
-    sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
+    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
     age_term = _pow(c.const("age_base"), age, c)
     return c.const("base") * term * age_term * sex_factor
 
@@ -732,7 +738,8 @@ def meld_na(c: Columns) -> np.ndarray:
         "flag", "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     floor, ceiling, dial = c.const("creatinine_floor"), c.const("creatinine_ceiling"), c.const("dialysis_creatinine")
     if c.benchmark:  # sic, as the library: the dialysis rule only applies when floor <= Cr <= ceiling
-        cr = np.where(cr < floor, floor, np.where(cr > ceiling, ceiling, np.where(dialysed, dial, cr)))
+        # (clipping gives floor or ceiling outside them, the value itself inside; a NaN row is refused anyway)
+        cr = np.where(dialysed & (cr >= floor) & (cr <= ceiling), dial, np.minimum(np.maximum(cr, floor), ceiling))
     else:
         cr = np.where(dialysed, dial, np.minimum(np.maximum(cr, floor), ceiling))
     bili = np.maximum(c.read("quantity", "Bilirubin"), c.const("bilirubin_floor"))
@@ -763,7 +770,7 @@ def has_bled(c: Columns) -> np.ndarray:
     total = np.zeros(c.n)
     for name, weight in points.items():  # the criteria in the table's order, as the library sums them
         met = c.read("flag", name) if name in flags else drinks >= c.const("alcohol_threshold")
-        total = total + np.where(met, weight, 0)
+        total = total + _weighted(met, weight)
     return c.band("age_points", age) + total
 
 
@@ -772,8 +779,8 @@ def mdrd_gfr(c: Columns) -> np.ndarray:
     age = c.adult_age()
     female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
-    race_factor = np.where(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
-    sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
+    race_factor = pick(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
+    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
     scr_term = _pow(scr, c.const("creatinine_exponent"), c)
     age_term = _pow(age, c.const("age_exponent"), c)
     return c.const("base") * scr_term * age_term * race_factor * sex_factor
