@@ -275,37 +275,42 @@ class Columns:
         return self.calc.constants[name].value
 
     def band(self, name: str, x: np.ndarray) -> np.ndarray:
-        """The first band that holds, as in `Table.band` (np.select takes the first true condition); no band
-        (and no default) gives NaN, which marks the row bad."""
+        """The first band that holds, as in `Table.band`; no band (and no default) gives NaN, which marks the row
+        bad. Each row gets the number of its band (0: none), and the values are looked up by it."""
         t = self.calc.tables[name]
-        assert t.bands is not None
-        out = np.zeros(len(x))
-        taken = np.zeros(len(x), dtype=bool)  # rows whose band is found
-        for b in t.bands:
+        assert t.bands is not None and len(t.bands) < 255
+        which = np.zeros(len(x), dtype=np.uint8)  # 1 + the row's band, 0 while none holds
+        for k, b in enumerate(t.bands, start=1):
             m = None
             for bound, op in ((b.ge, np.greater_equal), (b.gt, np.greater), (b.le, np.less_equal), (b.lt, np.less)):
                 if bound is not None:
                     m = op(x, bound) if m is None else m & op(x, bound)
-            m = ~taken if m is None else m & ~taken
-            out += _weighted(m, b.value)  # one band per row: 0.0 + its value, exactly
-            taken |= m
-        if t.default is None:
-            out[~taken] = np.nan
-        else:
-            out += _weighted(~taken, t.default)
-        return out
+            m = which == 0 if m is None else m & (which == 0)
+            which += m.view(np.uint8) * np.uint8(k)
+        values = [np.nan if t.default is None else float(t.default)] + [float(b.value) for b in t.bands]
+        return np.array(values).take(which, mode="clip")
 
     def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
-        """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order."""
+        """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order
+        (whole-number points, the usual case, are summed as small ints: the same sums, exactly)."""
         t = self.calc.tables[table]
         mapping = t.lookup if t.lookup is not None else t.points
         assert mapping is not None
-        total = np.zeros(self.n)
-        for name, yes in met.items():
+        weights = []
+        for name in met:
             weight = mapping[name] if name in mapping else t.default
             if weight is None:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
-            total += _weighted(np.asarray(yes, dtype=bool), weight)  # weight or 0.0, in the library's order
+            weights.append(weight)
+        masks = [np.asarray(yes, dtype=bool) for yes in met.values()]
+        if all(float(w).is_integer() for w in weights) and sum(abs(int(w)) for w in weights) < 2 ** 15:
+            acc = np.zeros(self.n, dtype=np.int16)
+            for yes, w in zip(masks, weights):
+                acc += yes * np.int16(w)
+            return acc.astype(float)
+        total = np.zeros(self.n)
+        for yes, w in zip(masks, weights):
+            total += _weighted(yes, w)  # weight or 0.0, in the library's order
         return total
 
     def equals(self, name: str, option: str) -> np.ndarray:
@@ -572,8 +577,6 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
     as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
-    cols.bad |= ~np.isfinite(raw)  # (a refused row's number is never used: `compute` answers for it)
-
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
@@ -599,6 +602,8 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
                 return np.nan
 
         out = elementwise(fin, raw, ok=cols.ok())
+    # a non-finite raw number stays non-finite through every rounding (a refused row's number is never used:
+    # `compute` answers for it)
     cols.bad |= ~np.isfinite(out)
     if rounding == "integer" and out.dtype.kind == "f":  # an int beyond int64: `compute` gives it
         cols.bad |= ~(np.abs(out) < 2.0 ** 62)
