@@ -158,7 +158,8 @@ def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
 
         index = pc.index_in(pa.array(series.array), value_set=pa.array(options))
         if index.null_count == 0:  # else a missing cell or a value outside the options: coded by pandas
-            return Coded(np.asarray(index.to_numpy(zero_copy_only=False), dtype=np.int64), list(options))
+            small = np.int8 if len(options) < 127 else np.int32  # (a code per row: the smaller, the faster)
+            return Coded(np.asarray(index.to_numpy(zero_copy_only=False), dtype=small), list(options))
     if series.dtype.kind in "biufc" or pd.api.types.infer_dtype(series, skipna=True) != "string":
         return None
     codes, uniques = pd.factorize(series, use_na_sentinel=True)

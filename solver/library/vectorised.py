@@ -196,7 +196,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
             a = np.asarray(a)
             c, u = _factorize(a if idx is None else a[idx])
         size = max(len(u), 1)
-        combined = c if combined is None else combined * size + c
+        combined = c.astype(np.intp, copy=False) if combined is None else combined * size + c
         uniques.append(u)
         sizes.append(size)
     total = int(np.prod(sizes))
@@ -748,7 +748,7 @@ def ckd_epi_2021(c: Columns) -> np.ndarray:
     male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
     branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
                 (female_kappa, c.const("female_alpha"))]
-    branch = Grouped(female.astype(np.int64) * 2 + low, branches)
+    branch = Grouped(female.view(np.uint8) * np.uint8(2) + low.view(np.uint8), branches)  # (one byte a row)
     term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
     sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
     age_term = _pow(c.const("age_base"), age, c)
