@@ -288,7 +288,7 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     fn = VECTORISED.get(calc.slug) if vectorise else None
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
     answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
-    values = np.empty(n, dtype=object)  # the row-by-row path's column
+    values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
     step = VCHUNK if fn is not None else CHUNK
     for start in range(0, n, step):
         stop = min(start + step, n)
