@@ -239,7 +239,10 @@ def _value_column(calc: Calculator, parts: list[tuple[int, int, np.ndarray]], re
     if not refused:
         nums = [a for a in (_numeric(calc, out) for _, _, out in parts) if a is not None]
         if len(nums) == len(parts) and len({a.dtype for a in nums}) == 1:
-            return nums[0] if len(nums) == 1 else np.concatenate(nums)
+            if len(nums) > 1:
+                return np.concatenate(nums)
+            # an array of its own (a formula's result), never a view of an input column the caller still holds
+            return nums[0] if nums[0].flags.owndata else nums[0].copy()
     values = np.empty(n, dtype=object)  # numpy fills an object array with None
     for start, stop, out in parts:
         values[start:stop] = _as_values(calc, out)
