@@ -13,7 +13,10 @@ Other columns (patient ids ...) are ignored.
 
 The result has the frame's index and two columns: `value` (what `compute` returns, as
 `Result.to_json` writes it: a number, an ISO date or [weeks, days]) and `error` (None, or the
-library's error message for that row). One bad row never fails the batch. Calculators with a
+library's error message for that row). `value` is a float64 (or int64) column when the columnar
+path answered every row with a number of that one Python type, as a clean cohort gives (its
+`tolist()` and iteration give Python floats or ints, as `compute`); otherwise an object column
+(None for a row with an error). One bad row never fails the batch. Calculators with a
 vectorised implementation (solver/library/vectorised.py) compute with numpy; the others, and
 any row the vectorised path refuses, go through `compute` row by row, so every answer and every
 error equals `compute`'s.
@@ -108,6 +111,7 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                          f"inputs: {', '.join(sorted(names))}")
     out: dict[str, Any] = {}
     kinds = {i.name: i.kind for i in calc.inputs}
+    specs = {i.name: i for i in calc.inputs}
     for name in sorted(names):
         spec = columns.get(name, name)
         fixed_unit = None
@@ -130,9 +134,9 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
             units, skipna=True) in ("string", "empty")
-        if units is None and _simple(series) and series.dtype.kind not in "biuf":
-            codes, uniques = pd.factorize(series, use_na_sentinel=True)
-            out[name] = Coded(np.asarray(codes), [_plain(u) for u in uniques.tolist()])
+        coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
+        if coded is not None:
+            out[name] = coded
         elif _simple(series) and plain_units:
             values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
             if series.dtype.kind in "biu" and units is None:
@@ -142,6 +146,27 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
             out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
+    """A column of plain text (choices such as sex) as codes and its distinct values; None: not plain text,
+    or a cell is a `[value, "unit"]` list as JSON text. An arrow-backed column whose every cell is one of
+    the input's options is coded against them in one pass (no hashing of the strings)."""
+    if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow" and options:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        index = pc.index_in(pa.array(series.array), value_set=pa.array(options))
+        if index.null_count == 0:  # else a missing cell or a value outside the options: coded by pandas
+            small = np.int8 if len(options) < 127 else np.int32  # (a code per row: the smaller, the faster)
+            return Coded(np.asarray(index.to_numpy(zero_copy_only=False), dtype=small), list(options))
+    if series.dtype.kind in "biufc" or pd.api.types.infer_dtype(series, skipna=True) != "string":
+        return None
+    codes, uniques = pd.factorize(series, use_na_sentinel=True)
+    values = [_plain(u) for u in uniques.tolist()]
+    if any(v.startswith("[") for v in values):  # [value, "unit"] cells: read by `_cells`
+        return None
+    return Coded(np.asarray(codes), values)
 
 
 def _numbers(series: pd.Series) -> pd.Series:
@@ -181,6 +206,19 @@ def _unit_hint(calc: Calculator, name: str, column: str, kind: Any) -> str:
             f"({column!r}, {example!r})}})")
 
 
+def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
+    """Finished numbers of rows that all have a value, as the one numeric type `compute` returns for every one of
+    them (int64: an integer output; float64), or None when the rows mix Python types (`round_number` gives the
+    int 0 for zero)."""
+    if out.dtype.kind in "iu":
+        return out
+    if calc.output.rounding == "integer":
+        return out.astype(np.int64)
+    if calc.output.rounding == "round_number" and not out.all():
+        return None
+    return out
+
+
 def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
     `round_number` gives for zero); refused rows are filled in afterwards."""
@@ -192,6 +230,23 @@ def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     if calc.output.rounding == "round_number":
         obj[out == 0] = 0
     return obj
+
+
+def _value_column(calc: Calculator, parts: list[tuple[int, int, np.ndarray]], refused: int, n: int) -> np.ndarray:
+    """The `value` column from the columnar chunks (start, stop, finished numbers): numeric (float64 or int64)
+    when no row was refused and every value is of that one Python type, so 1,000,000 values are never made
+    Python objects; otherwise an object column (refused rows filled in afterwards)."""
+    if not refused:
+        nums = [a for a in (_numeric(calc, out) for _, _, out in parts) if a is not None]
+        if len(nums) == len(parts) and len({a.dtype for a in nums}) == 1:
+            if len(nums) > 1:
+                return np.concatenate(nums)
+            # an array of its own (a formula's result), never a view of an input column the caller still holds
+            return nums[0] if nums[0].flags.owndata else nums[0].copy()
+    values = np.empty(n, dtype=object)  # numpy fills an object array with None
+    for start, stop, out in parts:
+        values[start:stop] = _as_values(calc, out)
+    return values
 
 
 def _row(cells: dict[str, Any], i: int) -> dict[str, Any]:
@@ -232,10 +287,11 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     calc = resolve(calculator, reg)
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
-    values = np.full(n, None, dtype=object)
-    errors = np.full(n, None, dtype=object)
+    errors = np.empty(n, dtype=object)  # numpy fills an object array with None
     fn = VECTORISED.get(calc.slug) if vectorise else None
-    fallback = 0
+    parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
+    answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
+    values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
     step = VCHUNK if fn is not None else CHUNK
     for start in range(0, n, step):
         stop = min(start + step, n)
@@ -244,17 +300,20 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
                     for k, col in cells.items()}
             cols = Columns(calc, part, stop - start, variant, reg)
             with np.errstate(all="ignore"):
-                out = finish(cols, fn(cols))
-            values[start:stop] = _as_values(calc, out)
+                parts.append((start, stop, finish(cols, fn(cols))))
             for j in np.flatnonzero(cols.bad).tolist():  # the library's own answer or error for each refused row
-                fallback += 1
-                values[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
+                answers[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
         else:
             for i in range(start, stop):
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
         if progress is not None:
             progress(stop - start)
-    result = pd.concat([pd.Series(values, index=frame.index, dtype=object, copy=False, name="value"),  # no copy
+    if fn is not None:
+        values = _value_column(calc, parts, len(answers), n)
+        for i, v in answers.items():
+            values[i] = v
+    fallback = len(answers)
+    result = pd.concat([pd.Series(values, index=frame.index, dtype=values.dtype, copy=False, name="value"),  # no copy
                         pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error")], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,

@@ -86,16 +86,26 @@ def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
     mode, decimals = rule.mode, rule.decimals
     if mode not in MODES:
         raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
+    if mode == "half_even" and decimals == 0:  # Python's round(x, 0) on the exact double: rint, exactly
+        return np.rint(x)
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
-        y = x * scale
-        out = np.rint(y) / scale
-        frac = np.abs(y - np.floor(y))
-        risky = (~np.isfinite(y) | (np.abs(y) > 2.0 ** 52) | (np.abs(frac - 0.5) < 1e-6)
-                 | ((np.abs(x) < 1e-3) & (x != 0)))
+        y = np.multiply(x, scale)
+        r = np.rint(y)
+        out = np.divide(r, scale)
+        # near a tie: |y - rint(y)| close to 0.5 (a bound on the safe side of |frac(y) - 0.5| < 1e-6); huge
+        # (|y| near 2**52 or above, or infinite) or tiny; NaN is never risky (it stays NaN)
+        np.subtract(y, r, out=y)
+        np.abs(y, out=y)
+        risky = np.greater(y, 0.5 - 2e-6)
+        ax = np.abs(x, out=r)
+        risky |= ax > 2.0 ** 51 / scale
+        risky |= ax < 1e-3
     idx = np.flatnonzero(risky)
     if idx.size:
-        out[idx] = [_round(v, mode, decimals) for v in x[idx].tolist()]
+        v = x[idx]
+        keep = (v != 0) & np.isfinite(v)  # a zero rounds to itself (rint keeps its sign)
+        out[idx[keep]] = [_round(e, mode, decimals) for e in v[keep].tolist()]
     return out
 
 

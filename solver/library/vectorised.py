@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import math
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
 
 from registry.loader import Registry
-from registry.schema import Calculator, InputKind
+from registry.schema import Calculator, InputKind, OutputKind
 from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute, _finish
@@ -96,9 +96,16 @@ class ArrayConverter(Converter):
     """The library's unit conversion (`units.Converter`) over an array of one unit: the same factors, the
     same order of operations and the same rounding chain, with `round_array` for the rounding steps."""
 
+    # the last array this converter rounded: `round_number` is idempotent, so when the chain rounds that array
+    # again (`concentration` rounds the mass it has just rounded) the step gives it back without a pass
+    last: list[Any] = field(default_factory=lambda: [None], compare=False, repr=False)
+
     def r(self, x: Any) -> Any:
         if isinstance(x, np.ndarray):
-            return x if self.exact else round_array(x, self.units.rounding)
+            if self.exact or x is self.last[0]:
+                return x
+            self.last[0] = out = round_array(x, self.units.rounding)
+            return out
         return super().r(x)
 
     def written(self, x: Any) -> Any:
@@ -187,18 +194,24 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
             c, u = (a.codes if idx is None else a.codes[idx]), a.values
         else:
             a = np.asarray(a)
-            c, u = pd.factorize(a if idx is None else a[idx], use_na_sentinel=False)
+            c, u = _factorize(a if idx is None else a[idx])
         size = max(len(u), 1)
-        combined = c if combined is None else combined * size + c
+        combined = c.astype(np.intp, copy=False) if combined is None else combined * size + c
         uniques.append(u)
         sizes.append(size)
     total = int(np.prod(sizes))
     if len(varying) == 1:
         codes, parts = combined, [np.arange(sizes[0])]
-    elif total <= max(4096, len(combined) // 8):  # few combinations: every one of them, no second factorize
-        codes, parts = combined, [a.ravel() for a in np.meshgrid(*[np.arange(z) for z in sizes], indexing="ij")]
     else:
-        codes, keys = pd.factorize(combined)
+        if total <= 4 * len(combined) + 4096:  # the combinations that occur, by a table of them (no hash pass)
+            present = np.zeros(total, dtype=bool)
+            present[combined] = True
+            keys = np.flatnonzero(present)
+            remap = np.empty(total, dtype=np.intp)
+            remap[keys] = np.arange(len(keys))
+            codes = remap[combined]
+        else:
+            codes, keys = pd.factorize(combined)
         parts = []
         rest = np.asarray(keys, dtype=np.int64)
         for size in reversed(sizes):  # decode each distinct combination into one index per argument
@@ -227,6 +240,39 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     return out
 
 
+def pick(mask: np.ndarray, yes: Any, no: Any) -> np.ndarray:
+    """`np.where(mask, yes, no)` for two constants: the same values (and dtype), looked up by the mask's bytes,
+    which numpy runs several times faster."""
+    return np.array([no, yes]).take(np.asarray(mask, dtype=bool).view(np.uint8), mode="clip")
+
+
+def _weighted(mask: np.ndarray, value: Any) -> np.ndarray:
+    """`value` where `mask`, else 0.0 (a product, which numpy runs faster than `np.where`, when value is finite)."""
+    v = float(value)
+    return mask * v if math.isfinite(v) else np.where(mask, v, 0.0)
+
+
+def _factorize(a: np.ndarray) -> tuple[np.ndarray, Any]:
+    """codes (one per row) and the values they stand for, as pandas' factorize gives them. A float column of
+    positive whole numbers, tenths or hundredths in a short range (ages, laboratory values as recorded) is coded by
+    arithmetic instead, with no hash pass: the code is value x 10^d minus the lowest, and every value of the range
+    has a code (a value no row holds is computed too, and never used)."""
+    if a.dtype.kind == "f" and a.size >= 4096:
+        head = a[:32]
+        for scale in (1.0, 10.0, 100.0):
+            if not (np.rint(head * scale) / scale == head).all():
+                continue
+            k = np.rint(a * scale) if scale != 1.0 else np.rint(a)
+            if not np.array_equal(k / scale if scale != 1.0 else k, a):
+                break
+            lo, hi = float(k.min()), float(k.max())
+            if lo > 0 and hi - lo < 4096:  # (positive: a zero's sign is never lost)
+                k -= lo
+                return k.astype(np.intp), (np.arange(hi - lo + 1) + lo) / scale
+            break
+    return pd.factorize(a, use_na_sentinel=False)
+
+
 class Columns:
     """What a vectorised calculator may read: typed input columns, constants, tables, sub-results."""
 
@@ -250,36 +296,42 @@ class Columns:
         return self.calc.constants[name].value
 
     def band(self, name: str, x: np.ndarray) -> np.ndarray:
-        """The first band that holds, as in `Table.band` (np.select takes the first true condition); no band
-        (and no default) gives NaN, which marks the row bad."""
+        """The first band that holds, as in `Table.band`; no band (and no default) gives NaN, which marks the row
+        bad. Each row gets the number of its band (0: none), and the values are looked up by it."""
         t = self.calc.tables[name]
-        assert t.bands is not None
-        conds = []
-        for b in t.bands:
-            m = np.ones(len(x), dtype=bool)
-            if b.ge is not None:
-                m &= x >= b.ge
-            if b.gt is not None:
-                m &= x > b.gt
-            if b.le is not None:
-                m &= x <= b.le
-            if b.lt is not None:
-                m &= x < b.lt
-            conds.append(m)
-        default = np.nan if t.default is None else t.default
-        return np.select(conds, [float(b.value) for b in t.bands], default=default)
+        assert t.bands is not None and len(t.bands) < 255
+        which = np.zeros(len(x), dtype=np.uint8)  # 1 + the row's band, 0 while none holds
+        for k, b in enumerate(t.bands, start=1):
+            m = None
+            for bound, op in ((b.ge, np.greater_equal), (b.gt, np.greater), (b.le, np.less_equal), (b.lt, np.less)):
+                if bound is not None:
+                    m = op(x, bound) if m is None else m & op(x, bound)
+            m = which == 0 if m is None else m & (which == 0)
+            which += m.view(np.uint8) * np.uint8(k)
+        values = [np.nan if t.default is None else float(t.default)] + [float(b.value) for b in t.bands]
+        return np.array(values).take(which, mode="clip")
 
     def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
-        """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order."""
+        """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order
+        (whole-number points, the usual case, are summed as small ints: the same sums, exactly)."""
         t = self.calc.tables[table]
         mapping = t.lookup if t.lookup is not None else t.points
         assert mapping is not None
-        total = np.zeros(self.n)
-        for name, yes in met.items():
+        weights = []
+        for name in met:
             weight = mapping[name] if name in mapping else t.default
             if weight is None:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
-            total = total + np.where(yes, weight, 0)
+            weights.append(weight)
+        masks = [np.asarray(yes, dtype=bool) for yes in met.values()]
+        if all(float(w).is_integer() for w in weights) and sum(abs(int(w)) for w in weights) < 2 ** 15:
+            acc = np.zeros(self.n, dtype=np.int16)
+            for yes, w in zip(masks, weights):
+                acc += yes * np.int16(w)
+            return acc.astype(float)
+        total = np.zeros(self.n)
+        for yes, w in zip(masks, weights):
+            total += _weighted(yes, w)  # weight or 0.0, in the library's order
         return total
 
     def equals(self, name: str, option: str) -> np.ndarray:
@@ -453,10 +505,13 @@ class Columns:
 
     @staticmethod
     def _in_range(spec: Any, x: np.ndarray) -> np.ndarray:
-        ok = np.isfinite(x)
-        if spec.range is not None:
-            lo, hi = spec.range
-            ok &= (x >= lo) & (x <= hi)
+        if spec.range is None:
+            return np.isfinite(x)
+        lo, hi = spec.range
+        ok = np.greater_equal(x, lo)  # NaN fails both comparisons
+        ok &= x <= hi
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            ok &= np.isfinite(x)
         return ok
 
     def _checked(self, spec: Any, v: np.ndarray, given: np.ndarray, unit: str | None) -> tuple[np.ndarray, np.ndarray]:
@@ -543,17 +598,24 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
     as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
-    cols.bad |= ~np.isfinite(raw)  # (a refused row's number is never used: `compute` answers for it)
-
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
     rounding, rule = calc.output.rounding, units.rounding
+    published = rnd.result_rule(calc, cols.variant)
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
-    elif rounding == "round_number" and rnd.result_rule(calc, cols.variant) is None:
+    elif published is not None:  # the publication's rounding (registry data); int() of it for an integer output
+        out = rnd.round_array(raw, published)
+        if rounding == "integer":
+            out = np.trunc(out)
+    elif rounding == "round_number":
         out = round_array(raw, rule)
-    else:  # the publication's rounding (registry data) or an integer/none rule: the library's own _finish
+    elif rounding == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
+        out = np.rint(raw)
+    elif calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):  # "none": the number as it is
+        out = raw
+    else:  # the library's own _finish
         def fin(x: float) -> Value:
             try:
                 return _finish(calc, x, units, cols.variant)
@@ -561,7 +623,11 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
                 return np.nan
 
         out = elementwise(fin, raw, ok=cols.ok())
+    # a non-finite raw number stays non-finite through every rounding (a refused row's number is never used:
+    # `compute` answers for it)
     cols.bad |= ~np.isfinite(out)
+    if rounding == "integer" and out.dtype.kind == "f":  # an int beyond int64: `compute` gives it
+        cols.bad |= ~(np.abs(out) < 2.0 ** 62)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
         cols.bad |= cols.intish & (out == np.floor(out))
     if cols.variant == "published":
@@ -577,10 +643,14 @@ def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
     Python's `round(x, d)` is the double nearest to the exact decimal rounding of x. numpy's
     scale-rint-unscale gives the same double unless the scaled value sits within rounding error
     of a half (rint could then go the other way), or x is tiny (significant-digit rule), zero or
-    huge: those rows are rounded by the library's own `round_number`. The final division is exact
-    IEEE division of two representable integers, hence correctly rounded like Python's.
+    huge: those rows are rounded by the library's own `round_number` (a zero, which it gives as
+    the int 0, is 0.0 here). The final division is exact IEEE division of two representable
+    integers, hence correctly rounded like Python's. An int array is returned as it is: `round_number`
+    gives an int back unchanged (and the int 0 for zero).
     """
-    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule))
+    if x.dtype.kind in "iu":
+        return x
+    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule), zero=0.0)
 
 
 def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
@@ -588,21 +658,35 @@ def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     return _rounded(x, decimals, 0.0, lambda v: round(v, decimals))
 
 
-def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any]) -> np.ndarray:
+def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any],
+             zero: float | None = None) -> np.ndarray:
+    """scale-rint-unscale, with the rows where that could differ from `exact` (found in a few in-place passes)
+    handed to `exact`; `zero`: what `exact` gives for a zero (those rows skip the Python call)."""
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
-        y = x * scale
+        y = np.multiply(x, scale)
         r = np.rint(y)
-        out = r / scale
+        out = np.divide(r, scale)
         # within 1e-6 of a tie: |y - rint(y)| (exact, as y and rint(y) are within a factor of 2) near 0.5;
         # NaN for a non-finite x, which is never risky (the output stays non-finite and the row is refused)
-        risky = np.abs(y - r) > 0.5 - 1e-6
-        risky |= np.abs(y) > 2.0 ** 52
+        np.subtract(y, r, out=y)
+        np.abs(y, out=y)
+        risky = np.greater(y, 0.5 - 1e-6)
+        ax = np.abs(x, out=r)
+        risky |= ax > 2.0 ** 51 / scale  # |x * scale| near 2**52 or above (a bound on the safe side), or inf
         if small_below > 0:
-            risky |= np.abs(x) < small_below
-    idx = np.flatnonzero(risky & np.isfinite(x))
+            risky |= ax < small_below
+    idx = np.flatnonzero(risky)
     if idx.size:
-        out[idx] = [exact(v) for v in x[idx].tolist()]
+        v = x[idx]
+        if zero is not None:
+            zeros = v == 0
+            out[idx[zeros]] = zero
+            keep = ~zeros & np.isfinite(v)
+        else:
+            keep = np.isfinite(v)
+        idx = idx[keep]
+        out[idx] = [exact(e) for e in v[keep].tolist()]
     return out
 
 
@@ -623,7 +707,7 @@ def body_mass_index(c: Columns) -> np.ndarray:
 def ideal_body_weight(c: Columns) -> np.ndarray:
     inches = c.read("height", "height", unit="in")
     male = c.equals("sex", "Male")
-    base = np.where(male, c.const("male_base_weight"), c.const("female_base_weight"))
+    base = pick(male, c.const("male_base_weight"), c.const("female_base_weight"))
     return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
 
 
@@ -648,7 +732,7 @@ def cockcroft_gault(c: Columns) -> np.ndarray:
                                                   c.sub("adjusted-body-weight")))
     else:
         weight = kg
-    factor = np.where(male, c.const("male_factor"), c.const("female_factor"))
+    factor = pick(male, c.const("male_factor"), c.const("female_factor"))
     return (c.const("age_offset") - age) * weight * factor / (c.const("denominator_factor") * scr)
 
 
@@ -658,15 +742,15 @@ def ckd_epi_2021(c: Columns) -> np.ndarray:
     female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
     female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
-    low = scr <= np.where(female, female_kappa, male_kappa)
+    low = scr <= pick(female, female_kappa, male_kappa)
     # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
     # low creatinine by its own kappa
     male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
     branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
                 (female_kappa, c.const("female_alpha"))]
-    branch = Grouped(female.astype(np.int64) * 2 + low, branches)
+    branch = Grouped(female.view(np.uint8) * np.uint8(2) + low.view(np.uint8), branches)  # (one byte a row)
     term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
-    sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
+    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
     age_term = _pow(c.const("age_base"), age, c)
     return c.const("base") * term * age_term * sex_factor
 
@@ -680,7 +764,8 @@ def meld_na(c: Columns) -> np.ndarray:
         "flag", "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     floor, ceiling, dial = c.const("creatinine_floor"), c.const("creatinine_ceiling"), c.const("dialysis_creatinine")
     if c.benchmark:  # sic, as the library: the dialysis rule only applies when floor <= Cr <= ceiling
-        cr = np.where(cr < floor, floor, np.where(cr > ceiling, ceiling, np.where(dialysed, dial, cr)))
+        # (clipping gives floor or ceiling outside them, the value itself inside; a NaN row is refused anyway)
+        cr = np.where(dialysed & (cr >= floor) & (cr <= ceiling), dial, np.minimum(np.maximum(cr, floor), ceiling))
     else:
         cr = np.where(dialysed, dial, np.minimum(np.maximum(cr, floor), ceiling))
     bili = np.maximum(c.read("quantity", "Bilirubin"), c.const("bilirubin_floor"))
@@ -711,7 +796,7 @@ def has_bled(c: Columns) -> np.ndarray:
     total = np.zeros(c.n)
     for name, weight in points.items():  # the criteria in the table's order, as the library sums them
         met = c.read("flag", name) if name in flags else drinks >= c.const("alcohol_threshold")
-        total = total + np.where(met, weight, 0)
+        total = total + _weighted(met, weight)
     return c.band("age_points", age) + total
 
 
@@ -720,8 +805,8 @@ def mdrd_gfr(c: Columns) -> np.ndarray:
     age = c.adult_age()
     female = c.equals("sex", "Female")
     scr = c.read("quantity", "creatinine")
-    race_factor = np.where(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
-    sex_factor = np.where(female, c.const("female_factor"), c.const("male_factor"))
+    race_factor = pick(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
+    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
     scr_term = _pow(scr, c.const("creatinine_exponent"), c)
     age_term = _pow(age, c.const("age_exponent"), c)
     return c.const("base") * scr_term * age_term * race_factor * sex_factor

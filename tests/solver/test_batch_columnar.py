@@ -140,3 +140,41 @@ def test_round_array_is_round_number_to_the_bit() -> None:
             assert _same(g, float(round_number(v, rule))), (v, g)
         else:
             assert not math.isfinite(g)
+
+
+def test_arithmetic_coding_gives_the_values_back() -> None:
+    """elementwise's coding without a hash pass (whole numbers, tenths, hundredths): every row's value back, bit for
+    bit; anything else (zeros, negatives, finer decimals, NaN, wide ranges) is left to pandas' factorize."""
+    from solver.library.vectorised import _factorize
+
+    rng = np.random.default_rng(3)
+    n = 5000
+    cases = [rng.integers(18, 95, n).astype(float), np.round(rng.uniform(0.3, 12, n), 2),
+             np.round(rng.uniform(0.2, 30, n), 1), np.round(rng.uniform(0.3, 12, n), 3), rng.uniform(-5, 5, n).round(1) + 0.0,
+             np.concatenate([[0.0], rng.integers(1, 9, n).astype(float)]),
+             np.concatenate([[np.nan], rng.integers(1, 9, n).astype(float)]), rng.integers(1, 10**6, n).astype(float)]
+    for a in cases:
+        codes, uniques = _factorize(a)
+        back = np.asarray(uniques, dtype=float)[codes]
+        assert all(_same(x, y) for x, y in zip(back.tolist(), a.tolist()))
+
+
+@pytest.mark.parametrize("slug", TEN)
+def test_cohort_sized_table_equals_compute(slug: str) -> None:
+    """A cohort of recorded-precision values, large enough for the arithmetic coding (bench/columnar.py's table):
+    every row equal to `compute`'s, value and type."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "columnar.py"
+    spec = importlib.util.spec_from_file_location("bench_columnar", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    frame = bench.cohort(6000, seed=7)
+    variant = "published" if slug == "creatinine-clearance-cockcroft-gault" else "benchmark"
+    res = compute_many(slug, frame, variant=variant, columns=bench.SETUPS[slug])
+    assert res.attrs["row_by_row"] == 0, slug
+    for got, ents in zip(res["value"].tolist(), bench.entities(frame, bench.SETUPS[slug])):
+        value, error = _expected(slug, ents, variant)
+        assert error is None and _same(got, value), (ents, got, value)
