@@ -153,13 +153,9 @@ def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
     or a cell is a `[value, "unit"]` list as JSON text. An arrow-backed column whose every cell is one of
     the input's options is coded against them in one pass (no hashing of the strings)."""
     if isinstance(series.dtype, pd.StringDtype) and series.dtype.storage == "pyarrow" and options:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        index = pc.index_in(pa.array(series.array), value_set=pa.array(options))
-        if index.null_count == 0:  # else a missing cell or a value outside the options: coded by pandas
-            small = np.int8 if len(options) < 127 else np.int32  # (a code per row: the smaller, the faster)
-            return Coded(np.asarray(index.to_numpy(zero_copy_only=False), dtype=small), list(options))
+        codes = _option_codes(series, options)
+        if codes is not None:
+            return Coded(codes, list(options))
     if series.dtype.kind in "biufc" or pd.api.types.infer_dtype(series, skipna=True) != "string":
         return None
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
@@ -167,6 +163,48 @@ def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
     if any(v.startswith("[") for v in values):  # [value, "unit"] cells: read by `_cells`
         return None
     return Coded(np.asarray(codes), values)
+
+
+_SLICE_ROWS = 100_000  # an arrow text column at least twice this long is coded in slices, one per core
+_POOL: list[Any] = []  # the thread pool those slices run on (made on first use)
+
+
+def _option_codes(series: pd.Series, options: list[str]) -> np.ndarray | None:
+    """Each cell's index in `options`, or None when a cell is missing or not one of them (then pandas codes
+    the column). Arrow looks the strings up without the GIL, so a long column is cut into slices (views,
+    no copy) that the cores code side by side; the codes are the same as in one pass."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    array, value_set = pa.array(series.array), pa.array(options)
+    parts = min(_cores(), len(array) // _SLICE_ROWS)
+    if parts < 2:
+        found = [pc.index_in(array, value_set=value_set)]
+    else:
+        step = -(-len(array) // parts)
+        slices = [array.slice(i, step) for i in range(0, len(array), step)]
+        found = list(_pool().map(lambda a: pc.index_in(a, value_set=value_set), slices))
+    if any(f.null_count for f in found):
+        return None
+    small = np.int8 if len(options) < 127 else np.int32  # (a code per row: the smaller, the faster)
+    return np.concatenate([np.asarray(f.to_numpy(zero_copy_only=False), dtype=small) for f in found])
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _pool() -> Any:
+    if not _POOL:
+        from concurrent.futures import ThreadPoolExecutor
+
+        _POOL.append(ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="formula-codes"))
+    return _POOL[0]
 
 
 def _numbers(series: pd.Series) -> pd.Series:

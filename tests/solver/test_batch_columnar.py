@@ -178,3 +178,29 @@ def test_cohort_sized_table_equals_compute(slug: str) -> None:
     for got, ents in zip(res["value"].tolist(), bench.entities(frame, bench.SETUPS[slug])):
         value, error = _expected(slug, ents, variant)
         assert error is None and _same(got, value), (ents, got, value)
+
+
+def test_a_long_text_column_is_coded_in_slices_as_in_one_pass(monkeypatch) -> None:
+    """Arrow text columns long enough are coded slice by slice on a thread pool: the codes are the one pass's,
+    and a cell outside the options in any slice (here the last) still hands the column to pandas."""
+    from solver.library import batch
+
+    rng = np.random.default_rng(7)
+    options = ["Black", "White", "Other"]
+    cells = pd.Series(rng.choice(options, 5_003), dtype="string[pyarrow]")
+    one_pass = batch._option_codes(cells, options)
+    monkeypatch.setattr(batch, "_SLICE_ROWS", 1_000)
+    monkeypatch.setattr(batch, "_cores", lambda: 3)
+    sliced = batch._option_codes(cells, options)
+    assert one_pass is not None and sliced is not None and sliced.dtype == np.int8
+    assert np.array_equal(sliced, one_pass)
+    assert [options[k] for k in sliced[:50]] == cells[:50].tolist()
+    odd = cells.copy()
+    odd.iloc[-1] = "Asian"
+    assert batch._option_codes(odd, options) is None
+    frame = pd.DataFrame({"age": 60.0, "sex": pd.Series(rng.choice(["Male", "Female"], 5_003), dtype="string[pyarrow]"),
+                          "creatinine": 1.1, "Race": cells})
+    got = compute_many("mdrd-gfr", frame, columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")})
+    for i in (0, 2_500, 5_002):
+        ents = {"age": [60.0, "years"], "sex": frame["sex"][i], "creatinine": [1.1, "mg/dL"], "Race": cells[i]}
+        assert got["value"][i] == compute("mdrd-gfr", ents).value
