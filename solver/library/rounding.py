@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Callable, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
 from registry.schema import Calculator, ResultRounding
 
@@ -88,24 +88,42 @@ def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
         raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
     if mode == "half_even" and decimals == 0:  # Python's round(x, 0) on the exact double: rint, exactly
         return np.rint(x)
+    return rint_or_exact(x, decimals, lambda e: _round(e, mode, decimals), small_below=1e-3)
+
+
+def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *, small_below: float = 0.0,
+                  zero: float | None = None) -> np.ndarray:
+    """Scale, rint, unscale: the array form of every rounding here, bit for bit equal to `exact` per element.
+
+    Away from a tie the nearest whole multiple is unambiguous and the final division of two
+    representable integers is correctly rounded, so the array's double is `exact`'s. The rows where
+    that could fail are found in a few in-place passes and handed to `exact`: the scaled value within
+    2e-6 of a half, |x * 10**decimals| near 2**52 or above (or infinite), |x| below `small_below`.
+    NaN is never risky (it stays NaN); a zero keeps the array's value unless `zero` says what `exact`
+    gives for it (those rows then skip the Python call).
+    """
+    import numpy as np
+
     scale = 10.0 ** decimals
     with np.errstate(all="ignore"):
         y = np.multiply(x, scale)
         r = np.rint(y)
         out = np.divide(r, scale)
-        # near a tie: |y - rint(y)| close to 0.5 (a bound on the safe side of |frac(y) - 0.5| < 1e-6); huge
-        # (|y| near 2**52 or above, or infinite) or tiny; NaN is never risky (it stays NaN)
-        np.subtract(y, r, out=y)
+        np.subtract(y, r, out=y)  # exact: y and rint(y) are within a factor of 2
         np.abs(y, out=y)
         risky = np.greater(y, 0.5 - 2e-6)
         ax = np.abs(x, out=r)
         risky |= ax > 2.0 ** 51 / scale
-        risky |= ax < 1e-3
+        if small_below > 0:
+            risky |= ax < small_below
     idx = np.flatnonzero(risky)
     if idx.size:
         v = x[idx]
-        keep = (v != 0) & np.isfinite(v)  # a zero rounds to itself (rint keeps its sign)
-        out[idx[keep]] = [_round(e, mode, decimals) for e in v[keep].tolist()]
+        zeros = v == 0
+        if zero is not None:
+            out[idx[zeros]] = zero
+        keep = ~zeros & np.isfinite(v)
+        out[idx[keep]] = [exact(e) for e in v[keep].tolist()]
     return out
 
 

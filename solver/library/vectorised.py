@@ -650,44 +650,13 @@ def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
     """
     if x.dtype.kind in "iu":
         return x
-    return _rounded(x, rule.decimals, rule.small_below, lambda v: round_number(v, rule), zero=0.0)
+    return rnd.rint_or_exact(x, rule.decimals, lambda v: round_number(v, rule), small_below=rule.small_below,
+                             zero=0.0)
 
 
 def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
-    return _rounded(x, decimals, 0.0, lambda v: round(v, decimals))
-
-
-def _rounded(x: np.ndarray, decimals: int, small_below: float, exact: Callable[[float], Any],
-             zero: float | None = None) -> np.ndarray:
-    """scale-rint-unscale, with the rows where that could differ from `exact` (found in a few in-place passes)
-    handed to `exact`; `zero`: what `exact` gives for a zero (those rows skip the Python call)."""
-    scale = 10.0 ** decimals
-    with np.errstate(all="ignore"):
-        y = np.multiply(x, scale)
-        r = np.rint(y)
-        out = np.divide(r, scale)
-        # within 1e-6 of a tie: |y - rint(y)| (exact, as y and rint(y) are within a factor of 2) near 0.5;
-        # NaN for a non-finite x, which is never risky (the output stays non-finite and the row is refused)
-        np.subtract(y, r, out=y)
-        np.abs(y, out=y)
-        risky = np.greater(y, 0.5 - 1e-6)
-        ax = np.abs(x, out=r)
-        risky |= ax > 2.0 ** 51 / scale  # |x * scale| near 2**52 or above (a bound on the safe side), or inf
-        if small_below > 0:
-            risky |= ax < small_below
-    idx = np.flatnonzero(risky)
-    if idx.size:
-        v = x[idx]
-        if zero is not None:
-            zeros = v == 0
-            out[idx[zeros]] = zero
-            keep = ~zeros & np.isfinite(v)
-        else:
-            keep = np.isfinite(v)
-        idx = idx[keep]
-        out[idx] = [exact(e) for e in v[keep].tolist()]
-    return out
+    return rnd.rint_or_exact(x, decimals, lambda v: round(v, decimals))
 
 
 def _pow(a: Any, b: Any, cols: Columns) -> np.ndarray:
