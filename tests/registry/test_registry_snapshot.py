@@ -7,19 +7,11 @@ import pytest
 
 from registry import loader, snapshot
 from registry.yamlio import line_of
-from tests.helpers import edit
+from tests.helpers import count_calls, edit
 
 
 def _loads(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    real = loader.load
-
-    def counting(root=None):
-        calls.append(1)
-        return real(root)
-
-    monkeypatch.setattr(loader, "load", counting)
-    return calls
+    return count_calls(monkeypatch, loader, "load")
 
 
 def test_a_second_start_reads_the_snapshot_and_an_edit_reads_the_files(registry_copy, cache_dir, monkeypatch):

@@ -2,19 +2,11 @@
 from __future__ import annotations
 
 from registry import loader
-from tests.helpers import edit
+from tests.helpers import count_calls, edit
 
 
 def _validations(monkeypatch) -> list[int]:
-    calls: list[int] = []
-    real = loader.validate
-
-    def counting(reg):
-        calls.append(1)
-        return real(reg)
-
-    monkeypatch.setattr(loader, "validate", counting)
-    return calls
+    return count_calls(monkeypatch, loader, "validate")
 
 
 def test_passed_content_is_not_revalidated_and_any_edit_is(registry_copy, cache_dir, monkeypatch):
