@@ -193,15 +193,6 @@ class Context:
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
         """A [value, unit] concentration converted to the input's canonical unit."""
-        f = self._fields.get(name)
-        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
-            v, unit = given  # the common case: given in the canonical unit, inside the range
-            accepted, canonical, rng = f[1], f[2], f[3]  # type: ignore[index]
-            if unit == canonical and unit.isascii() and (not accepted or unit in accepted) and rng is not None \
-                    and rng[0] <= v <= rng[1] and v - v == 0:
-                self.record[name] = make_record([v, unit], v, canonical)
-                return v
         (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
             out = v
@@ -223,15 +214,6 @@ class Context:
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        f = self._fields.get(name)
-        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
-            v, unit = given  # the common case: an accepted ASCII spelling, inside the range
-            accepted, rng = f[1], f[3]  # type: ignore[index]
-            if unit.isascii() and (not accepted or unit in accepted) and rng is not None and rng[0] <= v <= rng[1] \
-                    and v - v == 0:
-                self.record[name] = make_record([v, unit], v, f[2])  # type: ignore[index]
-                return v
         (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if rng is None or not rng[0] <= v <= rng[1] or v - v != 0:  # no range, outside it, or not finite
             self.check_range(name, v, canonical)
@@ -341,14 +323,7 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        f = self._fields.get(name)
-        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if (type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS
-                and given[1].isascii() and (not f[1] or given[1] in f[1])):  # type: ignore[index]
-            v, unit = given  # the common case: an accepted ASCII spelling (what `_unit_pair` reads it as)
-            rng = f[3]  # type: ignore[index]
-        else:
-            (_, _, _, rng), v, unit = self._unit_pair(name)
+        (_, _, _, rng), v, unit = self._unit_pair(name)
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
