@@ -166,7 +166,7 @@ def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
 
 
 _SLICE_ROWS = 100_000  # an arrow text column at least twice this long is coded in slices, one per core
-_POOL: list[Any] = []  # the thread pool those slices run on (made on first use)
+_POOL: list[Any] = []  # (pid, the thread pool those slices run on): made on first use in each process
 
 
 def _option_codes(series: pd.Series, options: list[str]) -> np.ndarray | None:
@@ -200,11 +200,15 @@ def _cores() -> int:
 
 
 def _pool() -> Any:
-    if not _POOL:
+    """This process's pool: a forked child (a worker of a process pool) inherits the parent's pool object but
+    not its threads, so it makes its own rather than queue work that no thread would run."""
+    import os
+
+    if not _POOL or _POOL[0][0] != os.getpid():
         from concurrent.futures import ThreadPoolExecutor
 
-        _POOL.append(ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="formula-codes"))
-    return _POOL[0]
+        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="formula-codes"))]
+    return _POOL[0][1]
 
 
 def _numbers(series: pd.Series) -> pd.Series:

@@ -204,3 +204,20 @@ def test_a_long_text_column_is_coded_in_slices_as_in_one_pass(monkeypatch) -> No
     for i in (0, 2_500, 5_002):
         ents = {"age": [60.0, "years"], "sex": frame["sex"][i], "creatinine": [1.1, "mg/dL"], "Race": cells[i]}
         assert got["value"][i] == compute("mdrd-gfr", ents).value
+
+
+def test_a_forked_child_codes_long_columns_with_a_pool_of_its_own(monkeypatch) -> None:
+    """The slices' thread pool made in this process is not inherited into a fork (its threads are not): a child
+    that codes a long column after the fork still gets its answer instead of waiting for ever."""
+    import multiprocessing as mp
+
+    from solver.library import batch
+
+    monkeypatch.setattr(batch, "_SLICE_ROWS", 1_000)
+    monkeypatch.setattr(batch, "_cores", lambda: 2)
+    cells = pd.Series(["Male", "Female"] * 2_500, dtype="string[pyarrow]")
+    expected = batch._option_codes(cells, ["Male", "Female"])  # makes the pool here, before the fork
+    ctx = mp.get_context("fork")
+    with ctx.Pool(1) as pool:
+        got = pool.apply_async(batch._option_codes, (cells, ["Male", "Female"])).get(timeout=30)
+    assert expected is not None and np.array_equal(got, expected)
