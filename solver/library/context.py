@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
@@ -18,8 +18,8 @@ from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, make_record
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
-# computes a dependency: (calculator, entities, variant, registry) -> Result
-SubCompute = Callable[[Calculator, dict[str, Any], str, Registry], Result]
+# computes a dependency: (calculator, the caller's entities, variant, registry, True) -> Result
+SubCompute = Callable[[Calculator, dict[str, Any], str, Registry, bool], Result]
 
 
 _CONVERTERS: dict[tuple[int, bool], Converter] = {}
@@ -29,6 +29,7 @@ _ABSENT = object()  # an entity not given
 _TRUE_RECORD, _FALSE_RECORD = make_record(True, True, None), make_record(False, False, None)
 _CHOICE_RECORDS: dict[str, InputRecord] = {}
 _NUMBERS = frozenset({int, float})  # the value types the fast paths accept as they are (bool is not int here)
+_NO_POINTS: dict[str, Any] = {}  # a table the plan holds no mapping of: `lookup` reads it
 
 
 def converter(units: UnitsFile, exact: bool) -> Converter:
@@ -134,7 +135,7 @@ class Context:
             raise KeyError(f"{self.slug}: input {name!r} is not declared in the registry entry") from None
 
     def has(self, name: str) -> bool:
-        return name in self.entities
+        return name in self.entities and name in self._specs  # a dependency sees its caller's entities
 
     def raw(self, name: str) -> Any:
         if name in self._specs and name in self.entities:
@@ -245,18 +246,27 @@ class Context:
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        spec = self._specs.get(name)
-        given = self.entities.get(name, _ABSENT) if spec is not None else _ABSENT
-        if given is _ABSENT:  # not given: the registry's default of an optional input (`raw` refuses the rest)
-            given = spec.default if spec is not None and not spec.required else self.raw(name)
-        if given is None:
-            given = False
+        given = self.entities.get(name, _ABSENT) if name in self._specs else _ABSENT
+        if given is _ABSENT:
+            given = self._pl.absent_flags.get(name, _ABSENT)  # an optional flag's default
         if given is True:
             self.record[name] = _TRUE_RECORD
             return True
         if given is False:
             self.record[name] = _FALSE_RECORD
             return False
+        return self._flag(name, given)
+
+    def _flag(self, name: str, given: Any) -> bool:
+        """`flag` beyond a given True or False: a default, None, the strings 'True'/'False', or a refusal."""
+        if given is _ABSENT:  # not given: the registry's default of an optional input (`raw` refuses the rest)
+            spec = self._specs.get(name)
+            given = spec.default if spec is not None and not spec.required else self.raw(name)
+        if given is None:
+            given = False
+        if given is True or given is False:
+            self.record[name] = _TRUE_RECORD if given else _FALSE_RECORD
+            return given
         if isinstance(given, str) and given == "True":
             out = True
         elif isinstance(given, str) and given == "False":
@@ -265,6 +275,33 @@ class Context:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
         self.record[name] = make_record(given, out, None)
         return out
+
+    def flags(self, names: Iterable[str]) -> dict[str, bool]:
+        """Several flags, read in order as `flag` reads each: {name: met}."""
+        specs, entities, record, absent = self._specs, self.entities, self.record, self._pl.absent_flags
+        out = {}
+        for name in names:
+            given = entities.get(name, _ABSENT) if name in specs else _ABSENT
+            if given is _ABSENT:
+                given = absent.get(name, _ABSENT)  # an optional flag's default
+            if given is True:
+                record[name] = _TRUE_RECORD
+                out[name] = True
+            elif given is False:
+                record[name] = _FALSE_RECORD
+                out[name] = False
+            else:
+                out[name] = self._flag(name, given)
+        return out
+
+    def points(self, met: dict[str, bool], table: str = "points") -> float:
+        """The sum of `table`'s weights of the criteria met, in order (a criterion the table lacks: `lookup`)."""
+        mapping = self._pl.maps.get(table, _NO_POINTS)
+        total: float = 0
+        for name, yes in met.items():
+            if yes:
+                total += mapping[name] if name in mapping else self.lookup(table, name)
+        return total
 
     def choice(self, name: str) -> str | None:
         spec = self.spec(name)
@@ -389,10 +426,8 @@ class Context:
         if slug not in self._pl.depends_on:
             raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
         other = self.reg.calculators[slug]
-        names = plan(other).known  # the names of its inputs
-        ents = {k: v for k, v in self.entities.items() if k in names}
-        try:
-            res = self._sub_compute(other, ents, self.variant, self.reg)
+        try:  # it reads its own inputs from these entities
+            res = self._sub_compute(other, self.entities, self.variant, self.reg, True)
         except CalculatorError as e:  # report it under the calculator the user asked for
             raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
         for k, rec in res.inputs.items():

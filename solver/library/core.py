@@ -27,7 +27,7 @@ from solver.library.errors import (
     UnknownInput,
 )
 from solver.library.functions import FUNCTIONS, calculator
-from solver.library.plan import plan
+from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, Value, make_result
 from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
@@ -96,19 +96,18 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
                               "intended edit becomes a version with `formula release SLUG --reason ...`")
 
 
-def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry) -> Result:
+def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False) -> Result:
+    """`compute` on a resolved entry. `inner`: a dependency (`Context.sub`), given its caller's entities, of which
+    it reads only its own inputs (so only a missing one is an error)."""
     pl = plan(calc)
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
-    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set):
-        known = pl.known  # an unknown or a missing input: the first in order is named
-        for key in entities:
-            if key not in known:
-                raise UnknownInput(calc.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
-        for name in pl.required:
-            if name not in entities:
-                raise MissingInput(calc.slug, name, "required input is missing")
+    if inner and pl.passthrough:  # a dependency taking any entity gets its declared ones only
+        entities = {k: v for k, v in entities.items() if k in pl.known}
+    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set) \
+            and not (inner and entities.keys() >= pl.required_set):
+        _name_the_bad_key(pl, entities, inner)
     ctx = Context(calc, entities, variant, reg, _compute, pl)
     try:
         raw = fn(ctx)
@@ -119,14 +118,41 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
-    if (t is float or t is int) and variant in pl.plain_rounding and _isfinite(raw):
-        value: Value = round_number(raw, ctx.conv._rounding)  # the common cases of `_finish`, decided by the plan
-    elif (t is float or t is int) and variant in pl.whole and _isfinite(raw):
+    if (t is float or t is int) and raw - raw == 0 and variant in pl.plain_rounding:  # finite, rounded as the plan says
+        value: Value = round_number(raw, ctx.conv._rounding)
+    elif (t is float or t is int) and raw - raw == 0 and variant in pl.whole:
         value = int(half_even(raw, 0))
     else:
         value = _finish(calc, raw, ctx.units, variant)
+    record = ctx.record
+    if pl.output_rules or pl.differences:
+        warnings = _warnings(calc, pl, value, variant, record)
+    else:
+        warnings = []
+    content_hash = reg.hashes.get(pl.hash_key)
+    if not content_hash or pl.version is None:
+        version = pl.version if pl.version is not None else calc.active.version
+        content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
+        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings)
+    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings)
+
+
+def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
+    """Raise for an unknown (unless `inner`) or a missing input: the first in order is named."""
+    known = pl.known
+    for key in entities if not inner else ():
+        if key not in known:
+            raise UnknownInput(pl.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
+    for name in pl.required:
+        if name not in entities:
+            raise MissingInput(pl.slug, name, "required input is missing")
+
+
+def _warnings(calc: Calculator, pl: Plan, value: Value, variant: str, record: dict[str, InputRecord]) -> list[str]:
+    """The registry's plausibility rules on the result (refused as published, reported as benchmark) and on
+    pairs of inputs (systolic above diastolic, say: warned in both variants)."""
     warnings: list[str] = []
-    if pl.output_rules:  # the registry's rules on the result: refused as published, reported as benchmark
+    if pl.output_rules:
         inside = type(value) is float
         for lo, hi in pl.output_rules if inside else ():
             if not lo <= value <= hi:  # type: ignore[operator]  # a float here
@@ -136,15 +162,9 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
             warnings = implausible(calc, value)
             if warnings and variant == "published":
                 raise OutOfRange(calc.slug, None, warnings[0])
-    if pl.input_rules and not _differences_hold(pl.differences, ctx.record):  # systolic above diastolic, say:
-        warnings += implausible_inputs(calc, {k: r.value for k, r in ctx.record.items()})  # warned in both variants
-    if pl.version is not None:
-        version = pl.version
-        content_hash = reg.hashes.get(pl.hash_key) or active_hash(reg, calc.slug)
-    else:
-        version = calc.active.version
-        content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
-    return make_result(value, pl.unit, pl.slug, version, variant, content_hash, ctx.record, warnings)
+    if pl.input_rules and not _differences_hold(pl.differences, record):
+        warnings += implausible_inputs(calc, {k: r.value for k, r in record.items()})
+    return warnings
 
 
 def _differences_hold(rules: tuple[tuple[str, str, float, float], ...], record: dict[str, InputRecord]) -> bool:

@@ -48,6 +48,8 @@ class Plan:
     hash_key: tuple[str, str]  # (slug, active version): the key of its content hash in `Registry.hashes`
     # the `difference` rules: (minuend, subtrahend, low, high); a break is worded by registry.plausibility
     differences: tuple[tuple[str, str, float, float], ...]
+    # optional inputs whose default reads as a flag (True, False or None): what `flag` reads when one is absent
+    absent_flags: dict[str, bool]
 
 
 _PLANS: dict[int, Plan] = {}
@@ -91,6 +93,8 @@ def plan(calc: Calculator) -> Plan:
                        if result_rule(calc, v) is None and calc.output.rounding == "integer"),
              (calc.slug, version or ""),
              tuple((r.inputs[0], r.inputs[1], r.range[0], r.range[1]) for r in calc.plausibility
-                   if r.quantity == "difference" and r.inputs is not None))
+                   if r.quantity == "difference" and r.inputs is not None),
+             {n: bool(i.default) for n, i in specs.items()
+              if not i.required and (i.default is None or i.default is True or i.default is False)})
     _PLANS[id(calc)] = p
     return p

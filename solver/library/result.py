@@ -1,30 +1,32 @@
-"""What the library returns: the value, and exactly which registry content produced it."""
+"""What the library returns: the value, and exactly which registry content produced it.
+
+Both records are immutable named tuples: a case makes one `Result` and one `InputRecord` per input it
+reads, so they are built with `tuple.__new__` (one allocation, no per-field setter), and the common
+records (a flag given as True or False) can be shared safely.
+"""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 Value = float | int | dt.date | tuple[int, int]
 
 
-@dataclass(frozen=True)
-class InputRecord:
+class InputRecord(NamedTuple):
     given: Any
     value: Any
     unit: str | None
 
 
-@dataclass(frozen=True)
-class Result:
+class Result(NamedTuple):
     value: Value
     unit: str | None
     calculator: str
     version: str
     variant: str
-    content_hash: str = ""  # the content hash of `version` (registry.versions.active_hash), as REGISTRY.lock records it
-    inputs: dict[str, InputRecord] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)  # broken plausibility rules (benchmark variant)
+    content_hash: str  # the content hash of `version` (registry.versions.active_hash), as REGISTRY.lock records it
+    inputs: dict[str, InputRecord]  # each input read: as given, as used, in which unit
+    warnings: list[str]  # broken plausibility rules (benchmark variant)
 
     def to_json(self) -> dict[str, Any]:
         v: Any = self.value
@@ -39,31 +41,15 @@ class Result:
         return out
 
 
+_new = tuple.__new__
+
+
 def make_result(value: Value, unit: str | None, calculator: str, version: str, variant: str, content_hash: str,
                 inputs: dict[str, InputRecord], warnings: list[str]) -> Result:
-    """`Result(...)` for the library's hot path: the same fields, set without the frozen dataclass's
-    per-field `object.__setattr__` calls (a third of a BMI call's overhead once)."""
-    r = _new(Result)
-    d = r.__dict__  # stored one by one: cheaper than building a keyword dict to update from
-    d["value"] = value
-    d["unit"] = unit
-    d["calculator"] = calculator
-    d["version"] = version
-    d["variant"] = variant
-    d["content_hash"] = content_hash
-    d["inputs"] = inputs
-    d["warnings"] = warnings
-    return r
-
-
-_new = object.__new__
+    """`Result(...)` for the library's hot path: the same fields, without the keyword handling of the class call."""
+    return _new(Result, (value, unit, calculator, version, variant, content_hash, inputs, warnings))
 
 
 def make_record(given: Any, value: Any, unit: str | None) -> InputRecord:
-    """`InputRecord(given, value, unit)` without the frozen dataclass's per-field `object.__setattr__` calls."""
-    r = _new(InputRecord)
-    d = r.__dict__
-    d["given"] = given
-    d["value"] = value
-    d["unit"] = unit
-    return r
+    """`InputRecord(given, value, unit)` for the hot path."""
+    return _new(InputRecord, (given, value, unit))

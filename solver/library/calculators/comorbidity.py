@@ -17,9 +17,7 @@ _CCI_CHOICES = (
 @calculator("charlson-comorbidity-index")
 def charlson_comorbidity_index(ctx: Context) -> float:
     score = ctx.band("age_points", ctx.age())
-    for item in ctx.table("condition_points").points or {}:
-        if ctx.flag(item):
-            score += ctx.lookup("condition_points", item)
+    score += ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
     cva = ctx.flag("Cerebrovascular Accident")
     tia = ctx.flag("Transient Ischemic Attacks History")
     if cva or tia:
@@ -46,17 +44,13 @@ def caprini_2005(ctx: Context) -> float:
             score += ctx.lookup(table, option)
     if ctx.has("Body Mass Index (BMI)") and ctx.measurement("Body Mass Index (BMI)") > ctx.const("bmi_threshold"):
         score += ctx.const("bmi_points")
-    for item in ctx.table("risk_factor_points").points or {}:
-        if item in _VTE_HISTORY and not ctx.benchmark:
-            continue
-        if ctx.flag(item):
-            score += ctx.lookup("risk_factor_points", item)
+    items = ctx.table("risk_factor_points").points or {}
+    score += ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
+                        "risk_factor_points")
     if not ctx.benchmark:
         if any(ctx.flag(item) for item in _VTE_HISTORY):
             score += ctx.const("published_history_of_vte_points")
-        for item in ctx.table("published_only_points").points or {}:
-            if ctx.flag(item):
-                score += ctx.lookup("published_only_points", item)
+        score += ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
         male = ctx.choice("sex") == "Male"
         women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}
         for item in women or {}:

@@ -10,29 +10,27 @@ from solver.library.context import Context
 from solver.library.functions import calculator
 
 
-def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:
-    """Sum the weights (from `table`) of the criteria that are met."""
-    return sum(ctx.lookup(table, name) for name, yes in met.items() if yes)
-
-
 @calculator("cha2ds2-vasc")
 def cha2ds2_vasc(ctx: Context) -> float:
     age = ctx.age()
     met = {"female sex": ctx.choice("sex") == "Female", **_stroke_risk_criteria(ctx)}
-    return ctx.band("age_points", age) + _score(ctx, met)
+    return ctx.band("age_points", age) + ctx.points(met)
+
+
+_STROKE_RISK_FLAGS = ("Stroke", "Transient Ischemic Attacks History", "Thromboembolism history",
+                      "Congestive Heart Failure", "Hypertension history", "Vascular disease history", "Diabetes history")
 
 
 def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
     """The criteria CHA2DS2-VASc and CHA2DS2-VA share (stroke, TIA and thromboembolism count once)."""
-    stroke_like = any(
-        [ctx.flag("Stroke"), ctx.flag("Transient Ischemic Attacks History"), ctx.flag("Thromboembolism history")]
-    )
+    f = ctx.flags(_STROKE_RISK_FLAGS)
     return {
-        "Congestive Heart Failure": ctx.flag("Congestive Heart Failure"),
-        "Hypertension history": ctx.flag("Hypertension history"),
-        "stroke, TIA or thromboembolism": stroke_like,
-        "Vascular disease history": ctx.flag("Vascular disease history"),
-        "Diabetes history": ctx.flag("Diabetes history"),
+        "Congestive Heart Failure": f["Congestive Heart Failure"],
+        "Hypertension history": f["Hypertension history"],
+        "stroke, TIA or thromboembolism": f["Stroke"] or f["Transient Ischemic Attacks History"]
+        or f["Thromboembolism history"],
+        "Vascular disease history": f["Vascular disease history"],
+        "Diabetes history": f["Diabetes history"],
     }
 
 
@@ -40,7 +38,7 @@ def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
 def cha2ds2_va(ctx: Context) -> float:
     """CHA2DS2-VA (ESC 2024): CHA2DS2-VASc without the sex category; no benchmark, one variant."""
     age = ctx.age()
-    return ctx.band("age_points", age) + _score(ctx, _stroke_risk_criteria(ctx))
+    return ctx.band("age_points", age) + ctx.points(_stroke_risk_criteria(ctx))
 
 
 @calculator("wells-pe")
@@ -62,7 +60,7 @@ def wells_pe(ctx: Context) -> float:
         "Hemoptysis": ctx.flag("Hemoptysis"),
         malignancy: ctx.flag(malignancy),
     }
-    return _score(ctx, met)
+    return ctx.points(met)
 
 
 _WELLS_DVT_SINGLE = (
@@ -80,11 +78,11 @@ _WELLS_DVT_SINGLE = (
 
 @calculator("wells-dvt")
 def wells_dvt(ctx: Context) -> float:
-    met = {name: ctx.flag(name) for name in _WELLS_DVT_SINGLE}
+    met = ctx.flags(_WELLS_DVT_SINGLE)
     met["bedridden or recent major surgery"] = any(
         [ctx.flag("Bedridden recently >3 days"), ctx.flag("Major surgery within 12 weeks")]
     )
-    return _score(ctx, met)
+    return ctx.points(met)
 
 
 _RCRI_FLAGS = (
@@ -98,12 +96,12 @@ _RCRI_FLAGS = (
 
 @calculator("revised-cardiac-risk-index")
 def revised_cardiac_risk_index(ctx: Context) -> float:
-    met = {name: ctx.flag(name) for name in _RCRI_FLAGS}
+    met = ctx.flags(_RCRI_FLAGS)
     creatinine = "Pre-operative creatinine"
     met["creatinine above threshold"] = ctx.has(creatinine) and ctx.quantity(creatinine) > ctx.const(
         "creatinine_threshold"
     )
-    return _score(ctx, met)
+    return ctx.points(met)
 
 
 _HEART_RISK_FACTORS = (
@@ -123,7 +121,7 @@ def heart_score(ctx: Context) -> float:
     ecg = ctx.lookup("ecg_points", ctx.choice("Electrocardiogram Test"))
     troponin = ctx.lookup("troponin_points", ctx.choice("Initial troponin"))
     age = ctx.band("age_points", ctx.age())
-    count = sum(1 for name in _HEART_RISK_FACTORS if ctx.flag(name))
+    count = sum(ctx.flags(_HEART_RISK_FACTORS).values())
     risk = ctx.band("risk_factor_points", count)
     if not ctx.benchmark:
         # Known atherosclerotic disease (prior MI, PCI/CABG, stroke/TIA, PAD) scores the maximum
@@ -151,9 +149,9 @@ def has_bled(ctx: Context) -> float:
     drinks = ctx.number("Number of Alcoholic Drinks Per Week")
     if ctx.benchmark:
         drinks = int(drinks)  # the reference truncates; the threshold is whole, so this never changes a point
-    met = {name: ctx.flag(name) for name in _HAS_BLED_FLAGS}
+    met = ctx.flags(_HAS_BLED_FLAGS)
     met["alcohol use"] = drinks >= ctx.const("alcohol_threshold")
-    return ctx.band("age_points", age) + _score(ctx, met)
+    return ctx.band("age_points", age) + ctx.points(met)
 
 
 @calculator("perc-rule")
@@ -170,4 +168,4 @@ def perc_rule(ctx: Context) -> float:
         ),
         "Hormone use": ctx.flag("Hormone use"),
     }
-    return _score(ctx, met)
+    return ctx.points(met)

@@ -9,11 +9,6 @@ from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
 
 
-def _score(ctx: Context, met: dict[str, bool], table: str = "points") -> float:
-    """Sum the weights (from `table`) of the criteria that are met."""
-    return sum(ctx.lookup(table, name) for name, yes in met.items() if yes)
-
-
 def _flag_published_absent(ctx: Context, name: str) -> bool:
     """A criterion the benchmark counts as met when absent (registry default); published: absent is not met."""
     if ctx.benchmark or ctx.has(name):
@@ -45,7 +40,7 @@ def curb_65(ctx: Context) -> float:
         "blood pressure": sbp < ctx.const("systolic_threshold") or dbp <= ctx.const("diastolic_threshold"),
         "age": age >= ctx.const("age_threshold"),
     }
-    return _score(ctx, met)
+    return ctx.points(met)
 
 
 @calculator("centor-mcisaac")
@@ -67,7 +62,7 @@ def centor_mcisaac(ctx: Context) -> float:
         nodes: ctx.flag(nodes),
         tonsils: ctx.flag(tonsils),
     }
-    return age_points + _score(ctx, met)
+    return age_points + ctx.points(met)
 
 
 _FEVERPAIN_FLAGS = ("Fever in past 24 hours", "Symptom onset <=3 days", "Purulent tonsils", "Severe tonsil inflammation")
@@ -75,9 +70,9 @@ _FEVERPAIN_FLAGS = ("Fever in past 24 hours", "Symptom onset <=3 days", "Purulen
 
 @calculator("feverpain")
 def feverpain(ctx: Context) -> float:
-    met = {name: ctx.flag(name) for name in _FEVERPAIN_FLAGS}
+    met = ctx.flags(_FEVERPAIN_FLAGS)
     met["Absence of cough or coryza"] = _flag_published_absent(ctx, "Absence of cough or coryza")
-    return _score(ctx, met)
+    return ctx.points(met)
 
 
 @calculator("sirs-criteria")
@@ -95,4 +90,4 @@ def sirs_criteria(ctx: Context) -> float:
         "respiration": rr_met or paco2_met,
         "white cell count": wbc > ctx.const("wbc_high") or wbc < ctx.const("wbc_low"),
     }
-    return _score(ctx, met)
+    return ctx.points(met)
