@@ -119,7 +119,9 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
     if (t is float or t is int) and raw - raw == 0 and variant in pl.plain_rounding:  # finite, rounded as the plan says
-        value: Value = round_number(raw, ctx.conv._rounding)
+        conv = ctx.conv  # `round_number`, its common case (to fixed decimals) inline
+        value: Value = half_even(raw, conv._decimals) if raw >= conv._small or raw <= -conv._small \
+            else round_number(raw, conv._rounding)
     elif (t is float or t is int) and raw - raw == 0 and variant in pl.whole:
         value = int(half_even(raw, 0))
     else:

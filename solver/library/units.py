@@ -67,12 +67,21 @@ class Converter:
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
     _rounding: RoundingRule = field(init=False, repr=False, compare=False)
     _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
+    _decimals: int = field(init=False, repr=False, compare=False)  # the rounding's decimals, and the magnitude
+    _small: float = field(init=False, repr=False, compare=False)  # below which it keeps significant digits instead
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
+        rule = self.units.rounding  # read once: `r` runs several times per case
+        object.__setattr__(self, "_rounding", rule)
+        object.__setattr__(self, "_decimals", rule.decimals)
+        object.__setattr__(self, "_small", rule.small_below)
 
     def r(self, x: float) -> float:
-        return x if self.exact else round_number(x, self._rounding)
+        if self.exact:
+            return x
+        if x >= self._small or x <= -self._small:  # `round_number`'s common case, inline
+            return half_even(x, self._decimals)
+        return round_number(x, self._rounding)
 
     def written(self, x: float) -> float:
         """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""

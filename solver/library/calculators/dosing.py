@@ -95,8 +95,9 @@ def _dose(ctx: Context, drug: str, unit: str) -> float:
         raise BadValue(ctx.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
     amount = _number(ctx, name, given[0], "amount")
     canonical = spec.unit or "mg"
-    ctx.check_range(name, _mass(ctx, name, amount, given[1], canonical), canonical)
-    out = _mass(ctx, name, amount, given[1], unit)
+    in_canonical = _mass(ctx, name, amount, given[1], canonical)
+    ctx.check_range(name, in_canonical, canonical)
+    out = in_canonical if unit == canonical else _mass(ctx, name, amount, given[1], unit)
     ctx.note(name, given, out, unit)
     return out
 

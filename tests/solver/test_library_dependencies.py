@@ -1,0 +1,40 @@
+"""A calculator built on others (`Context.sub`): each dependency reads its own inputs from the caller's entities,
+its refusals are reported against the calculator asked for, and the result records every input used."""
+from __future__ import annotations
+
+import pytest
+
+from registry.loader import get_registry
+from solver.library import OutOfRange, UnknownInput, UnknownUnit, compute
+from solver.library.context import Context
+from solver.library.core import _compute
+
+CG = "creatinine-clearance-cockcroft-gault"
+PATIENT = {"sex": "Male", "age": [50, "years"], "weight": [95, "kg"], "height": [170, "cm"],
+           "creatinine": [1.0, "mg/dL"]}
+
+
+@pytest.mark.parametrize("height, error", [([900, "cm"], OutOfRange), ([170, "furlong"], UnknownUnit)])
+def test_a_refusal_inside_a_dependency_names_the_calculator_asked_for(height, error):
+    with pytest.raises(error) as e:
+        compute("adjusted-body-weight", {"sex": "Male", "weight": [80, "kg"], "height": height})
+    assert (e.value.calculator, e.value.variable) == ("adjusted-body-weight", "height")
+    assert e.value.message.endswith("(while computing ideal-body-weight)")
+
+
+def test_an_unknown_entity_is_refused_by_the_calculator_asked_for_not_passed_to_its_dependencies():
+    with pytest.raises(UnknownInput) as e:
+        compute(CG, {**PATIENT, "Albumin": [4, "g/dL"]})
+    assert (e.value.calculator, e.value.variable) == (CG, "Albumin")
+
+
+def test_the_result_records_the_inputs_its_dependencies_used():
+    r = compute(CG, PATIENT)  # BMI 32.9: the benchmark's rule takes adjusted body weight (ideal weight inside it)
+    assert set(r.inputs) == set(PATIENT)
+    assert r.inputs["weight"].value == 95 and r.inputs["creatinine"].value == 1.0
+
+
+def test_a_dependency_does_not_see_its_callers_other_inputs_as_its_own():
+    reg = get_registry()
+    ctx = Context(reg.calculators["body-mass-index"], PATIENT, "benchmark", reg, _compute)
+    assert ctx.has("weight") and not ctx.has("creatinine")  # given to the caller, not an input of BMI
