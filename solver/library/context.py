@@ -55,7 +55,8 @@ class Context:
 
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
                  sub_compute: SubCompute, pl: Plan | None = None):
-        pl = pl if pl is not None and pl.calc is calc else plan(calc)
+        if pl is None or pl.calc is not calc:
+            pl = plan(calc)
         self._pl = pl
         self.calc = calc
         self.slug = pl.slug
@@ -304,6 +305,17 @@ class Context:
         return total
 
     def choice(self, name: str) -> str | None:
+        spec = self._specs.get(name)
+        given = self.entities.get(name, _ABSENT) if spec is not None else _ABSENT
+        if type(given) is str and given in spec.options:  # type: ignore[union-attr]  # the common case: an option
+            rec = _CHOICE_RECORDS.get(given)
+            if rec is not None:
+                self.record[name] = rec
+                return given
+        return self._choice(name)
+
+    def _choice(self, name: str) -> str | None:
+        """`choice` beyond an option seen before: an absent or None value, a refusal, a record made."""
         spec = self.spec(name)
         given = self.entities.get(name, _ABSENT)
         if given is _ABSENT:

@@ -127,10 +127,15 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     else:
         value = _finish(calc, raw, ctx.units, variant)
     record = ctx.record
-    if pl.output_rules or pl.differences:
-        warnings = _warnings(calc, pl, value, variant, record)
-    else:
-        warnings = []
+    warnings: list[str] = []
+    if pl.output_rules or pl.differences:  # the registry's plausibility rules: checked inline, worded when broken
+        inside = type(value) is float
+        for lo, hi in pl.output_rules if inside else ():
+            if not lo <= value <= hi:  # type: ignore[operator]  # a float here
+                inside = False
+                break
+        if not inside or not _differences_hold(pl.differences, record):
+            warnings = _warnings(calc, pl, value, variant, record)
     content_hash = reg.hashes.get(pl.hash_key)
     if not content_hash or pl.version is None:
         version = pl.version if pl.version is not None else calc.active.version
@@ -151,19 +156,11 @@ def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
 
 
 def _warnings(calc: Calculator, pl: Plan, value: Value, variant: str, record: dict[str, InputRecord]) -> list[str]:
-    """The registry's plausibility rules on the result (refused as published, reported as benchmark) and on
-    pairs of inputs (systolic above diastolic, say: warned in both variants)."""
-    warnings: list[str] = []
-    if pl.output_rules:
-        inside = type(value) is float
-        for lo, hi in pl.output_rules if inside else ():
-            if not lo <= value <= hi:  # type: ignore[operator]  # a float here
-                inside = False
-                break
-        if not inside:  # outside a range (or not a plain float): the rules' own check words the warnings
-            warnings = implausible(calc, value)
-            if warnings and variant == "published":
-                raise OutOfRange(calc.slug, None, warnings[0])
+    """The registry's own wording of the plausibility rules broken: on the result (refused as published, reported
+    as benchmark) and on pairs of inputs (systolic above diastolic, say: warned in both variants)."""
+    warnings = implausible(calc, value) if pl.output_rules else []
+    if warnings and variant == "published":
+        raise OutOfRange(calc.slug, None, warnings[0])
     if pl.input_rules and not _differences_hold(pl.differences, record):
         warnings += implausible_inputs(calc, {k: r.value for k, r in record.items()})
     return warnings
