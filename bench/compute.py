@@ -10,7 +10,9 @@ starting with the harness's own objects frozen out of the cyclic collector's rea
     sides compute are timed; the count is printed.
 (b) one call of BMI and of CKD-EPI 2021 through `compute` against `clincalc.calculate`.
 
-    python bench/compute.py [--repeat 5] [--format json]
+    python bench/compute.py [--repeat 5] [--format json] [--by-calculator]
+
+--by-calculator adds each calculator's microseconds per case on both sides (where the gap is).
 
 Prints the ratios (medcalc-bench time / compute time; clincalc time / compute time): the targets
 are >= 1.5 and >= 1.0.
@@ -112,31 +114,50 @@ def _cases(fns: dict[int, Callable[[dict[str, Any]], Any]]) -> list[tuple[int, d
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--calls", type=int, default=20_000, help="calls per single-call timing")
-    ap.add_argument("--format", choices=["table", "json"], default="table")
-    args = ap.parse_args()
-    cases = _cases(_medcalc())
-
+def _alternate(cases: list[tuple[int, dict, Callable, dict]], repeat: int, rounds: int = 1) -> tuple[list, list]:
+    """Best times of both sides over `cases` (each pass `rounds` times over them), timed alternately."""
     def ours() -> None:
-        for cid, ents, _, _ in cases:
-            try:
-                compute(cid, ents)
-            except CalculatorError:
-                pass
+        for _ in range(rounds):
+            for cid, ents, _, _ in cases:
+                try:
+                    compute(cid, ents)
+                except CalculatorError:
+                    pass
 
     t_ours, t_theirs = [], []
-    for _ in range(args.repeat):  # alternate, so contention on a shared machine hits both sides alike
+    for _ in range(repeat):  # alternate, so contention on a shared machine hits both sides alike
         t_ours.append(best(ours, 1))
-        fresh = [(fn, copy.deepcopy(inp)) for _, _, fn, inp in cases]  # medcalc-bench edits its input in place
+        fresh = [(fn, copy.deepcopy(inp)) for _ in range(rounds) for _, _, fn, inp in cases]  # it edits its input
 
         def theirs(fresh: list = fresh) -> None:
             for fn, inp in fresh:
                 fn(inp)
 
         t_theirs.append(best(theirs, 1))
+    return t_ours, t_theirs
+
+
+def _by_calculator(cases: list[tuple[int, dict, Callable, dict]], repeat: int) -> list[dict[str, Any]]:
+    rows = []
+    for cid in sorted({c[0] for c in cases}):
+        mine = [c for c in cases if c[0] == cid]
+        t_ours, t_theirs = _alternate(mine, repeat, rounds=10)
+        n = 10 * len(mine)
+        rows.append({"id": cid, "compute_us": round(min(t_ours) / n * 1e6, 2),
+                     "medcalc_bench_us": round(min(t_theirs) / n * 1e6, 2),
+                     "ratio": round(min(t_theirs) / min(t_ours), 2)})
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--calls", type=int, default=20_000, help="calls per single-call timing")
+    ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--by-calculator", action="store_true", help="also time each calculator's cases on both sides")
+    args = ap.parse_args()
+    cases = _cases(_medcalc())
+    t_ours, t_theirs = _alternate(cases, args.repeat)
     result: dict[str, Any] = {"cases": len(cases), "calculators": len({c[0] for c in cases}),
                               "compute_cases_per_s": round(len(cases) / min(t_ours)),
                               "medcalc_bench_cases_per_s": round(len(cases) / min(t_theirs)),
@@ -162,6 +183,8 @@ def main() -> int:
                        for _ in range(args.repeat))
             row.update({"clincalc_calls_per_s": round(n / t_cc), "ratio_vs_clincalc": round(t_cc / t_ours_1, 2)})
         result[slug] = row
+    if args.by_calculator:
+        result["by_calculator"] = _by_calculator(cases, args.repeat)
     if args.format == "json":
         print(json.dumps(result, indent=2))
         return 0
@@ -174,6 +197,10 @@ def main() -> int:
         cc = (f"clincalc {r['clincalc_calls_per_s']:>9,}/s  ratio {r['ratio_vs_clincalc']:.2f}x (target >= 1.0x)"
               if "clincalc_calls_per_s" in r else "clincalc not installed")
         print(f"one call {slug:16} compute {r['compute_calls_per_s']:>9,}/s  {cc}")
+    if args.by_calculator:
+        print("per case, by calculator (us; slowest of ours first):  id  compute  medcalc-bench  ratio")
+        for row in sorted(result["by_calculator"], key=lambda r: -r["compute_us"]):
+            print(f"  {row['id']:>3}  {row['compute_us']:7.2f}  {row['medcalc_bench_us']:7.2f}  {row['ratio']:5.2f}x")
     return 0
 
 

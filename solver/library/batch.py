@@ -315,6 +315,19 @@ def _one(calc: Calculator, ents: dict[str, Any], variant: str, reg: Registry) ->
         return None, str(e)
 
 
+def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells: dict[str, Any], start: int,
+                    stop: int, variant: str, reg: Registry) -> tuple[int, int, np.ndarray, list[tuple[int, Any, Any]]]:
+    """Rows start..stop through the columnar path: (start, stop, finished numbers, and for each row it refused, the
+    library's own answer or error: (row, value, error))."""
+    part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded)) else col[start:stop])
+            for k, col in cells.items()}
+    cols = Columns(calc, part, stop - start, variant, reg)
+    with np.errstate(all="ignore"):
+        out = finish(cols, fn(cols))
+    refused = [(start + j, *_one(calc, _row(part, j), variant, reg)) for j in np.flatnonzero(cols.bad).tolist()]
+    return start, stop, out, refused
+
+
 def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True) -> pd.DataFrame:
@@ -334,22 +347,25 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
     answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
     values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
-    step = VCHUNK if fn is not None else CHUNK
-    for start in range(0, n, step):
-        stop = min(start + step, n)
-        if fn is not None:
-            part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded)) else col[start:stop])
-                    for k, col in cells.items()}
-            cols = Columns(calc, part, stop - start, variant, reg)
-            with np.errstate(all="ignore"):
-                parts.append((start, stop, finish(cols, fn(cols))))
-            for j in np.flatnonzero(cols.bad).tolist():  # the library's own answer or error for each refused row
-                answers[start + j], errors[start + j] = _one(calc, _row(part, j), variant, reg)
-        else:
+    if fn is not None:
+        bounds = [(start, min(start + VCHUNK, n)) for start in range(0, n, VCHUNK)]
+        chunk = lambda b: _columnar_chunk(calc, fn, cells, b[0], b[1], variant, reg)  # noqa: E731
+        # numpy works without the GIL, so the chunks of a long table run side by side, one per core; the
+        # results come back in order, and progress is reported here, in the caller's thread
+        runs = _pool().map(chunk, bounds) if len(bounds) > 1 and _cores() > 1 else map(chunk, bounds)
+        for start, stop, out, refused in runs:
+            parts.append((start, stop, out))
+            for i, value, error in refused:
+                answers[i], errors[i] = value, error
+            if progress is not None:
+                progress(stop - start)
+    else:
+        for start in range(0, n, CHUNK):
+            stop = min(start + CHUNK, n)
             for i in range(start, stop):
                 values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
-        if progress is not None:
-            progress(stop - start)
+            if progress is not None:
+                progress(stop - start)
     if fn is not None:
         values = _value_column(calc, parts, len(answers), n)
         for i, v in answers.items():

@@ -221,3 +221,33 @@ def test_a_forked_child_codes_long_columns_with_a_pool_of_its_own(monkeypatch) -
     with ctx.Pool(1) as pool:
         got = pool.apply_async(batch._option_codes, (cells, ["Male", "Female"])).get(timeout=30)
     assert expected is not None and np.array_equal(got, expected)
+
+
+def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progress_in_order(monkeypatch) -> None:
+    """A long table's columnar chunks run on the thread pool: values, row errors (refused rows go through
+    `compute`) and the progress steps are those of the chunks run one after another."""
+    from solver.library import batch
+
+    rng = np.random.default_rng(11)
+    n = 10_007
+    creatinine = np.round(rng.lognormal(0.1, 0.5, n), 2)
+    creatinine[[5, 4_000, 10_006]] = [-1.0, np.nan, 99_999.0]  # refused rows in the first, a middle, the last chunk
+    frame = pd.DataFrame({"age": rng.integers(18, 95, n).astype(float), "sex": rng.choice(["Male", "Female"], n),
+                          "creatinine": creatinine})
+    cols = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
+    monkeypatch.setattr(batch, "VCHUNK", 1_000)
+    results, steps = {}, {}
+    for cores in (1, 2):
+        monkeypatch.setattr(batch, "_cores", lambda c=cores: c)
+        seen: list[int] = []
+        results[cores] = compute_many("ckd-epi-2021", frame, columns=cols, progress=seen.append)
+        steps[cores] = seen
+    one, two = results[1], results[2]
+    assert steps[1] == steps[2] == [1_000] * 10 + [7]
+    assert one["error"].tolist() == two["error"].tolist()
+    assert [i for i, e in enumerate(two["error"].tolist()) if e is not None] == [5, 4_000, 10_006]  # nan: missing
+    assert all(_same(a, b) for a, b in zip(one["value"].tolist(), two["value"].tolist()))
+    for i in (0, 999, 1_000, 5_555, 10_005):
+        ents = {"age": [float(frame["age"][i]), "years"], "sex": frame["sex"][i],
+                "creatinine": [float(creatinine[i]), "mg/dL"]}
+        assert _same(two["value"][i], compute("ckd-epi-2021", ents).value)
