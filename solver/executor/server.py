@@ -1,14 +1,18 @@
 """The fork server: a warm, single-threaded process that forks one child per program.
 
-It is started once (by the client in pool.py) as `python -S -P` with an
-environment holding only PYTHONHASHSEED, LC_ALL and PATH, imports the allowed
-modules and the checker, and then serves requests on stdin/stdout (frames of
-wire.py): one request `{"source": ..., "policy": ..., "located": ...}` is
-answered by the raw result of the child that ran it, or by an outcome decided
-without a child.  Each program gets a fresh
-forked child (see sandbox.py), so nothing is shared between programs, while the
+It is started once (by the client in pool.py) as `python -S -P` with the
+environment of pool.server_env (hash seed, LC_ALL, PATH, TZ, LD_BIND_NOW),
+imports the allowed modules and the checker, and then serves requests on
+stdin/stdout (frames of wire.py): one request `{"source": ..., "policy": ...,
+"located": ...}` is answered by the raw result of the child that ran it, or by
+an outcome decided without a child.  Each program gets a fresh forked child
+(see sandbox.py), so nothing is shared between programs, while the
 interpreter start-up and imports are paid once.  Forking is safe here because
 this process never starts a thread.
+
+Every page this process writes between two forks is copied once more (the
+fork made it copy-on-write), so the per-program path does little: no JSON,
+no classification (the client does that, classify.py).
 """
 from __future__ import annotations
 
@@ -138,18 +142,14 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
 
 
 def _drain(fd: int) -> bytes:
-    """Whatever is in the pipe now, without blocking (the writer is gone)."""
+    """Whatever is in the pipe now, at most _MAX_RESULT_BYTES, without blocking
+    (the writer is gone).  One read: a pipe read returns all that is buffered,
+    up to the size asked for."""
     os.set_blocking(fd, False)
-    data = bytearray()
     try:
-        while len(data) < _MAX_RESULT_BYTES:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
+        return os.read(fd, _MAX_RESULT_BYTES)
     except BlockingIOError:
-        pass
-    return bytes(data[:_MAX_RESULT_BYTES])
+        return b""
 
 
 def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
@@ -164,12 +164,10 @@ def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[byte
             exited = bool(poller.poll(remaining * 1000))
     finally:
         os.close(pidfd)
-    if exited:
-        _, status, rusage = os.wait4(pid, 0)
-        return _drain(fd), False, status, rusage
-    _kill_group(pid)
+    if not exited:
+        _kill_group(pid)
     _, status, rusage = os.wait4(pid, 0)
-    return _drain(fd), True, status, rusage
+    return _drain(fd), not exited, status, rusage
 
 
 def _pidfd(pid: int) -> int | None:
