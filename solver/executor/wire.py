@@ -60,10 +60,12 @@ def decode_result(payload: bytes) -> tuple[bytes, int | None, int | None, float,
 
 
 def write_all(fd: int, data: bytes) -> None:
-    """Write every byte."""
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+    """Write every byte (one write, as a rule)."""
+    written = os.write(fd, data)
+    if written < len(data):
+        view = memoryview(data)[written:]
+        while view:
+            view = view[os.write(fd, view) :]
 
 
 def write_frame(fd: int, obj: Any) -> None:
@@ -72,8 +74,16 @@ def write_frame(fd: int, obj: Any) -> None:
 
 
 def read_exact(fd: int, n: int) -> bytes | None:
-    """Exactly n bytes, or None if the stream ends first."""
-    chunks: list[bytes] = []
+    """Exactly n bytes, or None if the stream ends first (one read, as a rule)."""
+    if not n:
+        return b""
+    first = os.read(fd, min(n, 1 << 20))
+    if len(first) == n:
+        return first
+    if not first:
+        return None
+    chunks = [first]
+    n -= len(first)
     while n:
         chunk = os.read(fd, min(n, 1 << 20))
         if not chunk:
