@@ -293,7 +293,7 @@ def _spare_pipes(n: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
     cannot be watched by pidfd, or a pipe would land on fds 0-2."""
     theirs: list[tuple[int, int]] = []
     ours: list[tuple[int, int]] = []
-    if n <= 0 or not _SPARES_SUPPORTED:
+    if n <= 0 or not _spares_supported():
         return theirs, ours
     try:
         for _ in range(n):
@@ -318,9 +318,21 @@ def _close_all(fds: list[int]) -> None:
             pass
 
 
-_SPARES_SUPPORTED = sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and hasattr(
-    signal, "pidfd_send_signal"
-)
+_pidfds_work: bool | None = None
+
+
+def _spares_supported() -> bool:
+    """Linux with pidfds that the kernel (and any seccomp filter) allows; probed once."""
+    global _pidfds_work
+    if _pidfds_work is None:
+        _pidfds_work = False
+        if sys.platform.startswith("linux") and hasattr(os, "pidfd_open") and hasattr(signal, "pidfd_send_signal"):
+            try:
+                os.close(os.pidfd_open(os.getpid()))
+                _pidfds_work = True
+            except OSError:
+                pass
+    return _pidfds_work
 
 
 def request(source: str, policy: str) -> dict[str, Any]:
@@ -449,8 +461,13 @@ class Executor:
                     while len(new) < missing:
                         new.append(ForkServer(wait=False))
                     load_markdown()  # meanwhile: the reply parser, needed for the first fenced reply
-                for server in new:
-                    server.wait_ready()
+                for index, server in enumerate(new):
+                    try:
+                        server.wait_ready()
+                    except ServerError:
+                        if not isinstance(server, SpareServer):
+                            raise
+                        new[index] = ForkServer()  # a spare that did not come up: an interpreter of its own
             except BaseException:
                 for server in new:
                     server.kill()

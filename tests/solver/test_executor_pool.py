@@ -38,7 +38,7 @@ def test_map_with_more_workers_than_programs_and_mixed_inputs() -> None:
 
 # --- spare servers: Executor(workers=n) starts one interpreter, which forks the others once warm ------
 
-spares = pytest.mark.skipif(not pool._SPARES_SUPPORTED, reason="spare servers need pidfds (Linux)")
+spares = pytest.mark.skipif(not pool._spares_supported(), reason="spare servers need pidfds (Linux)")
 
 
 @spares
@@ -92,3 +92,17 @@ def test_a_program_given_as_a_str_subclass_runs_as_its_text() -> None:
 
     with Executor(workers=1) as executor:
         assert executor.run(Text("def solve():\n    return 7\n")).value == 7
+
+
+@spares
+def test_a_spare_that_does_not_come_up_is_replaced_by_an_interpreter(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_pidfd(self: pool.SpareServer, pid: object) -> None:
+        self._pid = pid if isinstance(pid, int) else 0  # as where the kernel refuses pidfds: never watched
+
+    monkeypatch.setattr(pool.SpareServer, "adopt", no_pidfd)
+    before = descendant_pids()
+    with Executor(workers=2) as executor:
+        first, second = executor.server_pids()
+        assert second not in descendant_pids(first)  # started by subprocess, not forked by the first
+        assert [o.value for o in executor.map([f"def solve():\n    return {i}\n" for i in range(4)])] == [0, 1, 2, 3]
+    assert descendant_pids() - before == set()
