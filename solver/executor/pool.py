@@ -1,9 +1,10 @@
 """Client side: fork-server processes, `Executor` for batches, `run_program` for one.
 
 The calling process (possibly multi-threaded, e.g. under pytest) never forks
-directly: it starts each fork server with subprocess (fork+exec of a new
-interpreter), and talks to it over two pipes.  Each server runs one program at
-a time; `Executor(workers=n)` drives n servers from n threads.
+directly: it starts a fork server with subprocess (fork+exec of a new
+interpreter), and talks to it over two pipes; on Linux the other workers'
+servers are forked by that one once it is warm (SpareServer).  Each server runs
+one program at a time; `Executor(workers=n)` drives n servers from n threads.
 """
 from __future__ import annotations
 
@@ -478,7 +479,7 @@ class Executor:
                 self._slots.append(slot)
 
     def server_pids(self) -> list[int]:
-        """Process ids of the live fork servers (long-lived children of this process)."""
+        """Process ids of the live fork servers (long-lived descendants of this process)."""
         return [s.server.pid for s in self._slots if s.server is not None and s.server.alive]
 
     def run(self, source: str, policy: str | None = None) -> Outcome:

@@ -261,20 +261,26 @@ def main(spares: list[tuple[int, int]] | tuple[()] = ()) -> int:
     finally:
         for pid in spare_pids:  # they exit when the client closes their pipes
             try:
-                os.waitpid(pid, 0)
+                if pid is not None:
+                    os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
     return 0
 
 
-def start_spares(spares: list[tuple[int, int]] | tuple[()]) -> list[int]:
+def start_spares(spares: list[tuple[int, int]] | tuple[()]) -> list[int | None]:
     """Fork one copy of this warm server per (request fd, answer fd) pair; the
     copy becomes a server of its own on those pipes, in its own session.
-    Returns the copies' pids (none in a copy, which forks no further)."""
-    pids: list[int] = []
+    Returns the copies' pids, None where the fork failed (the client then
+    starts an interpreter instead); a copy returns [] and forks no further."""
+    pids: list[int | None] = []
     fds = [fd for pair in spares for fd in pair]
     for request_fd, answer_fd in spares:
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            pids.append(None)
+            continue
         if pid == 0:
             os.setsid()
             os.dup2(request_fd, 0)
