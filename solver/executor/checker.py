@@ -105,13 +105,32 @@ def check(source: str, policy: Policy = CLINICAL, tree: ast.Module | None = None
 
 def check_tree(tree: ast.Module, policy: Policy = CLINICAL) -> None:
     """Apply every rule to a parsed module; raise Rejected on the first violation."""
-    module_aliases = _module_aliases(tree)
+    nodes = _nodes(tree)
+    module_aliases = _module_aliases(nodes)
+    for node in nodes:
+        _check_node(node, module_aliases, policy)
+    _check_solve(tree)
+
+
+def _nodes(tree: ast.AST) -> list[ast.AST]:
+    """Every node of the tree in source order (each node before its children,
+    children in field order, as ast.iter_child_nodes gives them), walked once
+    and iteratively, for both the alias pass and the rules."""
+    order: list[ast.AST] = []
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
-        _check_node(node, module_aliases, policy)
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))  # source order
-    _check_solve(tree)
+        order.append(node)
+        children: list[ast.AST] = []
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, ast.AST):
+                children.append(value)
+            elif isinstance(value, list):
+                children.extend([item for item in value if isinstance(item, ast.AST)])
+        children.reverse()
+        stack.extend(children)
+    return order
 
 
 def compile_checked(tree: ast.Module) -> object:
@@ -139,7 +158,7 @@ def _check_solve(tree: ast.Module) -> None:
             raise Rejected("`solve` must take no parameters")
 
 
-def _module_aliases(tree: ast.Module) -> dict[str, str]:
+def _module_aliases(nodes: list[ast.AST]) -> dict[str, str]:
     """Names that can only mean an allowed module, name -> module.
 
     A name bound by `import m [as n]` and by nothing else (no assignment, no
@@ -150,7 +169,7 @@ def _module_aliases(tree: ast.Module) -> dict[str, str]:
     """
     imported: dict[str, set[str]] = {}
     other: set[str] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 imported.setdefault(alias.asname or alias.name, set()).add(alias.name)

@@ -13,11 +13,11 @@ import signal
 import subprocess
 import time
 
+from solver.executor.classify import classify
 from solver.executor.outcome import Outcome
 from solver.executor.policy import DEFAULT_POLICY, HASH_SEED, TIME_ZONE, WALL_SECONDS, get_policy
 from solver.executor.pool import clean_env, interpreter_command, request
-from solver.executor.server import classify
-from solver.executor.wire import encode_frame
+from solver.executor.wire import encode_request
 
 RUNNER = "from solver.executor.server import fresh_main; fresh_main()"
 
@@ -46,7 +46,7 @@ def run_fresh(source: str, policy: str = DEFAULT_POLICY, python_flags: list[str]
     )
     killed = False
     try:
-        out, _ = proc.communicate(encode_frame(request(source, chosen)), timeout=WALL_SECONDS)
+        out, _ = proc.communicate(encode_request(request(source, chosen)), timeout=WALL_SECONDS)
     except subprocess.TimeoutExpired:
         killed = True
         try:

@@ -60,9 +60,9 @@ from solver.executor.policy import (
     Policy,
     get_policy,
 )
+from solver.executor.wire import CHECKED_MARK  # written once the program has passed the checker
 
 RESULT_FD = 3          # the result pipe is moved here; fds 0-2 become /dev/null
-CHECKED_MARK = b"C"    # written once the program has passed the checker
 _MEMORY_MSG = b'{"kind":"memory","detail":"MemoryError: the program ran out of memory"}'
 _LINE_MSG = json.dumps(
     {"kind": "line_limit", "detail": f"more than {MAX_LINES} lines executed"}

@@ -1,13 +1,18 @@
 """The fork server: a warm, single-threaded process that forks one child per program.
 
-It is started once (by the client in pool.py) as `python -S -P` with an
-environment holding only PYTHONHASHSEED, LC_ALL and PATH, imports the allowed
-modules and the checker, and then serves requests on stdin/stdout: 4-byte
-big-endian length + UTF-8 JSON, one request `{"source": ..., "policy": ...}`
-answered by one outcome object.  Each program gets a fresh
-forked child (see sandbox.py), so nothing is shared between programs, while the
+It is started once (by the client in pool.py) as `python -S -P` with the
+environment of pool.server_env (hash seed, LC_ALL, PATH, TZ, LD_BIND_NOW),
+imports the allowed modules and the checker, and then serves requests on
+stdin/stdout (frames of wire.py): one request `{"source": ..., "policy": ...,
+"located": ...}` is answered by the raw result of the child that ran it, or by
+an outcome decided without a child.  Each program gets a fresh forked child
+(see sandbox.py), so nothing is shared between programs, while the
 interpreter start-up and imports are paid once.  Forking is safe here because
 this process never starts a thread.
+
+Every page this process writes between two forks is copied once more (the
+fork made it copy-on-write), so the per-program path does little: no JSON,
+no classification (the client does that, classify.py).
 """
 from __future__ import annotations
 
@@ -25,74 +30,11 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 from solver.executor import extract, sandbox
-from solver.executor.policy import CLINICAL, CPU_SECONDS, DEFAULT_POLICY, HASH_SEED, POLICIES, TIME_ZONE, WALL_SECONDS
-from solver.executor.wire import read_frame, write_frame
+from solver.executor.classify import early
+from solver.executor.policy import CLINICAL, DEFAULT_POLICY, HASH_SEED, POLICIES, WALL_SECONDS
+from solver.executor.wire import encode_frame, encode_result, read_request, write_all, write_frame
 
-KINDS = frozenset(
-    {"value", "no_program", "rejected", "raised", "timeout", "memory", "line_limit", "bad_kind", "crashed"}
-)
 _MAX_RESULT_BYTES = 64 * 1024
-
-
-# --- result classification (shared with the fresh-interpreter runner) ---------------
-
-
-def _valid_wire(result: Any) -> bool:
-    if not isinstance(result, dict) or result.get("kind") not in KINDS:
-        return False
-    if not isinstance(result.get("detail", ""), str):
-        return False
-    if result["kind"] != "value":
-        return "value" not in result or result["value"] is None
-    value = result.get("value")
-    return isinstance(value, dict) and len(value) == 1 and next(iter(value)) in (
-        "int", "float", "date", "weeks_days"
-    )
-
-
-def classify(
-    data: bytes, sig: int | None, exit_code: int | None, cpu_s: float, wall_s: float, killed: bool
-) -> dict[str, Any]:
-    """Turn what a child left behind into a wire outcome.
-
-    `sig` is the signal that ended the child (None if it exited), `exit_code`
-    its exit status, `killed` True when the parent killed it at the wall limit.
-    """
-    checked = data.startswith(sandbox.CHECKED_MARK)
-    payload = data[len(sandbox.CHECKED_MARK) :] if checked else data
-    result: Any = None
-    if payload:
-        try:
-            result = json.loads(payload)
-        except (ValueError, RecursionError):
-            result = None
-        if not _valid_wire(result):
-            result = None
-    timing = {"cpu_s": round(cpu_s, 6), "wall_s": round(wall_s, 6)}
-    if result is not None and not killed:
-        return {"kind": result["kind"], "value": result.get("value"), "detail": result.get("detail", ""), **timing}
-    if killed or sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= CPU_SECONDS):
-        if not checked:
-            return {"kind": "rejected", "detail": "the checker could not finish within the limits", **timing}
-        limit = "wall-clock" if killed else "CPU"
-        return {"kind": "timeout", "detail": f"{limit} time limit reached", **timing}
-    if sig is not None:
-        try:
-            what = f"ended by signal {signal.Signals(sig).name}"
-        except ValueError:
-            what = f"ended by signal {sig}"
-    elif exit_code is not None:
-        what = f"exited with status {exit_code}"
-    else:
-        what = "ended"
-    if not checked:
-        return {"kind": "rejected", "detail": f"the checker could not analyse the program (child {what})", **timing}
-    return {"kind": "crashed", "detail": f"child {what} without a readable result", **timing}
-
-
-def early(kind: str, detail: str) -> dict[str, Any]:
-    """An outcome decided before any child was forked (no program, too long)."""
-    return {"kind": kind, "value": None, "detail": detail, "cpu_s": 0.0, "wall_s": 0.0}
 
 
 # --- one program ----------------------------------------------------------------------------
@@ -108,14 +50,17 @@ def _kill_group(pid: int) -> None:
 
 def run_one(
     reply: str, libc: Any = None, policy: str = DEFAULT_POLICY, located: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Fork a child for the reply, collect and classify its result.  The child
-    finds the program in the reply and checks it, under its limits."""
+) -> bytes:
+    """Fork a child for the reply, collect its result; the answer frame to send.
+    The child finds the program in the reply and checks it, under its limits;
+    what it wrote goes back raw, and the client classifies it (classify.py),
+    so that this process, whose every written page is copied after a fork,
+    does little per program."""
     decided = extract.precheck(reply)
     if decided is not None:
-        return early(decided.kind or "no_program", decided.detail)
+        return encode_frame(early(decided.kind or "no_program", decided.detail))
     if policy not in POLICIES:
-        return early("rejected", f"unknown executor policy {policy!r}")
+        return encode_frame(early("rejected", f"unknown executor policy {policy!r}"))
     read_fd, write_fd = os.pipe()
     parent = os.getpid()
     start = time.monotonic()
@@ -124,7 +69,7 @@ def run_one(
     except OSError as exc:  # EAGAIN/ENOMEM: report it, keep serving
         os.close(read_fd)
         os.close(write_fd)
-        return early("crashed", f"could not start a child process: {exc.strerror}")
+        return encode_frame(early("crashed", f"could not start a child process: {exc.strerror}"))
     if pid == 0:  # child
         try:
             os.close(read_fd)
@@ -140,7 +85,7 @@ def run_one(
     cpu = rusage.ru_utime + rusage.ru_stime
     sig = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
-    return classify(data, sig, code, cpu, time.monotonic() - start, killed)
+    return encode_result(data, sig, code, cpu, time.monotonic() - start, killed)
 
 
 def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
@@ -197,18 +142,14 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
 
 
 def _drain(fd: int) -> bytes:
-    """Whatever is in the pipe now, without blocking (the writer is gone)."""
+    """Whatever is in the pipe now, at most _MAX_RESULT_BYTES, without blocking
+    (the writer is gone).  One read: a pipe read returns all that is buffered,
+    up to the size asked for."""
     os.set_blocking(fd, False)
-    data = bytearray()
     try:
-        while len(data) < _MAX_RESULT_BYTES:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            data += chunk
+        return os.read(fd, _MAX_RESULT_BYTES)
     except BlockingIOError:
-        pass
-    return bytes(data[:_MAX_RESULT_BYTES])
+        return b""
 
 
 def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[bytes, bool, int, Any]:
@@ -223,12 +164,10 @@ def _collect_pidfd(pid: int, fd: int, pidfd: int, deadline: float) -> tuple[byte
             exited = bool(poller.poll(remaining * 1000))
     finally:
         os.close(pidfd)
-    if exited:
-        _, status, rusage = os.wait4(pid, 0)
-        return _drain(fd), False, status, rusage
-    _kill_group(pid)
+    if not exited:
+        _kill_group(pid)
     _, status, rusage = os.wait4(pid, 0)
-    return _drain(fd), True, status, rusage
+    return _drain(fd), not exited, status, rusage
 
 
 def _pidfd(pid: int) -> int | None:
@@ -297,15 +236,16 @@ def warm_up() -> None:
         compile_checked(check(prepared.program, CLINICAL, prepared.tree))
         for value in (2, 1.5, datetime.date(2020, 1, 31), (1, 2)):
             json.dumps(sandbox.encode_value(value), allow_nan=False)
-    json.loads(json.dumps({"kind": "value", "value": {"float": 1.5}, "detail": ""}, allow_nan=False))
     sandbox.prepare_parent()
     sandbox.prebuild_namespaces()
     gc.collect()
     gc.freeze()  # children inherit these objects; keep the collector (and COW faults) off them
 
 
-def main() -> int:
-    """Serve requests from stdin until it closes."""
+def main(spares: list[tuple[int, int]] | tuple[()] = ()) -> int:
+    """Serve requests from stdin until it closes.  `spares` holds, per spare
+    server, the (request, answer) pipe ends the client passed: once warm, this
+    server forks one copy of itself per pair (see start_spares)."""
     # Default actions, which children need (and then need not reset).  The
     # server runs in a session of its own, so no terminal's ^C reaches it.
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGXCPU):
@@ -314,23 +254,61 @@ def main() -> int:
     sandbox.fix_time_zone()  # TZ=UTC only: nothing here needs more, and children then have nothing to clear
     libc = _libc()
     warm_up()
-    write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed})
+    spare_pids = start_spares(spares)
+    write_frame(1, {"ready": True, "pid": os.getpid(), "hash_seed": seed, "spares": spare_pids})
+    try:
+        serve(libc)
+    finally:
+        for pid in spare_pids:  # they exit when the client closes their pipes
+            try:
+                if pid is not None:
+                    os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
+    return 0
+
+
+def start_spares(spares: list[tuple[int, int]] | tuple[()]) -> list[int | None]:
+    """Fork one copy of this warm server per (request fd, answer fd) pair; the
+    copy becomes a server of its own on those pipes, in its own session.
+    Returns the copies' pids, None where the fork failed (the client then
+    starts an interpreter instead); a copy returns [] and forks no further."""
+    pids: list[int | None] = []
+    fds = [fd for pair in spares for fd in pair]
+    for request_fd, answer_fd in spares:
+        try:
+            pid = os.fork()
+        except OSError:
+            pids.append(None)
+            continue
+        if pid == 0:
+            os.setsid()
+            os.dup2(request_fd, 0)
+            os.dup2(answer_fd, 1)
+            for fd in fds:
+                os.close(fd)
+            return []
+        pids.append(pid)
+    for fd in fds:
+        os.close(fd)
+    return pids
+
+
+def serve(libc: Any) -> None:
+    """Answer requests from stdin, one program at a time, until it closes."""
     while True:
-        request = read_frame(0)
+        request = read_request(0)
         if request is None:
-            return 0
+            return
         source = request.get("source") if isinstance(request, dict) else None
         policy = _policy_name(request)
         located = request.get("located") if isinstance(request, dict) else None
         if not isinstance(source, str):
-            outcome = early("no_program", "request carried no program text")
+            answer = encode_frame(early("no_program", "request carried no program text"))
         else:
-            outcome = run_one(source, libc, policy, located if isinstance(located, dict) else None)
+            answer = run_one(source, libc, policy, located if isinstance(located, dict) else None)
         del source, request
-        outcome["policy"] = policy if policy in POLICIES else DEFAULT_POLICY
-        outcome["hash_seed"] = seed
-        outcome["time_zone"] = TIME_ZONE
-        write_frame(1, outcome)
+        write_all(1, answer)
 
 
 def _policy_name(request: Any) -> str:
@@ -343,7 +321,7 @@ def fresh_main() -> None:
     """One-shot mode for a fresh interpreter per program (the paper's way):
     the request frame (as sent to a fork server) on stdin, outcome JSON on
     stdout; this process becomes the child."""
-    request = read_frame(0)
+    request = read_request(0)
     request = request if isinstance(request, dict) else {}
     reply = request.get("source")
     policy = _policy_name(request)
