@@ -33,6 +33,7 @@ from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
 _isfinite = math.isfinite
+_new = tuple.__new__  # `make_result` inline on the common path
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
@@ -141,7 +142,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
         return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings)
-    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings)
+    return _new(Result, (value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings))  # make_result
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
