@@ -525,6 +525,18 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
 # ---------------------------------------------------------------------- approve and activate
 
 
+
+def _waiting_draft(reg: Registry, slug: str, version: str) -> tuple[Path, Any]:
+    """The draft file of `slug` and its round-trip data, refused unless a draft of `version` is waiting."""
+    dpath = draft_path(reg, slug)
+    if not dpath.exists():
+        raise ReleaseError(f"{slug} has no draft waiting for approval")
+    drt = rt_load(dpath)
+    found = drt["versions"][-1].get("version")
+    if found != version:
+        raise ReleaseError(f"{slug}'s draft is version {found}, not {version!r}")
+    return dpath, drt
+
 def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None,
             reason: str = "") -> str:
     """Approve a draft: it becomes active now, or on its effective date (then `formula activate`).
@@ -543,13 +555,8 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
     with writing(root) as base:
         reg = _loaded(base, "approving")
         c = _calc(reg, ref)
-        dpath = draft_path(reg, c.slug)
-        if not dpath.exists():
-            raise ReleaseError(f"{c.slug} has no draft waiting for approval")
-        drt = rt_load(dpath)
+        dpath, drt = _waiting_draft(reg, c.slug, version)
         entry = drt["versions"][-1]
-        if entry.get("version") != version:
-            raise ReleaseError(f"{c.slug}'s draft is version {entry.get('version')}, not {version!r}")
         if entry.get("approved_by"):
             raise ReleaseError(f"{c.slug} {version} is already approved; it becomes active on {entry['effective']}")
         base_active = drt["versions"][_active_index(drt)]["version"]
@@ -674,12 +681,8 @@ def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, 
     with writing(root) as base:
         reg = _loaded(base, "rejecting")
         c = _calc(reg, ref)
-        dpath = draft_path(reg, c.slug)
-        if not dpath.exists():
-            raise ReleaseError(f"{c.slug} has no draft waiting for approval")
-        entry = _plain(rt_load(dpath)["versions"][-1])
-        if entry.get("version") != version:
-            raise ReleaseError(f"{c.slug}'s draft is version {entry.get('version')}, not {version!r}")
+        dpath, drt = _waiting_draft(reg, c.slug, version)
+        entry = _plain(drt["versions"][-1])
         log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
         records = list(load_file(log) or []) if log.exists() else []
         records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
