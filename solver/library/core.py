@@ -33,7 +33,6 @@ from solver.library.rounding import half_even, result_rule, round_value
 from solver.library.units import round_number
 
 _isfinite = math.isfinite
-_new = tuple.__new__  # `make_result` inline on the common path
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
@@ -120,9 +119,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     t = type(raw)
     if (t is float or t is int) and raw - raw == 0 and variant in pl.plain_rounding:  # finite, rounded as the plan says
-        conv = ctx.conv  # `round_number`, its common case (to fixed decimals) inline
-        value: Value = half_even(raw, conv._decimals) if raw >= conv._small or raw <= -conv._small \
-            else round_number(raw, conv._rounding)
+        value: Value = round_number(raw, ctx.conv._rounding)
     elif (t is float or t is int) and raw - raw == 0 and variant in pl.whole:
         value = int(half_even(raw, 0))
     else:
@@ -142,7 +139,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
         return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings)
-    return _new(Result, (value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings))  # make_result
+    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings)
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:

@@ -17,12 +17,13 @@ from solver.library.rounding import as_written, half_even
 
 def round_number(x: float, rule: RoundingRule) -> float:
     """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
+    small = rule.small_below
+    if x >= small or x <= -small:  # the common case first (an infinity rounds to itself)
+        return half_even(x, rule.decimals)
     if x == 0:
         return 0
-    if not _isfinite(x):  # passed on: the input's range check refuses it as "expected a finite number"
+    if not _isfinite(x):  # NaN, passed on: the input's range check refuses it as "expected a finite number"
         return x
-    if abs(x) >= rule.small_below:
-        return half_even(x, rule.decimals)
     return half_even(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
 
 
@@ -67,21 +68,12 @@ class Converter:
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
     _rounding: RoundingRule = field(init=False, repr=False, compare=False)
     _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
-    _decimals: int = field(init=False, repr=False, compare=False)  # the rounding's decimals, and the magnitude
-    _small: float = field(init=False, repr=False, compare=False)  # below which it keeps significant digits instead
 
     def __post_init__(self) -> None:
-        rule = self.units.rounding  # read once: `r` runs several times per case
-        object.__setattr__(self, "_rounding", rule)
-        object.__setattr__(self, "_decimals", rule.decimals)
-        object.__setattr__(self, "_small", rule.small_below)
+        object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
 
     def r(self, x: float) -> float:
-        if self.exact:
-            return x
-        if x >= self._small or x <= -self._small:  # `round_number`'s common case, inline
-            return half_even(x, self._decimals)
-        return round_number(x, self._rounding)
+        return x if self.exact else round_number(x, self._rounding)
 
     def written(self, x: float) -> float:
         """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""
