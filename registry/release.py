@@ -489,7 +489,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                                f"{c.active.effective}")
         if signing(pol, key):
             _, ident, acting = _identity(reg, key, by, role, today)
-            who: tuple[str, str] | None = (ident.principal, acting)
+            who: tuple[str, str] | None = (f"{ident.person.name} ({ident.principal})", acting)
             signer = (ident, acting)
             direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
             forced = not draft and not direct
@@ -782,7 +782,7 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
                 raise ReleaseError(f"a draft of {c.slug} waits: approve or reject it first (its signatures chain to "
                                    "the decision log as it stands, so a review cannot come between)")
             _, ident, acting = _identity(reg, key, who, role, when)
-            person = (ident.principal, acting)
+            person = (ident.person.name, acting)
             content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
             item.setdefault("decisions", []).append(_sign(
                 ident, acting, slug=c.slug, version=v.version, content=content, effective=v.effective,
@@ -858,4 +858,4 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
-    return ident.principal, acting
+    return ident.person.name, acting
