@@ -502,7 +502,12 @@ def _rehash(reg: Registry) -> int:
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
     changes[reg.lock_path] = ver.lock_text(lock)
-    commit(reg.root, changes)  # every snapshot and the lock, or none of them
+    from registry.signatures import LEGACY_FILE, resealed
+
+    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
+    if seal is not None:  # the history sealed before signing names the same versions by their new hashes
+        changes[reg.formulas_dir / LEGACY_FILE] = seal
+    commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
           f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")

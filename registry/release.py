@@ -483,10 +483,10 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                                + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
         signer: tuple[Any, str] | None = None
         forced = False
-        _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
         if effective < c.active.effective:
             raise ReleaseError(f"--date {effective} is before {c.slug} {c.active.version}'s effective date "
                                f"{c.active.effective}")
+        _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
         if signing(pol, key):
             _, ident, acting = _identity(reg, key, by, role, today)
             who: tuple[str, str] | None = (f"{ident.person.name} ({ident.principal})", acting)
