@@ -191,8 +191,10 @@ def trust(formulas_dir: Path) -> Trust:
 
 
 def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
-    """The sealed history with the content hashes `formula lock --rehash` rewrote (it verified every released version
-    under the old scheme first, so the content sealed is the content rehashed); None when nothing sealed moved. Signed decisions name lock hashes too: rehash before signing."""
+    """The sealed history with the content hashes `formula lock --rehash` rewrote; None when nothing sealed moved.
+
+    Rehash verifies every released version under the old scheme first, so the content sealed is the content
+    rehashed. Signed decisions name lock hashes too: rehash before signing."""
     from registry.yamlio import dump, load_file
 
     path = formulas_dir / LEGACY_FILE

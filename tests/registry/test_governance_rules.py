@@ -12,8 +12,8 @@ from registry.changelog import ChangelogEntry, _ordered, grouped, markdown
 from registry.diffing import diff
 from registry.loader import load
 from registry.schema import VersionStatus
-from solver.data import REFERENCE_CASES, read_cases
 from registry.signatures import decision_views
+from solver.data import REFERENCE_CASES, read_cases
 from tests.helpers import Committee, keys_of, maintained, set_policy
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, fingerprint, formula, problems
 

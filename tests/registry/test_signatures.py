@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from registry.loader import load
-from registry.signatures import BEFORE_SIGNING, INVALID, VERIFIED, DecisionView, decision_views
+from registry.signatures import BEFORE_SIGNING, INVALID, DecisionView, decision_views
 from registry.yamlio import rt_dump, rt_load
 from tests.helpers import Committee, add_person, committee, make_key, set_policy, signer_line
 from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, copy_registry, fingerprint, formula, problems
