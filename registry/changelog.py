@@ -166,10 +166,10 @@ def grouped(entries: list[ChangelogEntry]) -> list[ChangelogGroup]:
 
 def people(e: ChangelogEntry) -> list[str]:
     """Who released and approved a version, only as far as it is recorded, and whether signatures prove it."""
-    out = [{"verified": "Decisions signed and verified (keys " + ", ".join(e.fingerprints) + ").",
+    out = [{"verified": "Signed and verified (keys " + ", ".join(e.fingerprints) + ").",
             "invalid": "A signature of this version fails verification (`formula verify`).",
-            "recorded before signing": "Recorded before decisions were signed: no signature proves who decided.",
-            }.get(e.signing, "Not signed: who decided is typed, not proven.")]
+            "recorded before signing": "Recorded before signing (not verified).",
+            }.get(e.signing, "Not signed (typed, not verified).")]
     if e.released_by:
         out.append(f"Released by {e.released_by}" + (f" ({e.role})" if e.role else "") + ".")
     if e.approved_by:

@@ -414,6 +414,7 @@ def _reviews(v: Version, mine: list[Checked], seal: dict[str, Any] | None, rel: 
              problems: list[tuple[str, int, str, str]]) -> None:
     """last_review and next_review say what the last signed review signed (or what was sealed before signing)."""
     reviews = [x.entry.d for x in mine if x.entry.d.decision == "review"]
+    want: tuple[str | None, str | None]
     if reviews:
         want = (reviews[-1].date.isoformat(), reviews[-1].next_review.isoformat() if reviews[-1].next_review else None)
     elif seal is not None:

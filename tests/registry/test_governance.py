@@ -215,7 +215,7 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, tmp_path: Pa
     tomorrow = (TODAY + dt.timedelta(days=1)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "x",
                              "--date", tomorrow)
-    assert code == 0 and f"{OLD} stays active" in out and "by someone other than author" in out, err
+    assert code == 0 and f"{OLD} stays active" in out and "by someone other than R. Maintainer (author)" in out, err
     assert f"effective {tomorrow} once approved" in out
     assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},

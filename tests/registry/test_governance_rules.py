@@ -94,7 +94,7 @@ def test_the_policy_file_has_a_schema(capsys, root: Path) -> None:
 def test_a_future_dated_fix_is_not_approved_by_nobody(capsys, root: Path) -> None:
     later = (TODAY + dt.timedelta(days=7)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later)
-    assert code == 0 and "someone other than author" in out and "approved by" not in out, err
+    assert code == 0 and "someone other than R. Maintainer (author)" in out and "approved by" not in out, err
     draft = (root / "formulas" / "drafts" / f"{SODIUM}.yaml").read_text(encoding="utf-8")
     assert "approved_by" not in draft and "decision: approve" not in draft
     # with a policy that allows it, the author's signed release is their approval, recorded as such
