@@ -66,6 +66,13 @@ def main_head(reg: Registry, c: Calculator) -> str | None:
     return sg.head(sg.file_entries(reg, c, read_lock(reg.lock_path).get(c.slug, {})))
 
 
+def require_intact(a: sg.Audit, slug: str) -> None:
+    """Refuse a decision that would chain onto a log that does not verify (a forged or edited decision)."""
+    if a.problems:
+        raise DecisionRefused(f"{a.problems[0]}\n{slug}'s decisions must verify before a new one joins them "
+                              "(`formula verify`)")
+
+
 def approvals_needed(t: sg.Trust, slug: str, counted: list[str]) -> int:
     return max(0, t.policy.required(slug) - len(counted))
 
@@ -96,4 +103,4 @@ def check_approver(t: sg.Trust, a: sg.Audit, slug: str, version: str, ident: sg.
 
 
 __all__ = ["DecisionRefused", "KEY_ENV", "SIGNERS_FILE", "identity", "sign", "signing", "main_head",
-           "check_approver", "approvals_needed", "key_path"]
+           "check_approver", "approvals_needed", "key_path", "require_intact"]

@@ -319,6 +319,19 @@ def _identity(reg: Registry, key: str | Path | None, by: str | None, role: str |
         raise ReleaseError(str(e)) from None
 
 
+def _intact(reg: Registry, c: Calculator, t: "sg.Trust") -> "sg.Audit":
+    """The calculator's decision log, checked; ReleaseError when it does not verify."""
+    from registry import signatures as sg
+    from registry.deciding import require_intact
+
+    a = sg.audit(reg, c, t)
+    try:
+        require_intact(a, c.slug)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+    return a
+
+
 def _sign(ident: "sg.Identity", role: str, **kw: Any) -> dict[str, Any]:
     from registry.deciding import sign
 
@@ -488,7 +501,9 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
                                f"{c.active.effective}")
         _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
         if signing(pol, key):
-            _, ident, acting = _identity(reg, key, by, role, today)
+            t, ident, acting = _identity(reg, key, by, role, today)
+            for s in targets:
+                _intact(reg, reg.calculators[s], t)
             who: tuple[str, str] | None = (f"{ident.person.name} ({ident.principal})", acting)
             signer = (ident, acting)
             direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
@@ -667,7 +682,7 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     dpath, drt = draft
     _base_checks(reg, c, drt)
     t, ident, acting = _identity(reg, *signer, when)
-    a = sg.audit(reg, c, t)
+    a = _intact(reg, c, t)
     try:
         check_approver(t, a, c.slug, version, ident, acting)
     except DecisionRefused as e:
@@ -781,7 +796,8 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
             if draft_path(reg, c.slug).exists():
                 raise ReleaseError(f"a draft of {c.slug} waits: approve or reject it first (its signatures chain to "
                                    "the decision log as it stands, so a review cannot come between)")
-            _, ident, acting = _identity(reg, key, who, role, when)
+            t, ident, acting = _identity(reg, key, who, role, when)
+            _intact(reg, c, t)
             person = (ident.person.name, acting)
             content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
             item.setdefault("decisions", []).append(_sign(
@@ -851,7 +867,7 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
     from registry import signatures as sg
 
     t, ident, acting = _identity(reg, *signer, today)
-    a = sg.audit(reg, c, t)
+    a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
     mine = [x.entry for x in a.checked if x.entry.in_draft]
     rec = _sign(ident, acting, slug=c.slug, version=version, content=(mine[0].content if mine else None) or "",
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,

@@ -190,6 +190,17 @@ def test_an_edited_signed_field(capsys, root: Path) -> None:
     _fails(capsys, root, FILE, f"versions {NEWER} approve decision", "does not match the statement")
 
 
+def test_no_decision_joins_a_log_that_does_not_verify(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"][0].__setitem__("reason", "reference 95"))
+    people = Committee(root, {"author": make_key("author"), "chair": make_key("chair")})
+    before = fingerprint(root)
+    for argv in (["fix", SODIUM, "--set", "reference_glucose=95", "--reason", "x", *people.args("author")],
+                 ["review", SODIUM, *people.args("chair")]):
+        code, _, err = formula(capsys, root, *argv)
+        assert code == 1 and "must verify before a new one joins them" in err and "[R-SIGNATURE]" in err, err
+    assert fingerprint(root) == before
+
+
 def test_a_signature_moved_to_another_version(capsys, root: Path) -> None:
     def move(v: dict) -> None:
         approval = v[NEW]["decisions"][1]
