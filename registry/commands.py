@@ -599,8 +599,9 @@ def cmd_pending(args: argparse.Namespace) -> int:
         return 0
     shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
              for r in rows]
-    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "since", "reason",
-                             "base", "approved_by"], drop=["approved_by", "base", "reason", "since"]))
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
+                             "reason", "base", "approved_by"],
+                     drop=["approved_by", "base", "reason", "since", "signing"]))
     print(f"\n{len(rows)} version(s) pending")
     return 0
 

@@ -250,3 +250,23 @@ def test_review_dates_come_from_the_signed_review(capsys, root: Path, signed: Pa
 
     _edit(root, lambda v: v[NEWER].__setitem__("next_review", dt.date(2030, 1, 1)))
     _fails(capsys, root, FILE, f"versions {NEWER} last_review/next_review", "last signed review says")
+
+
+def test_without_required_signatures_typed_decisions_are_never_shown_as_verified(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    set_policy(root, require_signatures=False)
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft",
+                           "--by", "A. Author", "--role", "informatician")
+    assert code == 0, err
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "A. Author", "--role", "chair",
+                           "--reason", "mine")
+    assert code == 1 and "cannot also approve" in err  # four eyes still compares the typed names
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B. Chair", "--role", "chair",
+                             "--reason", "ok")
+    assert code == 0 and "now active" in out, err
+    assert problems(root) == []
+    code, out, _ = formula(capsys, root, "history", SODIUM, "--format", "json")
+    row = json.loads(out)[-1]
+    assert (row["signing"], row["released_by"]) == ("not signed", "A. Author (typed)")
+    code, out, _ = formula(capsys, root, "verify", "--format", "json")
+    assert code == INVALID and json.loads(out)["invalid"] == 1  # a consumer is never told it is verified
