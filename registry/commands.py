@@ -528,7 +528,7 @@ def _rehash(reg: Registry) -> int:
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
     changes[reg.lock_path] = ver.lock_text(lock)
-    from registry.signatures import LEGACY_FILE, resealed
+    from registry.decisionlog import LEGACY_FILE, resealed
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
     if seal is not None:  # the history sealed before signing names the same versions by their new hashes

@@ -124,6 +124,10 @@ def test_k_of_n_and_a_per_calculator_override(capsys, tmp_path: Path) -> None:
     assert problems(root) == []
     set_policy(root, approvals_required_for={SODIUM: 3})  # a stricter policy later: the active version falls short
     _fails(capsys, root, FILE, NEW, "too few approvers: 2 of 3")
+    extra = committee(root, {"deputy": ("D. Deputy Chair", ["chair"])}, approvals_required_for={SODIUM: 3})
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "agreed", *extra.args("deputy"))
+    assert code == 0 and "3 of 3 approvals" in out, err  # a further approval of the active version meets it
+    assert problems(root) == []
 
 
 def test_the_shipped_registry_validates_and_verify_says_it_predates_signing(capsys) -> None:
