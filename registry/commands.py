@@ -99,8 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_fix)
 
     p = sub.add_parser("approve", help="approve a draft version: it becomes active (or on its effective date)",
-                       description="Record who approved a draft made with --draft; the draft becomes the active "
-                       "version now, or, when its effective date lies ahead, on that day (`formula activate`).")
+                       description="Sign an approval of a waiting draft; once its approvals satisfy the policy "
+                       "(four eyes, k of n) it becomes the active version now, or, when its effective date lies "
+                       "ahead, on that day (`formula activate`). Naming the active version instead adds an "
+                       "approval to it (to meet a policy made stricter after its release).")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("version", help="the draft's version, e.g. 1.1.0")
