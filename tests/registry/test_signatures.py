@@ -274,3 +274,15 @@ def test_without_required_signatures_typed_decisions_are_never_shown_as_verified
     assert (row["signing"], row["released_by"]) == ("not signed", "A. Author (typed)")
     code, out, _ = formula(capsys, root, "verify", "--format", "json")
     assert code == INVALID and json.loads(out)["invalid"] == 1  # a consumer is never told it is verified
+
+
+def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(root: Path, cache_dir: Path,
+                                                                                  monkeypatch) -> None:
+    from registry import sshsig
+    from tests.helpers import count_calls
+
+    calls = count_calls(monkeypatch, sshsig, "_run")
+    assert problems(root) == [] and len(calls) == 4  # the four signed decisions, each verified once
+    sshsig._memo.clear()  # a new process: the cache is read back from the cache folder
+    assert problems(root) == [] and len(calls) == 4  # none verified again
+    assert (cache_dir / "signatures-1.json").is_file()
