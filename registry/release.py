@@ -928,3 +928,29 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
     return ident.person.name, acting
+
+
+def sign_new_versions(reg: Registry, new: list[tuple[Calculator, str, str]], key: str | Path | None,
+                      changes: dict[Path, str | None]) -> str:
+    """`formula lock` of a new calculator: its first version gets the locker's signed release decision (it is active
+    from now; under four eyes `formula validate` names it until someone else approves it). Returns a note."""
+    pol = _policy(reg)
+    if not new or not signing(pol, key):
+        return ""
+    t, ident, acting = _identity(reg, key, None, None, clock.today())
+    for c, version, content in new:
+        path = reg.paths[c.slug]
+        original = path.read_text(encoding="utf-8")
+        rt = rt_load(path)
+        item = next(x for x in rt["versions"] if x.get("version") == version)
+        v = next(x for x in c.versions if x.version == version)
+        item.setdefault("decisions", []).append(_sign(
+            ident, acting, slug=c.slug, version=version, content=content, effective=v.effective, decision="release",
+            day=clock.today(), reason=v.changelog, previous=main_head(reg, c)))
+        text = rt_dump(rt, original)
+        _validated(text, path)
+        changes[path] = text
+    need = [f"{c.slug} {version}" for c, version, _ in new if pol.four_eyes or pol.required(c.slug) > 1]
+    return (f"; signed as released by {ident.person.name} ({ident.principal})"
+            + (f"; under the policy {', '.join(need)} need(s) approval by someone else: `formula approve SLUG "
+               "VERSION --key ...` (until then `formula validate` names them)" if need else ""))

@@ -286,3 +286,25 @@ def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(
     sshsig._memo.clear()  # a new process: the cache is read back from the cache folder
     assert problems(root) == [] and len(calls) == 4  # none verified again
     assert (cache_dir / "signatures-1.json").is_file()
+
+
+def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    people = committee(root)
+    data = rt_load(root / "formulas" / "cha2ds2-va.yaml")
+    data["slug"] = "cha2ds2-va-copy"
+    first = data["versions"][-1]
+    first["version"] = "1.0.0"
+    data["versions"] = [first]
+    (root / "formulas" / "cha2ds2-va-copy.yaml").write_text(rt_dump(data), encoding="utf-8")
+    code, _, err = formula(capsys, root, "lock")
+    assert code == 1 and "give --key PATH" in err  # a new version's release is a decision, signed
+    code, out, err = formula(capsys, root, "lock", *people.args("author"))
+    assert code == 0 and "signed as released by R. Maintainer (author)" in out and "need(s) approval" in out, err
+    assert any("cha2ds2-va-copy" in p and "too few approvers: 0 of 1" in p for p in problems(root))
+    code, out, err = formula(capsys, root, "approve", "cha2ds2-va-copy", "1.0.0", "--reason", "new score",
+                             *people.args("chair"))
+    assert code == 0 and "1 of 1 approvals" in out, err
+    code, _, err = formula(capsys, root, "texts", "render")
+    assert code == 0, err
+    assert problems(root) == []
