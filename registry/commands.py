@@ -206,7 +206,9 @@ def _fmt(p: argparse.ArgumentParser) -> None:
 
 
 def _load_valid(root: Path | None) -> Registry:
-    return load_registry(root, partial=True)  # read-only: a broken calculator file leaves the others readable
+    # read-only: a broken calculator file leaves the others readable, and an unchanged registry that passed
+    # validation before is read from the cache (list 0.95 s -> see bench/cli.py)
+    return load_registry(root, partial=True, cached=True)
 
 
 def _calc(reg: Registry, ref: str) -> Calculator:
