@@ -94,7 +94,14 @@ def _card(number: Any, label: str, href: str, detail: str = "") -> str:
             + (f'<span class="fr-card-detail">{esc(detail)}</span>' if detail else "") + "</a>")
 
 
-def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dict[str, Any]],
+def _text_state(r: dict[str, Any]) -> Any:
+    """The supplied text a run's row of a calculator page ran with: stale, current, or none shown (imported)."""
+    if r.get("stale"):
+        return Raw(badge("stale", "warn") + " the run used an older text")
+    return "current" if r.get("text_shown", True) else "no formula text shown"
+
+
+def overview(reg: Registry, *, on: dt.date, package_version: str, runs: Sequence[Any],
              changes: list[Any], audits: AuditInputs | None = None, impact_pairs: Sequence[str] = ()) -> str:
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
@@ -124,7 +131,7 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
         _card(n_unverified, f"of {n_cites} cited publications not yet checked by a person", "calculators/index.html",
               f"and {sum(not d.verified for c in calcs for d in c.deviations)} of {n_dev} recorded deviations"),
         _card(len(runs), "stored runs scored by audit group", "results/index.html",
-              ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
+              ", ".join(dict.fromkeys(r.arm for r in runs)) or "none yet: see About this report"),
     ]
     if impact_pairs:
         cards.append(_card(len(impact_pairs), "predecessor → successor pairs with a version-impact report",
@@ -508,8 +515,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     if accuracy:
         out.append(table(["Run", "Arm", "Model", "Rows", "Accuracy (%)", "Text"],
                          [[link(f"../results/index.html#{r['anchor']}", r["label"]), r["arm"], r["model"], r["n"],
-                           pct(r["accuracy"]), Raw(badge("stale", "warn") + " the run used an older text")
-                           if r.get("stale") else "current"] for r in accuracy], sortable=False))
+                           pct(r["accuracy"]), _text_state(r)] for r in accuracy], sortable=False))
     elif c.medcalc_id is None:
         out.append("Not in the benchmark, so no stored run scores it.")
     else:
