@@ -113,11 +113,13 @@ def _base(r: dict[str, Any]) -> str:
 
 def titles(entries: Sequence[dict[str, Any]]) -> list[str]:
     """One label per run, by one rule: "model · arm" (the arm alone for runs without a model); where two runs
-    share that, the dataset is added, then the folder name, then a number. Never a path."""
+    share that, the dataset is added if it tells them apart, then the folder name if it does, then a number.
+    Never a path."""
     out = [_base(r) for r in entries]
     for extra in (lambda r: r.get("dataset"), lambda r: Path(str(r["dir"])).name):
-        counts = Counter(out)
-        out = [t + f" · {extra(r)}" if counts[t] > 1 and extra(r) else t for t, r in zip(out, entries)]
+        tells = {t: {extra(r) for u, r in zip(out, entries) if u == t} for t in set(out)}
+        # added only to labels two runs share, and only where it tells those runs apart
+        out = [t + f" · {extra(r)}" if len(tells[t]) > 1 and extra(r) else t for t, r in zip(out, entries)]
     counts, seen = Counter(out), Counter[str]()
     numbered = []
     for t in out:
