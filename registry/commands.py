@@ -202,7 +202,10 @@ _root = add_root
 
 
 def _fmt(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading, fitted to the terminal (default); json: every field, never cut, for scripts")
+    p.add_argument("--wide", action="store_true",
+                   help="print the table at its full width, whatever the terminal's (no column left out)")
 
 
 def _load_valid(root: Path | None) -> Registry:
