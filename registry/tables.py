@@ -4,8 +4,9 @@ A table fits the terminal (`$COLUMNS`, else the terminal's width; unlimited when
 a terminal, or with `--wide`). Identifiers, versions, dates and hashes are never cut: columns named in
 `whole` keep their cells on one line. Other columns wrap at spaces only, never inside a word. When the
 table cannot fit so, the low-value columns named in `drop` are left out, last first (then others from the
-right), and a note under the table names them and how to see them (`--wide`, `--format json`). Cells are plain strings; escaping terminal control
-characters is the caller's job (one helper does it for all human output).
+right), and a note under the table names them and how to see them (`--wide`, `--format json`). Cells are
+plain strings; escaping terminal control characters is the caller's job (one helper does it for all human
+output).
 """
 from __future__ import annotations
 
