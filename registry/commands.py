@@ -52,8 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "constants, inputs, tables and dependencies. V2 may be a draft waiting for approval.")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
-    p.add_argument("v1")
-    p.add_argument("v2")
+    p.add_argument("v1", metavar="V1", help="the older version, e.g. 1.0.0 (`formula history` lists them)")
+    p.add_argument("v2", metavar="V2", help="the newer version, or a draft waiting for approval")
     p.add_argument("--format", choices=["text", "json"], default="text",
                    help="json: the text diff and every change with its old and new values, for tools")
     p.set_defaults(handler=cmd_diff)

@@ -29,9 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="published: the formula as published, for a patient's value (default); benchmark: "
                    "MedCalc-Bench's reference implementation, quirks included, for evaluation")
     p.add_argument("--version", help="compute with this released version (default: the active one)")
-    p.add_argument("--route", choices=MODES, default="auto")
+    p.add_argument("--route", choices=MODES, default="auto",
+                   help="auto: the library where it has the calculator, else --program, else abstain (default); "
+                   "library: the library only; program: --program only, in the restricted executor")
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole answer record (what `formula replay` reads)")
     add_root(p)
     p.set_defaults(handler=run)
 
