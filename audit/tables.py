@@ -611,23 +611,38 @@ def to_csv(report: dict[str, Any]) -> str:
         w.writerow([table, row, col, "" if value is None else value])
 
     for r in report["runs"]:
-        lab = r["label"]
-        for k in ("dir", "arm", "model", "n_rows", "n_cases", "accuracy"):
-            put("runs", lab, k, r[k])
-        for k, v in r["subsets"].items():
-            put("accuracy_by_subset", lab, k, v)
-        for k, v in r["by_group"].items():
-            put("accuracy_by_group", lab, k, v)
-        for k, v in r["by_category"].items():
-            put("accuracy_by_category", lab, k, v)
-        for k, v in r["by_output_type"].items():
-            put("accuracy_by_output_type", lab, k, v)
-        for k, v in r["outcomes"].items():
-            if isinstance(v, dict):
-                for k2, v2 in v.items():
-                    put("outcomes", lab, f"{k}.{k2}", v2)
-            else:
-                put("outcomes", lab, k, v)
+        _csv_run(put, r)
+    _csv_comparisons(put, report)
+    for p in report.get("per_calculator", []):
+        row = f"{p['run']}/{p['slug']}"
+        for k in ("calculator_id", "group", "n_rows", "accuracy", "text_versions", "current_version", "stale"):
+            put("per_calculator", row, k, p[k])
+    put("report", "", "draws", report["draws"])
+    put("report", "", "seed", report["seed"])
+    for i, wmsg in enumerate(report.get("warnings", [])):
+        put("warnings", str(i + 1), "warning", wmsg)
+    return buf.getvalue()
+
+
+def _csv_run(put: Any, r: dict[str, Any]) -> None:
+    """One run's rows of the long CSV: its facts, accuracies and outcome accounting."""
+    lab = r["label"]
+    for k in ("dir", "arm", "model", "n_rows", "n_cases", "accuracy"):
+        put("runs", lab, k, r[k])
+    for table, key in (("accuracy_by_subset", "subsets"), ("accuracy_by_group", "by_group"),
+                       ("accuracy_by_category", "by_category"), ("accuracy_by_output_type", "by_output_type")):
+        for k, v in r[key].items():
+            put(table, lab, k, v)
+    for k, v in r["outcomes"].items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                put("outcomes", lab, f"{k}.{k2}", v2)
+        else:
+            put("outcomes", lab, k, v)
+
+
+def _csv_comparisons(put: Any, report: dict[str, Any]) -> None:
+    """The long CSV's paired gaps, hybrids and their gaps, and seed agreement."""
     for g in report["gaps"]:
         row = f"{g['a']} - {g['b']} [{g['subset']}]"
         for k, v in g.items():
@@ -645,12 +660,3 @@ def to_csv(report: dict[str, Any]) -> str:
     for s in report.get("seed_agreement", []):
         for k in ("accuracy", "seed_sd", "agree_pct", "pairwise_pct", "right_pct", "wrong_pct"):
             put("seed_agreement", s["run"], k, s[k])
-    for p in report.get("per_calculator", []):
-        row = f"{p['run']}/{p['slug']}"
-        for k in ("calculator_id", "group", "n_rows", "accuracy", "text_versions", "current_version", "stale"):
-            put("per_calculator", row, k, p[k])
-    put("report", "", "draws", report["draws"])
-    put("report", "", "seed", report["seed"])
-    for i, wmsg in enumerate(report.get("warnings", [])):
-        put("warnings", str(i + 1), "warning", wmsg)
-    return buf.getvalue()
