@@ -378,6 +378,21 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         ["FHIR Library", link(f"../fhir/{fhir_name(c.slug, v.version)}", fhir_name(c.slug, v.version))],
     ], sortable=False))
     out += calculator_section(reg, c)
+    out += _formula_and_text(reg, c)
+    out += _inputs_and_data(reg, c)
+    out += _provenance(reg, c)
+    out += _completeness(c, audits)
+    out += _lineage(reg, c)
+    out += _deviations(c, audits)
+    out += _versions(reg, c, lock)
+    out += _accuracy(c, accuracy)
+    return "\n".join(out) + "\n"
+
+
+def _formula_and_text(reg: Registry, c: Calculator) -> list[str]:
+    """The formula as an expression and the supplied text of the active version."""
+    out: list[str] = []
+    v = c.active
     try:
         expr = render_expression(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:
@@ -389,7 +404,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             f"The text a model or clinician is given for version {v.version}, rendered from the registry "
             "(every number below comes from the constants and tables further down).", "",
             f'<pre class="fr-text">{esc(text or "(cannot render)")}</pre>']
+    return out
 
+
+def _inputs_and_data(reg: Registry, c: Calculator) -> list[str]:
+    """Inputs, constants, tables and dependencies."""
+    out: list[str] = []
     out += ["", "## Inputs", ""]
     out.append(table(["Input", "Kind", "Unit", "Accepted units", "Plausible range", "Required", "Options / default"],
                      [[Raw(f"<code>{esc(i.name)}</code>", sort=i.name), i.kind.value, i.unit,
@@ -413,7 +433,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out += ["", "## Dependencies", "", "Calculators this one uses; a fix to them lands here too.", ""]
         out += [f"- [{esc(reg.calculators[d].name)}]({d}.md)" if d in reg.calculators else f"- {esc(d)}"
                 for d in c.depends_on]
+    return out
 
+
+def _provenance(reg: Registry, c: Calculator) -> list[str]:
+    """The original publication, guidelines and the literature audit."""
+    out: list[str] = []
     out += ["", "## Provenance", "", f"**Original publication.** {cite(c.formula.publication)}", ""]
     if c.formula.publication.note:
         out += [f"<small>{esc(c.formula.publication.note)}</small>", ""]
@@ -440,7 +465,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             f"**Concern:** {esc(CONCERN_LABELS[la.concern.value])}" + (f". {esc(la.summary)}" if la.summary else "")]
     if la.source:
         out += ["", f"<small>Source: {esc(la.source)}</small>"]
+    return out
 
+
+def _completeness(c: Calculator, audits: AuditInputs) -> list[str]:
+    """The paper's completeness finding and today's automatic audit."""
+    out: list[str] = []
     out += ["", "## Completeness history", ""]
     if c.completeness:
         cp = c.completeness
@@ -454,7 +484,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
         out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
                 f"completeness`: **{esc(state)}**" + cases]
+    return out
 
+
+def _lineage(reg: Registry, c: Calculator) -> list[str]:
+    """Successors, alternatives and predecessors, with their impact reports."""
+    out: list[str] = []
     succ = [r for r in c.replacements]
     preds = predecessors(reg, c.slug)
     if succ or preds:
@@ -475,7 +510,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             out.append(f"- **Successor of** [{esc(pc.name)}]({pc.slug}.md) ([version-impact report]"
                        f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
+    return out
 
+
+def _deviations(c: Calculator, audits: AuditInputs) -> list[str]:
+    """Where the benchmark departs from the publication."""
+    out: list[str] = []
     if c.deviations:
         out += ["", "## Where the benchmark departs from the publication", ""]
         f = audits.fidelity.get(c.slug)
@@ -484,7 +524,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out.append(table(["Deviation", "The benchmark does", "The publication says", "Where stated", "Checked"],
                          [[Raw(f"<code>{esc(d.id)}</code>"), d.benchmark, d.published, d.citation,
                            Raw(verified_badge(d.verified))] for d in c.deviations], sortable=False))
+    return out
 
+
+def _versions(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[str]:
+    """Every version with its review, sign-offs and hash, and the text changes between released ones."""
+    out: list[str] = []
     out += ["", "## Version history", ""]
     rows = []
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
@@ -510,7 +555,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out += ["", f"### Text changes {old.version} → {new.version}", ""]
         out.append('<pre class="fr-diff">' + "\n".join(_diff_line(d) for d in diff) + "</pre>" if diff
                    else "The rendered text did not change.")
+    return out
 
+
+def _accuracy(c: Calculator, accuracy: list[dict[str, Any]]) -> list[str]:
+    """Accuracy of every stored run on this calculator."""
+    out: list[str] = []
     out += ["", "## Accuracy per arm", ""]
     if accuracy:
         out.append(table(["Run", "Arm", "Model", "Rows", "Accuracy (%)", "Text"],
@@ -520,7 +570,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out.append("Not in the benchmark, so no stored run scores it.")
     else:
         out.append("No stored run includes this calculator.")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _diff_line(line: str) -> str:
