@@ -334,14 +334,14 @@ def _run_facts(reg: Registry, r: RunView, lock_digest: str | None) -> list[list[
         if k in ("arm", "model"):
             continue
         text = str(v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, ensure_ascii=False))
-        facts.append([k.replace("_", " "), Raw(f'<code class="fr-break">{esc(_no_paths(text, k))}</code>')])
+        facts.append([k.replace("_", " "), Raw(f'<code class="fr-break">{esc(_no_paths(text))}</code>')])
     return facts
 
 
 _ABS = re.compile(r"(?<![\w.:/])(/(?:[^/\s\"',;]+/)+)")
 
 
-def _no_paths(text: str, key: str) -> str:
+def _no_paths(text: str) -> str:
     """Manifest text with absolute folders dropped (they are the machine that ran it, and would publish its
     layout), cut at 300 characters."""
     text = _ABS.sub("…/", text)
