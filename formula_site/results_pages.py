@@ -73,7 +73,7 @@ def _with_n(x: float | None, n: int | None, digits: int = 2) -> Raw:
     cell = pct(x, digits)
     if n is None:
         return cell
-    return Raw(f'{cell.html}&nbsp;<span class="fr-note">({n})</span>', sort=cell.sort)
+    return Raw(f'<span class="fr-acc">{cell.html}&nbsp;<span class="fr-note">({n})</span></span>', sort=cell.sort)
 
 
 def _run_link(r: RunView) -> Raw:
