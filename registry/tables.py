@@ -30,6 +30,9 @@ GAP = 2  # spaces between columns
 WIDE = False
 WIDE_OPTION = False
 COMFORT = 28  # a prose column narrower than this wraps into many lines: low-value columns go first
+# A prose column is never narrower than its longest word, up to this: a longer token (a dotted identifier, a
+# path) is cut at the column's edge rather than costing the table its most telling column.
+PROSE_WORD = 20
 
 
 def terminal_width() -> int | None:
@@ -72,7 +75,7 @@ def _widths(cells: list[list[str]], cols: list[str], whole: set[str]) -> tuple[l
         texts = [r[i] for r in cells]
         head = heading(c)
         full = max([len(head)] + [len(t) for t in texts])
-        words = max([len(w) for t in texts for w in t.split()] + [1])
+        words = min(PROSE_WORD, max([len(w) for t in texts for w in t.split()] + [1]))
         least.append(max(max(len(t) for t in texts) if c in whole and texts else words,
                          max(len(w) for w in head.split() or [head])))
         natural.append(full)
@@ -117,6 +120,31 @@ def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: 
     return {cols[i]: out[i] for i in keep}
 
 
+def wrap_cell(text: str, width: int) -> str:
+    """A prose cell in lines of at most `width`, broken at spaces only; a token longer than the column (a dotted
+    identifier, a path) gets lines of its own, cut at the column's edge."""
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split():
+            if len(word) > width:
+                if line:
+                    out.append(line)
+                    line = ""
+                while len(word) > width:
+                    out.append(word[:width])
+                    word = word[width:]
+            if not line:
+                line = word
+            elif len(line) + 1 + len(word) <= width:
+                line += " " + word
+            else:
+                out.append(line)
+                line = word
+        out.append(line)
+    return "\n".join(out)
+
+
 # rich's box parts: only a dashed line under the header, columns apart by spaces
 _BOX_LINES = ("    ", "    ", " -  ", "    ", "    ", "    ", "    ", "    ")
 
@@ -142,8 +170,12 @@ def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence
     for c in shown:
         w = fitted[c] if fitted is not None else None
         table.add_column(heading(c), no_wrap=c in keep_whole, overflow="fold", width=w, min_width=w)
+    def wrapped(c: str, text: str) -> str:
+        w = fitted.get(c) if fitted is not None else None
+        return text if w is None or c in keep_whole or len(text) <= w else wrap_cell(text, w)
+
     for row in cells:
-        table.add_row(*(row[i] for i in index))
+        table.add_row(*(wrapped(c, row[i]) for c, i in zip(shown, index)))
     natural = sum(max([len(heading(c))] + [len(r[i]) for r in cells]) for c, i in zip(shown, index))
     console = Console(width=(width or natural + GAP * len(shown)) + 1, color_system=None, force_terminal=False,
                       markup=False, emoji=False, highlight=False, soft_wrap=False, legacy_windows=False)

@@ -69,3 +69,15 @@ def test_the_wide_option_of_the_commands(capsys, monkeypatch):
     code, wide, _ = run(capsys, "history", "meld-na", "--wide")
     assert code == 0 and "not shown" not in wide and re.search(r"sha256:[0-9a-f]{12}", wide)
     assert tables.WIDE is False  # reset after the command
+
+
+def test_a_long_token_is_cut_on_its_own_lines_rather_than_losing_its_column(capsys, monkeypatch):
+    """One dotted identifier in the changelog's reasons must not cost the table its `why` column at 80 columns;
+    the token gets lines of its own, cut at the column's edge, and every other word stays whole."""
+    assert tables.wrap_cell("lower bound (published_map_points); deviation", 12) == \
+        "lower bound\n(published_m\nap_points);\ndeviation"
+    assert tables.wrap_cell("awaiting approval", 8) == "awaiting\napproval"
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "changelog", "--format", "table")
+    assert code == 0 and out.splitlines()[0].split() == ["effective", "slug", "version", "why"]
+    assert all(len(line) <= 80 for line in out.splitlines())
