@@ -2,7 +2,8 @@
 
 A table fits the terminal (`$COLUMNS`, else the terminal's width; unlimited when the output is not
 a terminal, or with `--wide`). Identifiers, versions, dates and hashes are never cut: columns named in
-`whole` keep their cells on one line. Other columns wrap at spaces only, never inside a word. When the
+`whole` keep their cells on one line. Other columns wrap at spaces only, never inside a word (a token over
+PROSE_WORD characters gets lines of its own, cut at the column's edge). When the
 table cannot fit so, the low-value columns named in `drop` are left out, last first (then others from the
 right), and a note under the table names them and how to see them (`--wide`, `--format json`). Cells are
 plain strings; escaping terminal control characters is the caller's job (one helper does it for all human
