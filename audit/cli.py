@@ -24,7 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "answer under the published formula scores differently from the benchmark's answer.")
     d.add_argument("--data", type=Path, action="append", default=[],
                    help="also score a benchmark split (.csv with the benchmark's columns, or .jsonl); repeatable")
-    d.add_argument("--format", choices=["table", "json"], default="table")
+    d.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole result, for scripts")
     add_root(d)
     d.set_defaults(handler=cmd_deviations)
     c = asub.add_parser("completeness", help="is every supplied text complete against its registry entry",
@@ -33,7 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "reading the same constants, reproduces the reference cases). Exit 1 when anything is "
                         "missing.")
     add_root(c)
-    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole result, for scripts")
     c.add_argument("--no-cases", action="store_true", help="skip the executable check")
     c.set_defaults(handler=cmd_completeness)
 

@@ -28,7 +28,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="library variant for both formulas (default: published)")
     p.add_argument("--unlinked", action="store_true",
                    help="compare a pair the registry does not link as successor or alternative (refused otherwise)")
-    p.add_argument("--format", choices=["markdown", "json"], default="markdown")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown",
+                   help="markdown: the report for reading (default); json: every figure, for scripts")
     add_root(p)
     p.set_defaults(handler=run)
 

@@ -40,13 +40,16 @@ def register(sub: argparse._SubParsersAction) -> None:
         "across seeds; per-calculator accuracy with the text version used and a warning where it is stale.",
         epilog="Runs are named by directory name, directory path or arm (when one run has it). "
         "Example: formula report tables runs/prog runs/arith runs/gold --compare prog:arith --compare prog:gold")
-    t.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR", help="run directories")
+    t.add_argument("runs", nargs="+", type=Path, metavar="RUN_DIR",
+                   help="run folders (manifest.json + results.jsonl), or glob patterns matching them (runs/*/)")
     t.add_argument("--compare", action="append", default=[], type=_pair, metavar="A:B",
                    help="paired gap A minus B on the same cases and seeds; repeatable (one Holm family per subset)")
     t.add_argument("--hybrid", action="append", default=None, type=_pair, metavar="LIB:FALLBACK",
                    help="library-first hybrid: LIB where it answers, FALLBACK elsewhere; repeatable "
                    "(default: every gold-solve/extract-solve run with every other run)")
-    t.add_argument("--format", choices=["markdown", "json", "csv"], default="markdown")
+    t.add_argument("--format", choices=["markdown", "json", "csv"], default="markdown",
+                   help="markdown tables for reading (default), json for scripts, csv (table,row,column,value) "
+                   "for spreadsheets")
     t.add_argument("--draws", type=_positive, default=10_000, help="bootstrap and permutation draws (default 10000)")
     t.add_argument("--seed", type=int, default=0, help="random seed of every draw (default 0)")
     add_root(t)
@@ -54,15 +57,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_tables(args: argparse.Namespace) -> int:
-    from audit.runs import read_run
-    from audit.tables import build_report, split_pair, to_csv, to_markdown
+    from audit.runs import expand_run_dirs, read_run
+    from audit.tables import build_report, run_keys, split_pair, to_csv, to_markdown
 
     try:
         # resolve A:B against the runs' names so a ':' inside a directory name still works
-        runs = [read_run(d) for d in args.runs]
-        labels = [r.label for r in runs]
-        if len(set(labels)) != len(labels):
-            labels = [str(r.dir) for r in runs]
+        runs = [read_run(d) for d in expand_run_dirs(args.runs)]
+        labels = run_keys(runs)
 
         def names(pairs: list[tuple[str, str]] | None) -> list[tuple[str, str]] | None:
             if pairs is None:

@@ -286,3 +286,27 @@ def pair(a: Run, b: Run) -> pd.DataFrame:
                        index=ka.index).reset_index()
     out.attrs["gold_differs"] = excluded  # shared cases left out: their gold differs between the runs
     return out
+
+
+def expand_run_dirs(items: list[str] | list[Path], option: str = "RUN_DIR") -> list[Path]:
+    """Run folders from the command line: folders as given, and glob patterns (`runs/*/`, `'runs/**/'`, quoted
+    so the shell leaves them) expanded to the folders they match that hold a results.jsonl, sorted. A folder
+    named twice counts once. Raises RunError for a pattern that matches no run folder."""
+    import glob
+
+    out: list[Path] = []
+    for item in map(str, items):
+        if glob.has_magic(item):
+            found = sorted(Path(p) for p in glob.glob(item, recursive=True) if (Path(p) / RESULTS).is_file())
+            if not found:
+                raise RunError(f"{option} {item!r}: no run folder (a folder holding {RESULTS}) matches")
+            out += found
+        else:
+            out.append(Path(item))
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        if p.resolve() not in seen:
+            seen.add(p.resolve())
+            unique.append(p)
+    return unique

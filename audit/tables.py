@@ -12,6 +12,7 @@ import csv
 import io
 import itertools
 import json
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -121,11 +122,20 @@ def _enrich(run: Run, info: dict[int, CalcInfo]) -> None:
     run.rows["status"] = status(run.rows["outcome"], run.rows["correct"])
 
 
-def _labels(runs: list[Run]) -> list[str]:
+def run_keys(runs: Sequence[Run]) -> list[str]:
+    """How the tables name each run: its folder's name, numbered (`name#2`) where two runs share one; never
+    the folder's path, which is the building machine's and would leak into published tables."""
     names = [r.label for r in runs]
-    if len(set(names)) == len(names):
-        return names
-    return [str(r.dir) for r in runs]
+    counts = Counter(names)
+    seen: Counter[str] = Counter()
+    out = []
+    for n in names:
+        seen[n] += 1
+        out.append(f"{n}#{seen[n]}" if counts[n] > 1 else n)
+    return out
+
+
+_labels = run_keys
 
 
 def resolve(name: str, runs: list[Run], labels: list[str]) -> int:
@@ -204,7 +214,9 @@ def _run_entry(run: Run, label: str, covered: set[str]) -> dict[str, Any]:
         "accuracy": _acc(rows["correct"]),
         "subsets": {s: _acc(rows.loc[_in_subset(rows, s, covered), "correct"]) for s in SUBSETS},
         "by_group": by_group,
+        # calculators of this run (not of the report's union of runs) in each group and subset
         "group_calculators": {g: int(rows.loc[rows["group"] == g, "slug"].nunique()) for g in GROUPS},
+        "subset_calculators": {s: int(rows.loc[_in_subset(rows, s, covered), "slug"].nunique()) for s in SUBSETS},
         "by_category": {k: _acc(v) for k, v in rows.groupby("category")["correct"]},
         "by_output_type": {k: _acc(v) for k, v in rows.groupby("output_type")["correct"]},
         "outcomes": _outcomes(rows, covered),
@@ -500,19 +512,21 @@ def to_markdown(report: dict[str, Any]) -> str:
     """The report as Markdown tables (for the site and for reading)."""
     out: list[str] = []
     runs = report["runs"]
-    sub = report.get("subsets", {})
     add = out.extend
     out.append("## Accuracy (%)\n")
-    add(_table(["run", "arm", "model", "dataset", "rows", f"all ({sub.get('all', '-')})",
-                f"library-covered ({sub.get('library_covered', '-')})",
-                f"not replaced ({sub.get('not_replaced', '-')})", f"no issue ({sub.get('no_issue', '-')})"],
-               [[r["label"], r["arm"], r["model"] or "-", r.get("dataset") or "-", str(r["n_rows"]), _f(r["accuracy"]),
-                 _f(r["subsets"].get("library_covered")), _f(r["subsets"].get("not_replaced")),
-                 _f(r["subsets"].get("no_issue"))] for r in runs]))
+    out.append("Each cell: accuracy, then (in brackets) the calculators of that set the run holds.\n")
+
+    def cell(r: dict[str, Any], value: Any, n: Any) -> str:
+        return f"{_f(value)} ({'-' if n is None else n})"
+
+    add(_table(["run", "arm", "model", "dataset", "rows", "all", "library-covered", "not replaced", "no issue"],
+               [[r["label"], r["arm"], r["model"] or "-", r.get("dataset") or "-", str(r["n_rows"])]
+                + [cell(r, r["accuracy"] if s == "all" else r["subsets"].get(s), r.get("subset_calculators", {}).get(s))
+                   for s in ("all", "library_covered", "not_replaced", "no_issue")] for r in runs]))
     out.append("\n## Accuracy by audit group (%)\n")
-    add(_table(["run"] + [f"{GROUP_TITLES[g]} ({max((r['group_calculators'][g] for r in runs), default=0)})"
-                          for g in GROUPS],
-               [[r["label"]] + [_f(r["by_group"][g]) for g in GROUPS] for r in runs]))
+    out.append("Each cell: accuracy, then (in brackets) the calculators of that group the run holds.\n")
+    add(_table(["run"] + [GROUP_TITLES[g] for g in GROUPS],
+               [[r["label"]] + [cell(r, r["by_group"][g], r["group_calculators"][g]) for g in GROUPS] for r in runs]))
     for key, title in (("by_category", "category"), ("by_output_type", "output type")):
         cols = sorted({k for r in runs for k in r[key]})
         out.append(f"\n## Accuracy by {title} (%)\n")
@@ -597,23 +611,38 @@ def to_csv(report: dict[str, Any]) -> str:
         w.writerow([table, row, col, "" if value is None else value])
 
     for r in report["runs"]:
-        lab = r["label"]
-        for k in ("dir", "arm", "model", "n_rows", "n_cases", "accuracy"):
-            put("runs", lab, k, r[k])
-        for k, v in r["subsets"].items():
-            put("accuracy_by_subset", lab, k, v)
-        for k, v in r["by_group"].items():
-            put("accuracy_by_group", lab, k, v)
-        for k, v in r["by_category"].items():
-            put("accuracy_by_category", lab, k, v)
-        for k, v in r["by_output_type"].items():
-            put("accuracy_by_output_type", lab, k, v)
-        for k, v in r["outcomes"].items():
-            if isinstance(v, dict):
-                for k2, v2 in v.items():
-                    put("outcomes", lab, f"{k}.{k2}", v2)
-            else:
-                put("outcomes", lab, k, v)
+        _csv_run(put, r)
+    _csv_comparisons(put, report)
+    for p in report.get("per_calculator", []):
+        row = f"{p['run']}/{p['slug']}"
+        for k in ("calculator_id", "group", "n_rows", "accuracy", "text_versions", "current_version", "stale"):
+            put("per_calculator", row, k, p[k])
+    put("report", "", "draws", report["draws"])
+    put("report", "", "seed", report["seed"])
+    for i, wmsg in enumerate(report.get("warnings", [])):
+        put("warnings", str(i + 1), "warning", wmsg)
+    return buf.getvalue()
+
+
+def _csv_run(put: Any, r: dict[str, Any]) -> None:
+    """One run's rows of the long CSV: its facts, accuracies and outcome accounting."""
+    lab = r["label"]
+    for k in ("dir", "arm", "model", "n_rows", "n_cases", "accuracy"):
+        put("runs", lab, k, r[k])
+    for table, key in (("accuracy_by_subset", "subsets"), ("accuracy_by_group", "by_group"),
+                       ("accuracy_by_category", "by_category"), ("accuracy_by_output_type", "by_output_type")):
+        for k, v in r[key].items():
+            put(table, lab, k, v)
+    for k, v in r["outcomes"].items():
+        if isinstance(v, dict):
+            for k2, v2 in v.items():
+                put("outcomes", lab, f"{k}.{k2}", v2)
+        else:
+            put("outcomes", lab, k, v)
+
+
+def _csv_comparisons(put: Any, report: dict[str, Any]) -> None:
+    """The long CSV's paired gaps, hybrids and their gaps, and seed agreement."""
     for g in report["gaps"]:
         row = f"{g['a']} - {g['b']} [{g['subset']}]"
         for k, v in g.items():
@@ -631,12 +660,3 @@ def to_csv(report: dict[str, Any]) -> str:
     for s in report.get("seed_agreement", []):
         for k in ("accuracy", "seed_sd", "agree_pct", "pairwise_pct", "right_pct", "wrong_pct"):
             put("seed_agreement", s["run"], k, s[k])
-    for p in report.get("per_calculator", []):
-        row = f"{p['run']}/{p['slug']}"
-        for k in ("calculator_id", "group", "n_rows", "accuracy", "text_versions", "current_version", "stale"):
-            put("per_calculator", row, k, p[k])
-    put("report", "", "draws", report["draws"])
-    put("report", "", "seed", report["seed"])
-    for i, wmsg in enumerate(report.get("warnings", [])):
-        put("warnings", str(i + 1), "warning", wmsg)
-    return buf.getvalue()

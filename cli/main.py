@@ -154,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     if command in RELEASING:  # every release runs the calculator's reference cases (registered by the audit layer)
         import audit.release_check  # noqa: F401
 
+    from registry import tables  # --wide: this command's tables at their full width (and the note names it)
+
+    tables.WIDE, tables.WIDE_OPTION = bool(getattr(args, "wide", False)), hasattr(args, "wide")
     root = getattr(args, "root", None)
     before = os.environ.get(ROOT_ENV)
     if root is not None:  # one way to name the registry: every layer the command calls then reads this one
@@ -171,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     finally:
+        tables.WIDE = tables.WIDE_OPTION = False
         if root is not None:  # in-process callers (tests, scripts) get their environment back
             if before is None:
                 os.environ.pop(ROOT_ENV, None)

@@ -36,6 +36,7 @@ from formula_site.registry_pages import (
     ordered,
     overview,
 )
+from formula_site.report import from_report
 from formula_site.results_pages import calculator_accuracy, results_page
 from registry import clock
 from registry.changelog import changelog
@@ -183,9 +184,10 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
             except RunError as e2:
                 raise SiteError(str(e2)) from None
             report["gap_error"] = str(e)
-    acc = calculator_accuracy(report)
+    rep = from_report(report, {str(r.dir): r.manifest for r in runs})  # built once: every page reads this
+    acc = calculator_accuracy(rep)
     changes = changelog(reg)
-    run_entries = report["runs"]
+    run_entries = rep.runs
 
     impact = compute_pages(reg, cases)
     write("index.md", overview(reg, on=on, package_version=_package_version(), runs=run_entries, changes=changes,
@@ -203,7 +205,7 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     figures: dict[str, str] = {}
     from registry.versions import lock_digest
 
-    write("results/index.md", results_page(reg, report, figures, lock_digest=lock_digest(reg.lock_path)))
+    write("results/index.md", results_page(reg, rep, figures, lock_digest=lock_digest(reg.lock_path)))
     for name, svg in figures.items():
         write(f"results/{name}", svg)
     data_label = f"the shipped reference cases, {REFERENCE_CASES.name} ({file_hash(REFERENCE_CASES)[:19]})"

@@ -86,6 +86,9 @@ def num(x: float | int | None) -> Raw:
     return Raw(esc(x), sort=str(x))
 
 
+LONG_CELL = 30  # characters: a plain cell this long is prose, whose long words may break (report.css, fr-long)
+
+
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, sortable: bool = True,
           caption: str | None = None) -> str:
     """An HTML table; `data-sortable` tables get a filter box and clickable headers (site/js/tables.js)."""
@@ -103,7 +106,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], *, sortable: bo
                 sort = f' data-sort="{esc(v.sort)}"' if v.sort is not None else ""
                 cells.append(f"<td{sort}>{v.html}</td>")
             else:
-                cells.append(f"<td>{esc(v)}</td>")
+                text = esc(v)
+                cells.append(f'<td class="fr-long">{text}</td>' if len(text) > LONG_CELL else f"<td>{text}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out) + "\n"

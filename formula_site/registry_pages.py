@@ -94,7 +94,14 @@ def _card(number: Any, label: str, href: str, detail: str = "") -> str:
             + (f'<span class="fr-card-detail">{esc(detail)}</span>' if detail else "") + "</a>")
 
 
-def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dict[str, Any]],
+def _text_state(r: dict[str, Any]) -> Any:
+    """The supplied text a run's row of a calculator page ran with: stale, current, or none shown (imported)."""
+    if r.get("stale"):
+        return Raw(badge("stale", "warn") + " the run used an older text")
+    return "current" if r.get("text_shown", True) else "no formula text shown"
+
+
+def overview(reg: Registry, *, on: dt.date, package_version: str, runs: Sequence[Any],
              changes: list[Any], audits: AuditInputs | None = None, impact_pairs: Sequence[str] = ()) -> str:
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
@@ -124,7 +131,7 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: list[dic
         _card(n_unverified, f"of {n_cites} cited publications not yet checked by a person", "calculators/index.html",
               f"and {sum(not d.verified for c in calcs for d in c.deviations)} of {n_dev} recorded deviations"),
         _card(len(runs), "stored runs scored by audit group", "results/index.html",
-              ", ".join(dict.fromkeys(r["arm"] for r in runs)) or "none yet: see About this report"),
+              ", ".join(dict.fromkeys(r.arm for r in runs)) or "none yet: see About this report"),
     ]
     if impact_pairs:
         cards.append(_card(len(impact_pairs), "predecessor → successor pairs with a version-impact report",
@@ -371,6 +378,21 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         ["FHIR Library", link(f"../fhir/{fhir_name(c.slug, v.version)}", fhir_name(c.slug, v.version))],
     ], sortable=False))
     out += calculator_section(reg, c)
+    out += _formula_and_text(reg, c)
+    out += _inputs_and_data(reg, c)
+    out += _provenance(reg, c)
+    out += _completeness(c, audits)
+    out += _lineage(reg, c)
+    out += _deviations(c, audits)
+    out += _versions(reg, c, lock)
+    out += _accuracy(c, accuracy)
+    return "\n".join(out) + "\n"
+
+
+def _formula_and_text(reg: Registry, c: Calculator) -> list[str]:
+    """The formula as an expression and the supplied text of the active version."""
+    out: list[str] = []
+    v = c.active
     try:
         expr = render_expression(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:
@@ -382,7 +404,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             f"The text a model or clinician is given for version {v.version}, rendered from the registry "
             "(every number below comes from the constants and tables further down).", "",
             f'<pre class="fr-text">{esc(text or "(cannot render)")}</pre>']
+    return out
 
+
+def _inputs_and_data(reg: Registry, c: Calculator) -> list[str]:
+    """Inputs, constants, tables and dependencies."""
+    out: list[str] = []
     out += ["", "## Inputs", ""]
     out.append(table(["Input", "Kind", "Unit", "Accepted units", "Plausible range", "Required", "Options / default"],
                      [[Raw(f"<code>{esc(i.name)}</code>", sort=i.name), i.kind.value, i.unit,
@@ -406,7 +433,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out += ["", "## Dependencies", "", "Calculators this one uses; a fix to them lands here too.", ""]
         out += [f"- [{esc(reg.calculators[d].name)}]({d}.md)" if d in reg.calculators else f"- {esc(d)}"
                 for d in c.depends_on]
+    return out
 
+
+def _provenance(reg: Registry, c: Calculator) -> list[str]:
+    """The original publication, guidelines and the literature audit."""
+    out: list[str] = []
     out += ["", "## Provenance", "", f"**Original publication.** {cite(c.formula.publication)}", ""]
     if c.formula.publication.note:
         out += [f"<small>{esc(c.formula.publication.note)}</small>", ""]
@@ -433,7 +465,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             f"**Concern:** {esc(CONCERN_LABELS[la.concern.value])}" + (f". {esc(la.summary)}" if la.summary else "")]
     if la.source:
         out += ["", f"<small>Source: {esc(la.source)}</small>"]
+    return out
 
+
+def _completeness(c: Calculator, audits: AuditInputs) -> list[str]:
+    """The paper's completeness finding and today's automatic audit."""
+    out: list[str] = []
     out += ["", "## Completeness history", ""]
     if c.completeness:
         cp = c.completeness
@@ -447,7 +484,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
         out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
                 f"completeness`: **{esc(state)}**" + cases]
+    return out
 
+
+def _lineage(reg: Registry, c: Calculator) -> list[str]:
+    """Successors, alternatives and predecessors, with their impact reports."""
+    out: list[str] = []
     succ = [r for r in c.replacements]
     preds = predecessors(reg, c.slug)
     if succ or preds:
@@ -468,7 +510,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             out.append(f"- **Successor of** [{esc(pc.name)}]({pc.slug}.md) ([version-impact report]"
                        f"(../impact/{impact_page(pc.slug, c.slug)}.md))")
         out += ["", "See the [lineage diagram](../lineage.md)."]
+    return out
 
+
+def _deviations(c: Calculator, audits: AuditInputs) -> list[str]:
+    """Where the benchmark departs from the publication."""
+    out: list[str] = []
     if c.deviations:
         out += ["", "## Where the benchmark departs from the publication", ""]
         f = audits.fidelity.get(c.slug)
@@ -477,7 +524,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out.append(table(["Deviation", "The benchmark does", "The publication says", "Where stated", "Checked"],
                          [[Raw(f"<code>{esc(d.id)}</code>"), d.benchmark, d.published, d.citation,
                            Raw(verified_badge(d.verified))] for d in c.deviations], sortable=False))
+    return out
 
+
+def _versions(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[str]:
+    """Every version with its review, sign-offs and hash, and the text changes between released ones."""
+    out: list[str] = []
     out += ["", "## Version history", ""]
     rows = []
     from registry.signatures import views as decision_views
@@ -507,18 +559,22 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
         out += ["", f"### Text changes {old.version} → {new.version}", ""]
         out.append('<pre class="fr-diff">' + "\n".join(_diff_line(d) for d in diff) + "</pre>" if diff
                    else "The rendered text did not change.")
+    return out
 
+
+def _accuracy(c: Calculator, accuracy: list[dict[str, Any]]) -> list[str]:
+    """Accuracy of every stored run on this calculator."""
+    out: list[str] = []
     out += ["", "## Accuracy per arm", ""]
     if accuracy:
         out.append(table(["Run", "Arm", "Model", "Rows", "Accuracy (%)", "Text"],
                          [[link(f"../results/index.html#{r['anchor']}", r["label"]), r["arm"], r["model"], r["n"],
-                           pct(r["accuracy"]), Raw(badge("stale", "warn") + " the run used an older text")
-                           if r.get("stale") else "current"] for r in accuracy], sortable=False))
+                           pct(r["accuracy"]), _text_state(r)] for r in accuracy], sortable=False))
     elif c.medcalc_id is None:
         out.append("Not in the benchmark, so no stored run scores it.")
     else:
         out.append("No stored run includes this calculator.")
-    return "\n".join(out) + "\n"
+    return out
 
 
 def _diff_line(line: str) -> str:

@@ -40,13 +40,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _build_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--results", type=Path, action="append", default=None, metavar="DIR",
-                   help="a stored run folder (manifest.json + results.jsonl); repeatable "
-                   "(default: every run under results/embedded/)")
+    p.add_argument("--results", nargs="+", action="extend", default=None, metavar="DIR",
+                   help="stored run folders (each holds manifest.json + results.jsonl): several folders, shell "
+                   "globs (runs/*/) or quoted globs ('runs/**/'), the option repeatable (default: every run under "
+                   "results/embedded/)")
     p.add_argument("--compare", action="append", default=None, metavar="A:B",
                    help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
                    "(default: every run against the gold-solve run)")
-    p.add_argument("--out", type=Path, default=None, help="output folder (default build/site)")
+    p.add_argument("--out", type=Path, default=None, help="output folder, replaced by every build (default build/site)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
     add_root(p)
@@ -83,7 +84,13 @@ def _build(args: argparse.Namespace):
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
         return None
     try:
-        return build(args.results, args.out, on=on, compare=args.compare, registry=load_registry(args.root))
+        from audit.runs import RunError, expand_run_dirs
+
+        try:
+            results = None if args.results is None else expand_run_dirs(args.results, option="--results")
+        except RunError as e:
+            raise SiteError(str(e)) from None
+        return build(results, args.out, on=on, compare=args.compare, registry=load_registry(args.root, cached=True))
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:
@@ -103,10 +110,12 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import http.server
 
+    from formula_site.serve import SiteHandler
+
     folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
 
     def handler(*a: Any, **kw: Any) -> http.server.SimpleHTTPRequestHandler:
-        return http.server.SimpleHTTPRequestHandler(*a, directory=folder["out"], **kw)
+        return SiteHandler(*a, directory=folder["out"], **kw)
 
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)

@@ -28,17 +28,25 @@ def add_root(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=Path, default=None, help=ROOT_HELP)
 
 
-def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: bool = False) -> Registry:
+def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: bool = False,
+                  cached: bool = False) -> Registry:
     """Load and validate; refuse (printing each problem) unless every problem's code is in `tolerate`.
 
     With `partial` (read-only commands), calculator files that do not load are left out with a
-    warning when they are the registry's only problems (registry.tolerant).
+    warning when they are the registry's only problems (registry.tolerant). With `cached` (read-only
+    commands only), a registry whose every byte passed validation before is read from the cache
+    (`loader.validated`); writers leave it False and always validate in full.
     """
     from registry.tolerant import leave_out, warning
     from registry.validate import first_fix
 
-    reg = load(root)
-    validate(reg)
+    if cached:
+        from registry.loader import validated
+
+        reg = validated(root)
+    else:
+        reg = load(root)
+        validate(reg)
     allowed = frozenset(tolerate)
     bad = [p for p in reg.problems if p.code not in allowed]
     if bad and partial:

@@ -27,7 +27,8 @@ UNITS_FILE = "units.yaml"
 
 # Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
 __all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry",
-           "clear_cache", "default_root", "get_registry", "is_embedded", "load", "resolve_root"]
+           "clear_cache", "default_root", "get_registry", "is_embedded", "load", "resolve_root",
+           "validated"]
 
 
 def default_root() -> Path:
@@ -165,10 +166,15 @@ def load(root: Path | str | None = None) -> Registry:
     return reg
 
 
-@lru_cache(maxsize=4)
-def _cached(root: str) -> Registry:
+def validated(root: Path | str | None = None) -> Registry:
+    """The registry at `root`, loaded and validated, through the on-disk cache: a registry whose exact bytes
+    (see `validation_key`) passed every rule before is read back from its snapshot without parsing a YAML file
+    or re-running a rule; anything else is loaded and validated in full, and stored when it passes. Always a
+    fresh object (callers may leave calculators out of it). Read-only commands use this; writers validate in
+    full (`load` + `validate`) whatever the cache holds."""
     from registry import snapshot
 
+    root = str(resolve_root(root))
     first = validation_key(Path(root))
     marker = _marker(first) if first is not None else None
     if marker is not None:  # this exact content loaded and passed before: its snapshot skips the YAML parsing
@@ -192,6 +198,11 @@ def _cached(root: str) -> Registry:
     if marker is not None and key == first and reg.validated and not reg.problems:  # unchanged while loading
         snapshot.write(snapshot.path_for(marker.parent, marker.name, root), reg)
     return reg
+
+
+@lru_cache(maxsize=4)
+def _cached(root: str) -> Registry:
+    return validated(root)
 
 
 from registry.cachedir import CACHE_ENV  # noqa: E402 (one name for the cache folder, registry.cachedir)

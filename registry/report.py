@@ -8,7 +8,6 @@ from registry.loader import Registry
 from registry.schema import Calculator
 from registry.tables import render_table, terminal_width  # noqa: F401  (the one table helper; re-exported)
 from registry.terminal import printable
-from registry.texts import TextError, band_condition, render, render_expression
 
 
 def successors(c: Calculator) -> list[str]:
@@ -71,6 +70,8 @@ def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
 
 
 def show_text(reg: Registry, c: Calculator) -> str:
+    from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
+
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
     out: list[str] = []
     add = out.append

@@ -23,7 +23,7 @@ Number = Union[int, float]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=True)
+    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=True, defer_build=True)
 
 
 # --------------------------------------------------------------------------- enumerations

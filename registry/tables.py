@@ -1,11 +1,13 @@
 """The one table helper every `formula` command prints its tables with (rich, imported lazily).
 
 A table fits the terminal (`$COLUMNS`, else the terminal's width; unlimited when the output is not
-a terminal). Identifiers, versions, dates and hashes are never cut: columns named in `whole` keep
-their cells on one line. When even those do not fit, the low-value columns named in `drop` are
-left out, last first, and a note under the table names them (`--format json` shows every column).
-Other columns wrap inside their cell. Cells are plain strings; escaping terminal control
-characters is the caller's job (one helper does it for all human output).
+a terminal, or with `--wide`). Identifiers, versions, dates and hashes are never cut: columns named in
+`whole` keep their cells on one line. Other columns wrap at spaces only, never inside a word (a token over
+PROSE_WORD characters gets lines of its own, cut at the column's edge). When the
+table cannot fit so, the low-value columns named in `drop` are left out, last first (then others from the
+right), and a note under the table names them and how to see them (`--wide`, `--format json`). Cells are
+plain strings; escaping terminal control characters is the caller's job (one helper does it for all human
+output).
 """
 from __future__ import annotations
 
@@ -24,8 +26,20 @@ WHOLE_COLUMNS = frozenset("""
 GAP = 2  # spaces between columns
 
 
+# Set by the command line for one command: `--wide` asked for (no width limit), and whether the command has
+# the option at all (the note under a narrowed table names it only then).
+WIDE = False
+WIDE_OPTION = False
+COMFORT = 28  # a prose column narrower than this wraps into many lines: low-value columns go first
+# A prose column is never narrower than its longest word, up to this: a longer token (a dotted identifier, a
+# path) is cut at the column's edge rather than costing the table its most telling column.
+PROSE_WORD = 20
+
+
 def terminal_width() -> int | None:
-    """$COLUMNS, else the terminal's width; None when the output is not a terminal (never cut)."""
+    """$COLUMNS, else the terminal's width; None when the output is not a terminal, or with --wide (never cut)."""
+    if WIDE:
+        return None
     env = os.environ.get("COLUMNS", "")
     if env.isdigit() and int(env) > 0:
         return int(env)
@@ -48,52 +62,88 @@ def cell(v: Any) -> str:
     return printable(str(v))
 
 
+def heading(col: str) -> str:
+    """A column's heading as printed: its name with spaces for underscores (`released by`), so a heading wraps
+    at its spaces like any prose instead of widening its column or breaking inside a word."""
+    return col.replace("_", " ")
+
+
 def _widths(cells: list[list[str]], cols: list[str], whole: set[str]) -> tuple[list[int], list[int]]:
-    """Per column, the narrowest it can be (a whole cell, else its longest word) and its natural width."""
+    """Per column, the narrowest it can be without breaking a word (a whole cell, else its longest word; the
+    heading's longest word) and its natural width (every cell and the heading on one line)."""
     least, natural = [], []
     for i, c in enumerate(cols):
         texts = [r[i] for r in cells]
-        full = max([len(c)] + [len(t) for t in texts])
-        words = max([len(w) for w in c.split()] + [len(w) for t in texts for w in t.split()] + [1])
-        least.append(max(full if c in whole else words, max(len(w) for w in c.split() or [c])))
+        head = heading(c)
+        full = max([len(head)] + [len(t) for t in texts])
+        words = min(PROSE_WORD, max([len(w) for t in texts for w in t.split()] + [1]))
+        least.append(max(max(len(t) for t in texts) if c in whole and texts else words,
+                         max(len(w) for w in head.split() or [head])))
         natural.append(full)
     return least, natural
 
 
 def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: Sequence[str],
                 width: int | None) -> dict[str, int] | None:
-    """The columns kept and the width of each: the `drop` ones go, last first, until every kept one fits.
+    """The columns kept and the width of each; None when there is no width limit (every column at its natural
+    width). Words are never broken, so a column is never narrower than its longest word (or, for `whole` ones,
+    its longest cell):
 
-    None when there is no width limit (every column at its natural width).
+    1. the `drop` columns go, last first, until every kept prose column can be COMFORT wide (or its natural
+       width), so what is kept reads in a few lines rather than a word a line;
+    2. if the kept columns still cannot fit at their narrowest, more go from the right (never the first);
+    3. what is left over widens the columns closest to one line per cell first.
     """
     if width is None:
         return None
     least, natural = _widths(cells, cols, whole)
+    comfortable = [natural[i] if cols[i] in whole else min(natural[i], max(least[i], COMFORT))
+                   for i in range(len(cols))]
     keep = list(range(len(cols)))
 
-    def need() -> int:
-        return sum(least[i] for i in keep) + GAP * (len(keep) - 1)
+    def need(ws: list[int]) -> int:
+        return sum(ws[i] for i in keep) + GAP * (len(keep) - 1)
 
     for name in reversed(list(drop)):
-        if need() <= width:
+        if need(comfortable) <= width:
             break
         if name in cols and cols.index(name) in keep:
             keep.remove(cols.index(name))
+    while need(least) > width and len(keep) > 1:
+        keep.pop()
     out = {i: least[i] for i in keep}
-    spare = width - need()
-    if spare < 0:  # still too wide: whole columns stay whole, the others share what is left and fold long words
-        free = [i for i in keep if cols[i] not in whole]
-        room = width - sum(least[i] for i in keep if i not in free) - GAP * (len(keep) - 1)
-        total = sum(least[i] for i in free) or 1
-        for i in free:
-            out[i] = max(3, room * least[i] // total)
-        spare = 0
+    spare = max(0, width - need(least))
     for i in sorted(keep, key=lambda k: natural[k] - out[k]):  # the closest to one line per cell first
         grow = min(spare, natural[i] - out[i])
         if grow > 0:
             out[i] += grow
             spare -= grow
     return {cols[i]: out[i] for i in keep}
+
+
+def wrap_cell(text: str, width: int) -> str:
+    """A prose cell in lines of at most `width`, broken at spaces only; a token longer than the column (a dotted
+    identifier, a path) gets lines of its own, cut at the column's edge."""
+    out: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split():
+            if len(word) > width:
+                if line:
+                    out.append(line)
+                    line = ""
+                while len(word) > width:
+                    out.append(word[:width])
+                    word = word[width:]
+            if not line:
+                line = word
+            elif len(line) + 1 + len(word) <= width:
+                line += " " + word
+            else:
+                out.append(line)
+                line = word
+        out.append(line)
+    return "\n".join(out)
 
 
 # rich's box parts: only a dashed line under the header, columns apart by spaces
@@ -120,10 +170,14 @@ def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence
                   padding=(0, GAP - 1, 0, 0), header_style="", highlight=False)
     for c in shown:
         w = fitted[c] if fitted is not None else None
-        table.add_column(c, no_wrap=c in keep_whole, overflow="fold", width=w, min_width=w)
+        table.add_column(heading(c), no_wrap=c in keep_whole, overflow="fold", width=w, min_width=w)
+    def wrapped(c: str, text: str) -> str:
+        w = fitted.get(c) if fitted is not None else None
+        return text if w is None or c in keep_whole or len(text) <= w else wrap_cell(text, w)
+
     for row in cells:
-        table.add_row(*(row[i] for i in index))
-    natural = sum(max([len(c)] + [len(r[i]) for r in cells]) for c, i in zip(shown, index))
+        table.add_row(*(wrapped(c, row[i]) for c, i in zip(shown, index)))
+    natural = sum(max([len(heading(c))] + [len(r[i]) for r in cells]) for c, i in zip(shown, index))
     console = Console(width=(width or natural + GAP * len(shown)) + 1, color_system=None, force_terminal=False,
                       markup=False, emoji=False, highlight=False, soft_wrap=False, legacy_windows=False)
     with console.capture() as cap:
@@ -133,6 +187,7 @@ def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence
     if left:
         import textwrap
 
-        note = f"(not shown at {width} columns: {', '.join(left)}; --format json has every column)"
-        text += "\n" + textwrap.fill(note, width=max(width or 0, 40))
+        how = "--wide or --format json shows" if WIDE_OPTION else "--format json has"
+        note = f"(not shown at {width} columns: {', '.join(heading(c) for c in left)}; {how} every column)"
+        text += "\n" + textwrap.fill(note, width=max(width or 0, 40), break_on_hyphens=False)
     return text

@@ -31,9 +31,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = tsub.add_parser("changed", help="which calculators' texts changed since a git ref or an index file",
                         description="Compare the texts rendered from the registry now with the catalogue index "
                         "at REF: a git ref (commit, tag, branch) or the path of an index.json.")
-    c.add_argument("--since", required=True, metavar="REF")
+    c.add_argument("--since", required=True, metavar="REF",
+                   help="a git ref (commit, tag, branch: the catalogue index as committed there) or the path of an "
+                   "index.json")
     add_root(c)
-    c.add_argument("--format", choices=["table", "json"], default="table")
+    c.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole result, for scripts")
     c.add_argument("--check", action="store_true", help="exit 1 when any text changed (for pipelines)")
     c.set_defaults(handler=cmd_changed)
 

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "the log's own is listed. One FILE: OUT is the run folder; several: one run folder per file "
                        "under OUT, named after the file (or, with --merge, one run from all of them).")
     p.add_argument("format", metavar="FORMAT", help="log format: medcalc-bench, inspect-ai or lm-eval")
-    p.add_argument("files", metavar="FILE", nargs="+", type=Path)
+    p.add_argument("files", metavar="FILE", nargs="+", type=Path,
+                   help="the tool's evaluation log(s) (for medcalc-bench: its outputs/*.jsonl)")
     p.add_argument("--out", required=True, type=Path, help="run folder (several files: the folder of run folders)")
     p.add_argument("--model", help="model name (default: from the log or its file name)")
     p.add_argument("--arm", help="arm name the run is shown under (default: FORMAT-PROMPT-STYLE)")
@@ -27,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="recorded with each file in the manifest, e.g. repository=ncbi-nlp/MedCalc-Bench "
                    "commit=f557a04 licence=CC-BY-SA-4.0 (repeatable)")
     p.add_argument("--merge", action="store_true", help="several files are parts of one run: write one run folder")
-    p.add_argument("--format", dest="output", choices=["table", "json"], default="table")
+    p.add_argument("--format", dest="output", choices=["table", "json"], default="table",
+                   help="table: a summary for reading (default); json: every run written and every verdict "
+                   "difference, for scripts")
     add_root(p)
     p.set_defaults(handler=_import)
 

@@ -26,7 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        f"{DIFFERS} when any field differs (each one is listed), 1 when the record cannot be read "
                        "or recomputed.")
     p.add_argument("record", type=Path, help="answer record (JSON)")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: every field compared, for scripts")
     add_root(p)
     p.set_defaults(handler=run)
 

@@ -42,8 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("score", help="re-score a run folder's stored replies without a model",
                        description="Re-read every stored reply (text arms) or answer (other arms) of DIR/results.jsonl "
                        "with the current scorer, rewrite the file atomically and print the accuracy.")
-    s.add_argument("dir", type=Path)
-    s.add_argument("--format", choices=["table", "json"], default="table")
+    s.add_argument("dir", type=Path, metavar="DIR", help="a run folder (manifest.json + results.jsonl, as "
+                   "`formula run` or `formula import` wrote it)")
+    s.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole result, for scripts")
     add_root(s)
     s.set_defaults(handler=_score)
 

@@ -10,6 +10,7 @@ from registry.cliutil import CommandError, add_root
 from registry.loader import get_registry
 from registry.terminal import printable, say
 from solver.library import VARIANTS, CalculatorError
+from solver.library.errors import MissingInput
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
 
@@ -29,9 +30,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="published: the formula as published, for a patient's value (default); benchmark: "
                    "MedCalc-Bench's reference implementation, quirks included, for evaluation")
     p.add_argument("--version", help="compute with this released version (default: the active one)")
-    p.add_argument("--route", choices=MODES, default="auto")
+    p.add_argument("--route", choices=MODES, default="auto",
+                   help="auto: the library where it has the calculator, else --program, else abstain (default); "
+                   "library: the library only; program: --program only, in the restricted executor")
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading (default); json: the whole answer record (what `formula replay` reads)")
     add_root(p)
     p.set_defaults(handler=run)
 
@@ -63,6 +67,22 @@ def _entities(arg: str) -> dict:
     return data
 
 
+def _all_missing(args: argparse.Namespace, ents: dict, first: MissingInput) -> str:
+    """The error for missing inputs, naming every required input the entities lack (as the MCP server does)."""
+    from solver.tools.gates import missing_inputs
+
+    reg = get_registry(args.root)
+    try:
+        names = missing_inputs(reg, args.calculator if not args.calculator.isdigit() else int(args.calculator), ents)
+    except Exception:  # noqa: BLE001 - no schema for this calculator: the library's own message stands
+        names = []
+    if len(names) < 2:
+        return str(first)
+    slug = reg.get(int(args.calculator) if args.calculator.isdigit() else args.calculator).slug
+    return (f"{slug}: {len(names)} required inputs are missing: {', '.join(repr(n) for n in names)} "
+            f"(`formula show {slug}` lists its inputs and units)")
+
+
 def run(args: argparse.Namespace) -> int:
     try:
         ents = _entities(args.entities)
@@ -75,6 +95,8 @@ def run(args: argparse.Namespace) -> int:
         rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
                     variant=args.variant, version=args.version, route=args.route, program=program,
                     registry=get_registry(args.root))
+    except MissingInput as e:  # the library stops at the first; the command names every one at once
+        raise CommandError(_all_missing(args, ents, e)) from None
     except (CalculatorError, VersionError, ValueError) as e:
         raise CommandError(str(e)) from None
     if args.format == "json":

@@ -26,6 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         schema.add_argument("--format", choices=FORMATS, default=None,
                             help="with --calculator: the bare schema (jsonschema, default), an OpenAI function "
                             "tool (openai) or an MCP tool definition (mcp)")
+        schema.add_argument("--strict", action="store_true",
+                            help="with --format openai: OpenAI's strict mode (every field required, optional ones "
+                            "nullable, additionalProperties false, no prefixItems or if/then)")
         schema.set_defaults(handler=lambda args: _schema(args, original))
 
     p = sub.add_parser("serve", help="serve the calculators as tools (MCP over stdio)",
@@ -42,8 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _schema(args: argparse.Namespace, original: Callable[[argparse.Namespace], int]) -> int:
     if args.calculator is None:
-        if args.format is not None:
-            print("error: --format needs --calculator", file=sys.stderr)
+        if args.format is not None or args.strict:
+            print("error: --format and --strict need --calculator", file=sys.stderr)
             return 2
         return original(args)
     from registry.loader import get_registry
@@ -57,6 +60,14 @@ def _schema(args: argparse.Namespace, original: Callable[[argparse.Namespace], i
 
         print("error: " + unknown_calculator(reg, args.calculator), file=sys.stderr)
         return 1
+    if args.strict:
+        if args.format != "openai":
+            print("error: --strict is a form of --format openai", file=sys.stderr)
+            return 2
+        from solver.tools.schema import strict_tool
+
+        print(json.dumps(strict_tool(calc, reg), indent=2, ensure_ascii=False))
+        return 0
     print(json.dumps(tool_definition(calc, args.format or "jsonschema", reg), indent=2, ensure_ascii=False))
     return 0
 

@@ -89,7 +89,25 @@ def _message(err: Any) -> tuple[str | None, str]:
         return var, f"{where} must be {err.validator_value!r}, got {err.instance!r}"
     if err.validator in ("minimum", "maximum"):
         return var, f"value{where} {err.instance!r} is outside the plausible range ({err.validator} {err.validator_value})"
-    return var, f"{where + ': ' if where else ''}{err.message}"
+    hint = shape_hint(err.schema, err.instance) if err.validator == "type" else None
+    return var, f"{where + ': ' if where else ''}{err.message}" + (f"; give it as {hint}" if hint else "")
+
+
+def shape_hint(schema: Any, value: Any) -> str | None:
+    """The shape a bare value should take, from the schema that wants an array: `[63, "years"]` for an age,
+    `[70, "kg"]` for a measurement (its canonical unit, else the first one the schema allows)."""
+    import json
+
+    if not isinstance(schema, dict) or schema.get("type") != "array" or isinstance(value, (list, dict)):
+        return None
+    items = schema.get("prefixItems") or []
+    if len(items) < 2 or not isinstance(items[1], dict):
+        return None
+    units = [items[1]["const"]] if "const" in items[1] else list(items[1].get("enum") or [])
+    unit = schema.get("x-canonical-unit") if schema.get("x-canonical-unit") in units else (units[0] if units else None)
+    if unit is None:
+        return None
+    return json.dumps([value, unit], ensure_ascii=False)
 
 
 def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
@@ -110,3 +128,20 @@ def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
     for g in GATES:
         if g in by_gate:
             raise GateError(calc.slug, g, sorted(by_gate[g], key=lambda f: (f.variable or "", f.message)))
+
+
+def missing_inputs(reg: Registry, calculator: str | int, arguments: Any) -> list[str]:
+    """Every required input `arguments` lacks (conditional ones included), sorted: the completeness gate's
+    findings alone, for callers that check types and ranges their own way (`formula solve`)."""
+    calc = reg.get(calculator)
+    if not isinstance(arguments, dict):
+        return []
+    out = set()
+    for err in validator(reg, calc.slug).iter_errors(arguments):
+        for e in [err] if err.validator not in ("allOf", "anyOf", "oneOf") else list(err.context or [err]):
+            if e.validator == "required":
+                var, _ = _message(e)
+                if var:
+                    out.add(var)
+    return sorted(out)
+

@@ -260,11 +260,69 @@ def tool_definition(calc: Calculator | str | int, fmt: Format = "jsonschema",
     meta = {"calculator": calc.slug, "medcalc_id": calc.medcalc_id, "version": calc.active.version,
             "content_hash": version_hash(reg, calc)}
     params = {k: v for k, v in schema.items() if k in ("type", "properties", "required", "additionalProperties")}
-    if fmt == "openai":
+    if fmt == "openai":  # exactly OpenAI's function tool: the version and content hash are in the description
         return {"type": "function",
-                "function": {"name": calc.slug, "description": description(calc, reg), "parameters": params},
-                "metadata": meta}
+                "function": {"name": calc.slug, "description": description(calc, reg), "parameters": params}}
     if fmt == "mcp":
         return {"name": calc.slug, "title": calc.name, "description": description(calc, reg),
                 "inputSchema": {"$schema": DRAFT, **params}, "_meta": {"formula-registry": meta}}
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+# ---------------------------------------------------------------------- OpenAI strict mode
+
+_STRICT_DROP = ("prefixItems", "allOf", "if", "then", "else", "default", "$schema", "$id")
+
+
+def _strict_value(s: dict[str, Any]) -> dict[str, Any]:
+    """One input's schema in the subset OpenAI's strict mode accepts: positional items (`prefixItems`) become
+    `items` allowing any of their kinds, the per-unit range clauses (`if`/`then`) go (the gates still check
+    ranges when the call comes back), and the registry's own `x-` keys go."""
+    out = {k: v for k, v in s.items() if not k.startswith("x-") and k not in _STRICT_DROP}
+    if s.get("type") == ["boolean", "string"]:
+        out = {"type": "boolean", **({"description": s["description"]} if "description" in s else {})}
+    if s.get("type") == "array":
+        kinds: list[dict[str, Any]] = []
+        strings: list[Any] = []
+        for item in s.get("prefixItems") or []:
+            if not isinstance(item, dict):
+                continue
+            if item.get("type") == "string" and ("enum" in item or "const" in item):
+                strings += [x for x in (item.get("enum") or [item.get("const")]) if x not in strings]
+            elif item.get("type") in ("number", "integer") and {"type": "number"} not in kinds:
+                kinds.append({"type": "number"})
+        if strings:
+            kinds.append({"type": "string", "enum": strings})
+        if not kinds:
+            kinds = [{"type": "number"}, {"type": "string"}]
+        out["items"] = kinds[0] if len(kinds) == 1 else {"anyOf": kinds}
+    return out
+
+
+def strict_tool(calc: Calculator | str | int, reg: Registry | None = None) -> dict[str, Any]:
+    """An OpenAI function tool in strict mode: every property required (optional inputs nullable: null means
+    absent), `additionalProperties: false`, no `prefixItems` or `if`. A call made to it is accepted back by the
+    gates and the library once `strict_arguments` has dropped the nulls."""
+    reg = reg or get_registry()
+    if not isinstance(calc, Calculator):
+        calc = reg.get(calc)
+    schema = calculator_schema(calc, reg)
+    required = set(schema["required"])
+    props = {}
+    for name, prop in schema["properties"].items():
+        value = _strict_value(prop)
+        props[name] = value if name in required else {"anyOf": [value, {"type": "null"}],
+                                                      **({"description": value["description"]}
+                                                         if "description" in value else {})}
+    params = {"type": "object", "properties": props, "required": list(props), "additionalProperties": False}
+    return {"type": "function", "function": {"name": calc.slug, "description": description(calc, reg),
+                                             "strict": True, "parameters": params}}
+
+
+def strict_arguments(calc: Calculator, arguments: Any) -> Any:
+    """A strict-mode call's arguments as the gates take them: an optional input given as null is absent."""
+    if not isinstance(arguments, dict):
+        return arguments
+    optional = {i.name for i in calc.inputs if not i.required}
+    return {k: v for k, v in arguments.items() if not (v is None and k in optional)}
+

@@ -67,6 +67,9 @@ def explain(reg: Registry, ref: str | int) -> dict[str, Any]:
 def call(reg: Registry, ref: str | int, arguments: Any, *, variant: str = "benchmark") -> AnswerRecord:
     """Gates, then the library. Raises `GateError` or the library's `CalculatorError`."""
     calc = reg.get(ref)
+    from solver.tools.schema import strict_arguments
+
+    arguments = strict_arguments(calc, arguments)  # null for an optional input (OpenAI strict mode): absent
     check(reg, calc.slug, arguments)
     record = library_record(reg, calc.slug, arguments, variant=variant)
     record.warnings.extend(w for w in warnings(calc, reg) if w not in record.warnings)

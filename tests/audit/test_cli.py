@@ -19,3 +19,16 @@ def test_completeness_on_an_unreleased_edit(registry_copy: Path, capsys: pytest.
     assert code == 0 and re.search(r"\ncurrent text: (\d+) of \1 complete", out)
     code, _, err = run(capsys, "audit", "deviations", "--root", root)
     assert code == 1 and err.splitlines()[-1].startswith("error: ")
+
+
+def test_report_tables_takes_globs(capsys: pytest.CaptureFixture[str]) -> None:
+    """`formula report tables 'runs/*/'`: a quoted glob names every run folder it matches, in order; one that
+    matches none is an error naming it (issue 29: `--results` and the report tables take globs alike)."""
+    import json
+
+    embedded = Path(__file__).resolve().parents[2] / "results" / "embedded" / "medcalc-bench-2024"
+    code, out, _ = run(capsys, "report", "tables", str(embedded / "*"), "--draws", "5", "--format", "json")
+    assert code == 0
+    assert [r["label"] for r in json.loads(out)["runs"]] == sorted(p.name for p in embedded.iterdir() if p.is_dir())
+    code, _, err = run(capsys, "report", "tables", str(embedded / "no-such-*"))
+    assert code == 1 and "no-such-*" in err and "no run folder" in err

@@ -390,3 +390,16 @@ def test_incomplete_runs_warn(tmp_path: Path, cases: list[Case]) -> None:
     assert any("manifest lists seeds [42, 43, 44, 45]" in w for w in warnings)
     assert any("incomplete, 23 of 24 case-seed rows" in w for w in warnings)
     assert read_run(write_run(tmp_path / "whole", "program-solve", cases[:8], SEEDS, right)).warnings == []
+
+
+def test_run_keys_number_a_shared_folder_name_and_never_use_the_path(tmp_path):
+    """Two runs in folders of one name were keyed by their absolute paths (issue 29)."""
+    from pathlib import Path
+
+    from audit.runs import Run
+    from audit.tables import run_keys
+
+    runs = [Run(dir=Path(f"/somewhere/{k}/prog"), manifest={}, rows=None, arm="a", model=None)  # type: ignore[arg-type]
+            for k in ("x", "y")] + [Run(dir=Path("/elsewhere/arith"), manifest={}, rows=None, arm="b", model=None)]  # type: ignore[arg-type]
+    assert run_keys(runs) == ["prog#1", "prog#2", "arith"]
+

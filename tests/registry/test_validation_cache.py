@@ -35,3 +35,33 @@ def test_the_key_covers_snapshots_and_the_lock(registry_copy, cache_dir):
     lock = registry_copy / "formulas" / "REGISTRY.lock"
     lock.write_text(lock.read_text(encoding="utf-8") + "\n", encoding="utf-8")
     assert loader.validation_key(registry_copy) != before
+
+
+def test_read_only_commands_use_the_cache_and_any_byte_change_invalidates_it(registry_copy, cache_dir, monkeypatch,
+                                                                              capsys):
+    """`list`, `show`, `pending`... read a registry that passed before from the cache; a change of any byte of any
+    registry file (here a comment in a guideline, and then a broken value) makes them load and validate again."""
+    from tests.helpers import run
+
+    calls = _validations(monkeypatch)
+    root = str(registry_copy)
+    assert run(capsys, "list", "--root", root)[0] == 0 and len(calls) == 1  # cold: validated in full, then stored
+    for argv in (["list"], ["show", "meld-na"], ["pending"], ["due"], ["history", "meld-na"]):
+        assert run(capsys, *argv, "--root", root)[0] == 0, argv
+    assert len(calls) == 1, "a read-only command re-ran the validation of an unchanged registry"
+    guideline = sorted((registry_copy / "guidelines").glob("*.yaml"))[0]
+    guideline.write_text(guideline.read_text(encoding="utf-8") + "# a comment\n", encoding="utf-8")
+    assert run(capsys, "list", "--root", root)[0] == 0 and len(calls) == 2  # any byte: validated again
+    edit(registry_copy / "formulas" / "ideal-body-weight.yaml", "value: 2.3", "value: 2.4")
+    code, _, err = run(capsys, "show", "ideal-body-weight", "--root", root)
+    assert len(calls) == 3 and code == 1 and "ideal-body-weight" in err  # the edit is found, never served stale
+
+
+def test_writers_always_validate_in_full(registry_copy, cache_dir, monkeypatch, capsys):
+    from registry import cliutil
+    from tests.helpers import run
+
+    assert run(capsys, "list", "--root", str(registry_copy))[0] == 0  # the cache now holds this registry
+    calls = count_calls(monkeypatch, cliutil, "validate")
+    cliutil.load_registry(registry_copy)  # what a writer calls: no cache
+    assert len(calls) == 1

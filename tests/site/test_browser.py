@@ -31,8 +31,10 @@ PROBE = "/__console_probe.html"  # served by the test only: a page that logs a c
 WIDTHS = "/__widths.html"  # served by the test only: measures the pages below, each in a 1280 px frame
 WIDE_PAGES = ["impact/index.html", "lineage.html", "changelog.html", "calculators/index.html",
               "audits/literature.html", "audits/fidelity.html", "results/index.html", "paper.html",
-              "calculators/meld-na.html", "impact/mdrd-gfr--ckd-epi-2021.html"]
-MUST_FIT = {"impact/index.html", "lineage.html"}  # the issue's cut-off tables: these fit outright at 1280 px
+              "calculators/meld-na.html", "impact/mdrd-gfr--ckd-epi-2021.html", "calculators/ckd-epi-2021.html"]
+# the issues' cut-off tables: these fit outright at 1280 px (issue 29: CKD-EPI's constants with "Used by", the
+# changelog with "Sign-offs")
+MUST_FIT = {"impact/index.html", "lineage.html", "changelog.html", "calculators/ckd-epi-2021.html"}
 # In each frame: every table fits its scroll wrapper, or the wrapper has the visible scrollbar above it and the
 # note (tables.js); every .fr-nowrap element is one line; every lineage label lies inside the diagram and every
 # box's name inside its box. The findings are written into the page for --dump-dom.
@@ -238,3 +240,112 @@ def test_impact_index_mean_difference_has_units(built_site):
     cells = re.findall(r'<span class="fr-nowrap">(-?\d+\.\d{2})(?:&nbsp;|\u00a0)([^<]+)</span>', text)
     units = {u for _, u in cells}
     assert len(cells) >= 5 and {"mL/min/1.73 m²", "ms"} <= units, units
+
+
+# ---------------------------------------------------------------------- issue 29: every page, two widths, two schemes
+# Driven over the DevTools protocol (tests/site/cdp.py), so pages run in real time: the search worker answers.
+
+MEASURE_PAGE = """(function () {
+  // The page no wider than its window, and no element of the article sticking out of the content column,
+  // except inside an element that scrolls or clips on its own (a table's scroll wrapper, a code block).
+  // The box is the content column (.md-content): the theme lets tables and code blocks bleed into the
+  // article's own margin by design.
+  var art = document.querySelector("article"), out = [];
+  var edge = art ? art.closest(".md-content").getBoundingClientRect() : null;
+  function walk(el) {
+    for (var c = el.firstElementChild; c; c = c.nextElementSibling) {
+      var r = c.getBoundingClientRect();
+      if (r.width > 0 && (r.right > edge.right + 1 || r.left < edge.left - 1)) {
+        out.push(c.tagName + "." + (c.className || "") + ": " + (c.textContent || "").trim().slice(0, 40));
+        continue;
+      }
+      if (getComputedStyle(c).overflowX === "visible") { walk(c); }
+    }
+  }
+  if (art) { walk(art); }
+  return {page: document.documentElement.scrollWidth, window: window.innerWidth, out: out.slice(0, 5)};
+})()"""
+SEARCH_DONE = """(function () {
+  var m = document.querySelector(".md-search-result__meta");
+  if (!m || /Initializing/.test(m.textContent)) { return null; }
+  return {meta: m.textContent.trim(), items: document.querySelectorAll(".md-search-result__item").length};
+})()"""
+
+
+def all_pages(out: Path) -> list[str]:
+    """Every page of the built site (the 404 page too: serve shows it for missing pages)."""
+    return sorted(p.relative_to(out).as_posix() for p in out.rglob("*.html"))
+
+
+@pytest.fixture(scope="module")
+def cdp(browser, tmp_path_factory):
+    from tests.site.cdp import Chromium
+
+    b = Chromium(browser, tmp_path_factory.mktemp("cdp-profile"))
+    yield b
+    b.close()
+
+
+def test_the_protocol_sees_console_errors(cdp, server):
+    """Positive control for the checks below: the probe page's console error is seen."""
+    base, _ = server
+    cdp.goto(base + PROBE, 1280)
+    cdp.pump(0.3)
+    assert any("probe error" in e for e in cdp.errors), cdp.errors
+    # and the measure sees an element wider than the article
+    cdp.goto(base + "/about.html", 390)
+    assert not cdp.evaluate(MEASURE_PAGE)["out"]
+    cdp.evaluate("document.querySelector('article').appendChild(Object.assign(document.createElement('div'), "
+                 "{style: 'width: 2000px; height: 4px'}))")
+    assert cdp.evaluate(MEASURE_PAGE)["out"]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_every_page_fits_its_window_and_logs_no_error_over_http(cdp, server, built_site, width):
+    """Every page at 1280 and 390 px: never wider than the window (tables scroll inside their own wrappers),
+    no console error, no failed request."""
+    base, served = server
+    before = len(served)
+    wide, errors = {}, {}
+    for rel in all_pages(built_site.out):
+        cdp.goto(f"{base}/{rel}", width)
+        cdp.pump(0.1)
+        m = cdp.evaluate(MEASURE_PAGE)
+        if m["page"] > m["window"] + 1 or m["out"]:
+            wide[rel] = m
+        if cdp.errors:
+            errors[rel] = cdp.errors
+    assert not wide, f"wider than {width} px: {wide}"
+    assert not errors, errors
+    failed = [(p, c) for p, c in served[before:] if c >= 400]
+    assert not failed, failed
+
+
+def test_every_page_logs_no_error_over_file(cdp, built_site):
+    """Opened from the file system, as the README's first command suggests: no missing search_index.js, no
+    script error, and nothing fetched from anywhere but the disk."""
+    errors = {}
+    cdp.requests = []
+    for rel in all_pages(built_site.out):
+        if rel == "404.html":  # a server's page for any path: its links start at the server's root
+            continue
+        cdp.goto((built_site.out / rel).as_uri(), 1280)
+        cdp.pump(0.1)
+        if cdp.errors:
+            errors[rel] = cdp.errors
+    assert not errors, errors
+    assert cdp.requests and not [u for u in cdp.requests if not u.startswith(("file:", "data:", "about:", "blob:"))]
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_search_returns_results_over_http_and_file(cdp, server, built_site, width):
+    """The theme's search, opened with ?q= (as a shared search link is), finds pages over http:// and from
+    file:// (the offline plugin's inlined index, run by the site's worker shim), on a desktop and a phone."""
+    base, _ = server
+    for scheme, url in (("http", f"{base}/calculators/meld-na.html?q=creatinine"),
+                        ("file", (built_site.out / "calculators" / "meld-na.html").as_uri() + "?q=creatinine")):
+        cdp.goto(url, width)
+        found = cdp.wait_for(SEARCH_DONE, timeout=30)
+        assert found, f"{scheme} at {width} px: search stayed on 'Initializing search'"
+        assert found["items"] > 0 and re.match(r"\d+ matching document", found["meta"]), (scheme, found)
+        assert not cdp.errors, (scheme, cdp.errors)

@@ -70,15 +70,17 @@ N_GROUP = {"replaced": 4, "other": 12, "none": 39}
 
 def test_results_accuracy_by_subset_and_group(built_site):
     text = page(built_site, "results/index.html")
-    assert header_after(text, "accuracy")[5:] == ["all (55)", "not replaced (51)", "no issue identified (39)"]
-    acc = table_after(text, "accuracy")
+    # issue 29: each run's own calculator counts, beside its accuracy (never the first run's for all runs)
+    assert header_after(text, "accuracy")[5:] == ["Calcs", "all", "not replaced", "no issue identified"]
+    acc = [[c.replace("\xa0", " ") for c in r] for r in table_after(text, "accuracy")]
     assert [r[:5] for r in acc] == [["gold-solve", "gold-solve", "220", "220", "1"],
-                                    ["half-arm · test-model", "half-arm", "220", "220", "1"]]
-    assert acc[0][5:] == ["100.00"] * 3 and acc[1][5:] == ["50.00"] * 3
-    table13 = table_after(text, "accuracy-by-audit-group")  # group, calcs, gold-solve, half-arm
-    assert [r[:2] for r in table13] == [["Replaced by guideline", "4"], ["Other concern", "12"],
-                                        ["No issue identified", "39"], ["All", "55"]]
-    assert all(r[2] == "100.00" and r[3] == "50.00" for r in table13)
+                                    ["test-model · half-arm", "half-arm", "220", "220", "1"]]
+    assert acc[0][5:] == ["55", "100.00 (55)", "100.00 (51)", "100.00 (39)"]
+    assert acc[1][5:] == ["55", "50.00 (55)", "50.00 (51)", "50.00 (39)"]
+    assert header_after(text, "accuracy-by-audit-group") == ["Group", "gold-solve", "test-model · half-arm"]
+    table13 = [[c.replace("\xa0", " ") for c in r] for r in table_after(text, "accuracy-by-audit-group")]
+    assert table13 == [["Replaced by guideline", "100.00 (4)", "50.00 (4)"], ["Other concern", "100.00 (12)", "50.00 (12)"],
+                       ["No issue identified", "100.00 (39)", "50.00 (39)"], ["All", "100.00 (55)", "50.00 (55)"]]
     for heading in ("by-category", "by-output-type"):
         cells = table_after(text, heading)
         assert all(c == "100.00" for c in cells[0][1:]) and all(c == "50.00" for c in cells[1][1:]), heading
@@ -90,7 +92,7 @@ def test_results_paired_gaps_per_calculator_set(built_site):
     # half-arm - gold-solve: A right on 2 of 4 rows per calculator, B on all 4, so the gap is -50 pp on every
     # calculator and every calculator-resample gives -50 exactly; B alone is right on 2 rows per calculator.
     expected = [("all", 55), ("not replaced", 55 - N_GROUP["replaced"]), ("no issue identified", N_GROUP["none"])]
-    assert [(g[0], g[1]) for g in gaps] == [("half-arm − gold-solve", s) for s, _ in expected]
+    assert [(g[0], g[1]) for g in gaps] == [("test-model · half-arm − gold-solve", s) for s, _ in expected]
     tests = table_after(text, "tests-and-clustering")
     assert [(t[0], t[1]) for t in tests] == [(g[0], g[1]) for g in gaps]
     for g, t, (_, calcs) in zip(gaps, tests, expected):
@@ -101,7 +103,7 @@ def test_results_paired_gaps_per_calculator_set(built_site):
         assert t[4] == t[5] == t[6] == "<0.001"  # 0 against 2n discordant rows
     assert "How each statistic is computed" in text
     hybrid = table_after(text, "library-first-hybrids")
-    assert hybrid[0][:3] == ["gold-solve first, half-arm fallback", "100.0", "100.00"]
+    assert hybrid[0][:3] == ["gold-solve first, test-model · half-arm fallback", "100.0", "100.00"]
 
 
 def test_results_outcome_accounting(built_site):
@@ -174,6 +176,10 @@ def test_no_external_host_is_referenced(built_site):
             continue
         text = f.read_text(encoding="utf-8", errors="replace")
         rel = f.relative_to(built_site.out).as_posix()
+        if rel == "search/search_index.js":  # the offline plugin's copy of the search index (page text, not code)
+            index = (built_site.out / "search" / "search_index.json").read_text(encoding="utf-8")
+            assert text == "var __index = " + index, "search_index.js is not the search index alone"
+            continue
         if f.suffix in (".html", ".svg"):
             refs = _refs(text) + re.findall(r"url\(\s*['\"]?([^'\")]+)", text)
             refs += re.findall(r'<script[^>]+src="([^"]+)"', text)
@@ -297,7 +303,7 @@ def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path):
     res = build([a, b], tmp_path / "site")
     text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
     assert "could not pair these runs" in text and "seeds differ" in text
-    assert [r[5] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
+    assert [r[6].split("\xa0")[0] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
 
 
 def test_compare_chooses_the_paired_gaps(tmp_path):

@@ -1,0 +1,91 @@
+"""Start-up of the command line: read-only commands cold and warm, against a bare `python -c pass`.
+
+    python3 bench/cli.py [--repeat 5] [--format table|json]
+
+cold: an empty validation cache (a fresh FORMULA_CACHE_DIR), so the command loads every YAML file and runs every
+      validation rule, as the first command after any edit of the registry does;
+warm: the same command again, the cache filled by the run before (the registry's bytes unchanged).
+Each figure is the best wall time of --repeat runs in fresh processes (cold ones each get a new empty cache), as
+`timeit` reports: the run least disturbed by other work on a shared machine; the median is in --format json. The
+baseline `python -c pass` runs in the same way in the same run. The targets are issue 29's: a warm read-only
+command under 0.3 s, a cold `validate` under 1 s, a warm one-case `solve` under 0.4 s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOLVE = ["solve", "--calculator", "body-mass-index", "--entities", '{"weight": [70, "kg"], "height": [175, "cm"]}']
+# (name, argv, which figure has a target, target in seconds)
+COMMANDS: list[tuple[str, list[str], str, float]] = [
+    ("list", ["list"], "warm", 0.3),
+    ("show", ["show", "meld-na"], "warm", 0.3),
+    ("history", ["history", "meld-na"], "warm", 0.3),
+    ("pending", ["pending"], "warm", 0.3),
+    ("diff", ["diff", "meld-na", "1.0.1", "1.1.0"], "warm", 0.3),
+    ("due", ["due"], "warm", 0.3),
+    ("validate", ["validate"], "cold", 1.0),
+    ("solve", SOLVE, "warm", 0.4),
+]
+
+
+def _time(argv: list[str], env: dict[str, str]) -> float:
+    t0 = time.perf_counter()
+    proc = subprocess.run(argv, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    elapsed = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
+    return elapsed
+
+
+def measure(repeat: int) -> dict[str, object]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+           "COLUMNS": "100"}
+    env.pop("FORMULA_REGISTRY_ROOT", None)
+    base = min(_time([sys.executable, "-c", "pass"], env) for _ in range(repeat))
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:
+        for name, argv, which, target in COMMANDS:
+            cmd = [sys.executable, "-m", "cli", *argv]
+            cold = []
+            for k in range(repeat):
+                cold.append(_time(cmd, {**env, "FORMULA_CACHE_DIR": str(Path(tmp) / f"{name}-{k}")}))
+            warm_env = {**env, "FORMULA_CACHE_DIR": str(Path(tmp) / f"{name}-warm")}
+            _time(cmd, warm_env)  # fills the cache
+            warm = [_time(cmd, warm_env) for _ in range(repeat)]
+            c, w = min(cold), min(warm)
+            got = w if which == "warm" else c
+            rows.append({"command": "formula " + " ".join(a if " " not in a else "'…'" for a in argv),
+                         "cold_s": c, "warm_s": w, "cold_x": c / base, "warm_x": w / base,
+                         "cold_median_s": statistics.median(cold), "warm_median_s": statistics.median(warm),
+                         "target": f"{which} < {target} s", "met": got < target})
+    return {"python_c_pass_s": base, "repeat": repeat, "rows": rows}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=5, help="runs per figure, the best printed (default 5)")
+    ap.add_argument("--format", choices=["table", "json"], default="table", help="table for people, json for scripts")
+    args = ap.parse_args()
+    res = measure(max(1, args.repeat))
+    if args.format == "json":
+        print(json.dumps(res, indent=2))
+        return 0
+    print(f"python -c pass: {res['python_c_pass_s']:.3f} s (best of {res['repeat']}); ratios are to it")
+    print(f"{'command':<52} {'cold s':>7} {'x':>5} {'warm s':>7} {'x':>5}  target")
+    for r in res["rows"]:  # type: ignore[union-attr]
+        print(f"{r['command']:<52} {r['cold_s']:7.3f} {r['cold_x']:5.0f} {r['warm_s']:7.3f} {r['warm_x']:5.0f}  "
+              f"{r['target']} {'met' if r['met'] else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,43 @@
+"""The preview server of `formula site serve`: the built folder over loopback HTTP, and nothing else.
+
+Python's own handler serves the files; this one adds what a preview of a published site needs: a path that
+cannot name a file (a NUL byte, `%00`, which would raise inside the file lookup and drop the connection) is
+answered 400, and a missing page gets the site's own 404 page (mkdocs-material builds `404.html`).
+"""
+from __future__ import annotations
+
+import http.server
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+
+class SiteHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves one built site folder (`directory`)."""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass  # the preview prints its address once; a line per request would bury it
+
+    def send_head(self) -> Any:
+        path = unquote(urlsplit(self.path).path)
+        if "\x00" in path or any(ord(ch) < 0x20 for ch in path):
+            self.send_error(400, "Bad request", "a path with a control character names no page")
+            return None
+        try:
+            return super().send_head()
+        except ValueError:  # any other path the file lookup refuses
+            self.send_error(400, "Bad request", "this path names no page")
+            return None
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != 404 or self.command == "HEAD" or not page.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(404, message)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
