@@ -18,8 +18,9 @@ from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, make_record
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
-# computes a dependency: (calculator, the caller's entities, variant, registry, True) -> Result
-SubCompute = Callable[[Calculator, dict[str, Any], str, Registry, bool], Result]
+# computes a dependency: (calculator, the caller's entities, variant, registry, True, the computation's results of
+# dependencies so far) -> Result
+SubCompute = Callable[[Calculator, dict[str, Any], str, Registry, bool, "dict[str, Result] | None"], Result]
 
 
 _CONVERTERS: dict[tuple[int, bool], Converter] = {}
@@ -51,10 +52,10 @@ class Context:
     """What a calculator function may read. Every accessor records the input it used."""
 
     __slots__ = ("calc", "slug", "entities", "variant", "benchmark", "reg", "units", "conv", "record",
-                 "_sub_compute", "_specs", "_fields", "_consts", "_pl")
+                 "subs", "_sub_compute", "_specs", "_fields", "_consts", "_pl", "_cache")
 
     def __init__(self, calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry,
-                 sub_compute: SubCompute, pl: Plan | None = None):
+                 sub_compute: SubCompute, pl: Plan | None = None, cache: dict[str, Result] | None = None):
         if pl is None or pl.calc is not calc:
             pl = plan(calc)
         self._pl = pl
@@ -74,6 +75,8 @@ class Context:
         self.conv = last[1] if benchmark else last[2]
         self.record: dict[str, InputRecord] = {}
         self._sub_compute = sub_compute
+        self.subs: dict[str, Result] | None = None  # the dependencies this computation used (made on first use)
+        self._cache = cache  # every dependency's result computed so far for the same entities, shared with nested ones
         self._specs = pl.specs
         self._fields = pl.fields
         self._consts = pl.consts
@@ -437,11 +440,21 @@ class Context:
         """The result of a calculator this one depends on, from the same entities and variant."""
         if slug not in self._pl.depends_on:
             raise KeyError(f"{self.slug}: {slug!r} is not in depends_on; add it to the registry entry")
-        other = self.reg.calculators[slug]
-        try:  # it reads its own inputs from these entities
-            res = self._sub_compute(other, self.entities, self.variant, self.reg, True)
-        except CalculatorError as e:  # report it under the calculator the user asked for
-            raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
+        if self._cache is None:
+            self._cache = {}
+        res = self._cache.get(slug)
+        if res is None:
+            other = self.reg.calculators[slug]
+            try:  # it reads its own inputs from these entities
+                res = self._sub_compute(other, self.entities, self.variant, self.reg, True, self._cache)
+            except CalculatorError as e:  # report it under the calculator the user asked for
+                raise type(e)(self.slug, e.variable, f"{e.message} (while computing {slug})") from None
+            self._cache[slug] = res
+        if self.subs is None:
+            self.subs = {}
+        for s in res.subs:
+            self.subs.setdefault(s.calculator, s)
+        self.subs.setdefault(slug, res)
         for k, rec in res.inputs.items():
             self.record.setdefault(k, rec)
         if isinstance(res.value, (dt.date, tuple)):

@@ -60,14 +60,32 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
                                 + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
 
-def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "benchmark",
+def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, variant: str = "benchmark",
             registry: Registry | None = None) -> Result:
-    """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input."""
+    """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input.
+
+    `calculator` is a benchmark id, a slug, or the registry's entry itself (a caller that has resolved it already,
+    such as the router, passes the entry: the calculator is resolved once per answer)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    if not reg.validated or reg.problems:
-        _require_valid(reg, calculator)
+    if isinstance(calculator, Calculator):
+        calc = calculator
+        if not reg.validated or reg.problems:
+            _require_valid(reg, calc.slug)
+        if reg.calculators.get(calc.slug) is not calc:  # not this registry's entry: refuse rather than mix content
+            raise UnknownCalculator(calc.slug, None, "this calculator entry is not the registry's; pass its slug")
+    else:
+        if not reg.validated or reg.problems:
+            _require_valid(reg, calculator)
+        calc = _entry(calculator, reg)
+    if type(entities) is not dict and not isinstance(entities, dict):
+        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
+    return _compute(calc, entities, variant, reg)
+
+
+def _entry(calculator: str | int, reg: Registry) -> Calculator:
+    """The registry's entry for an id or slug: the common cases straight from its index (`resolve` names a miss)."""
     if type(calculator) is int:  # the common cases straight to the registry's index (resolve names a miss)
         calc = reg._ids.get(calculator)
         if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
@@ -76,9 +94,7 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
         calc = reg.calculators.get(calculator) if type(calculator) is str and not calculator.isdigit() else None
         if calc is None:
             calc = resolve(calculator, reg)
-    if type(entities) is not dict and not isinstance(entities, dict):
-        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
-    return _compute(calc, entities, variant, reg)
+    return calc
 
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
@@ -96,9 +112,11 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
                               "intended edit becomes a version with `formula release SLUG --reason ...`")
 
 
-def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False) -> Result:
+def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False,
+             cache: dict[str, Result] | None = None) -> Result:
     """`compute` on a resolved entry. `inner`: a dependency (`Context.sub`), given its caller's entities, of which
-    it reads only its own inputs (so only a missing one is an error)."""
+    it reads only its own inputs (so only a missing one is an error); `cache`: the dependencies' results computed
+    so far for these entities (each is computed once per computation)."""
     pl = plan(calc)
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
@@ -108,7 +126,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set) \
             and not (inner and entities.keys() >= pl.required_set):
         _name_the_bad_key(pl, entities, inner)
-    ctx = Context(calc, entities, variant, reg, _compute, pl)
+    ctx = Context(calc, entities, variant, reg, _compute, pl, cache)
     try:
         raw = fn(ctx)
     except CalculatorError:
@@ -134,12 +152,13 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
                 break
         if not inside or not _differences_hold(pl.differences, record):
             warnings = _warnings(calc, pl, value, variant, record)
+    subs = tuple(ctx.subs.values()) if ctx.subs else ()
     content_hash = reg.hashes.get(pl.hash_key)
     if not content_hash or pl.version is None:
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
-        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings)
-    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings)
+        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs)
+    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs)
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
