@@ -33,6 +33,9 @@ from solver.library import CalculatorError, compute, compute_many  # noqa: E402
 FLAGS = ["Congestive Heart Failure", "Hypertension history", "Stroke", "Transient Ischemic Attacks History",
          "Thromboembolism history", "Vascular disease history", "Diabetes history",
          "Dialysis at least twice in the past week"]
+HAS_BLED_FLAGS = ["Hypertension", "Liver disease criteria for the HAS-BLED rule",
+                  "Renal disease criteria for the HAS-BLED rule", "Prior major bleeding or predisposition to bleeding",
+                  "Labile international normalized ratio", "Medication usage predisposing to bleeding"]
 
 
 def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
@@ -50,8 +53,9 @@ def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
         "bilirubin": np.round(rng.lognormal(0.3, 0.8, n).clip(0.2, 30), 1),
         "inr": np.round(rng.normal(1.4, 0.4, n).clip(0.8, 5), 1),
         "hr": rng.integers(40, 160, n).astype(float), "qt": rng.integers(300, 560, n).astype(float),
+        "drinks": rng.integers(0, 20, n).astype(float),
     }
-    for f in FLAGS:
+    for f in FLAGS + HAS_BLED_FLAGS:
         data[f] = rng.random(n) < 0.2
     return pd.DataFrame(data)
 
@@ -59,6 +63,10 @@ def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
 # slug -> columns= mapping (entity -> column or (column, fixed unit))
 SETUPS: dict[str, dict[str, Any]] = {
     "body-mass-index": {"weight": ("weight", "kg"), "height": ("height", "cm")},
+    "ideal-body-weight": {"sex": "sex", "height": ("height", "cm"), "weight": ("weight", "kg")},
+    "adjusted-body-weight": {"sex": "sex", "weight": ("weight", "kg"), "height": ("height", "cm")},
+    "has-bled": {"age": ("age", "years"), "Number of Alcoholic Drinks Per Week": "drinks", "Stroke": "Stroke",
+                 **{f: f for f in HAS_BLED_FLAGS}},
     "ckd-epi-2021": {"age": ("age", "years"), "sex": "sex", "creatinine": ("creatinine", "mg/dL")},
     "mdrd-gfr": {"age": ("age", "years"), "sex": "sex", "creatinine": ("creatinine", "mg/dL"), "Race": "Race"},
     "creatinine-clearance-cockcroft-gault": {"age": ("age", "years"), "sex": "sex", "weight": ("weight", "kg"),

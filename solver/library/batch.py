@@ -16,10 +16,10 @@ The result has the frame's index and two columns: `value` (what `compute` return
 library's error message for that row). `value` is a float64 (or int64) column when the columnar
 path answered every row with a number of that one Python type, as a clean cohort gives (its
 `tolist()` and iteration give Python floats or ints, as `compute`); otherwise an object column
-(None for a row with an error). One bad row never fails the batch. Calculators with a
-vectorised implementation (solver/library/vectorised.py) compute with numpy; the others, and
-any row the vectorised path refuses, go through `compute` row by row, so every answer and every
-error equals `compute`'s.
+(None for a row with an error). One bad row never fails the batch. Calculators whose kernel is
+columnar (`@calculator(..., columnar=True)`) run that same kernel over numpy arrays
+(solver/library/vectorised.py holds the machinery); the others, and any row the columnar path
+refuses, go through `compute` row by row, so every answer and every error equals `compute`'s.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
-from solver.library.vectorised import MISSING, VECTORISED, Coded, Columns, Pair, cell_at, finish
+from solver.library.vectorised import MISSING, Coded, Columns, Pair, cell_at, columnar, finish
 
 UNIT_SUFFIX = "_unit"
 CHUNK = 20_000  # rows per progress step (row by row)
@@ -343,7 +343,7 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     cells = entity_columns(frame, calc, columns)
     n = len(frame)
     errors = np.empty(n, dtype=object)  # numpy fills an object array with None
-    fn = VECTORISED.get(calc.slug) if vectorise else None
+    fn = columnar(calc.slug, reg) if vectorise else None
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
     answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
     values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column

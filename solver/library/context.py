@@ -16,6 +16,7 @@ from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, make_record
+from solver.library.rounding import round_value
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, the caller's entities, variant, registry, True, the computation's results of
@@ -434,6 +435,71 @@ class Context:
         if spec.range is not None:  # ranges of counts are written per litre
             self.check_range(name, out, "/L")
         return self.note(name, [v, unit], out, "/L")
+
+    # ------------------------------------------------------------------ kernel helpers
+    # A calculator's kernel runs on this reader (one patient) and on `vectorised.Columns` (arrays, one value per
+    # row), which has the same methods with numpy semantics: a branch, band or clamp is written once through them.
+    def choice_is(self, name: str, option: str) -> bool:
+        """Whether the choice `name` is `option`."""
+        return self.choice(name) == option
+
+    def any_flag(self, *names: str) -> bool:
+        """`flag(a) or flag(b) ...`: read in order until one is met (as `or` reads them)."""
+        return any(self.flag(n) for n in names)
+
+    @staticmethod
+    def where(cond: Any, yes: Any, no: Any) -> Any:
+        """`yes if cond else no` (numpy's `where` over arrays)."""
+        return yes if cond else no
+
+    @staticmethod
+    def select(cases: Iterable[tuple[Any, Any]], default: Any) -> Any:
+        """The value of the first case whose condition holds, else `default` (numpy's `select` over arrays). A
+        value may be a function of no arguments: it is called only when chosen here (dependencies are computed only
+        when a patient's branch needs them), and for every row over arrays."""
+        for cond, value in cases:
+            if cond:
+                return value() if callable(value) else value
+        return default() if callable(default) else default
+
+    @staticmethod
+    def minimum(a: Any, b: Any) -> Any:
+        return min(a, b)
+
+    @staticmethod
+    def maximum(a: Any, b: Any) -> Any:
+        return max(a, b)
+
+    @staticmethod
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        """`min(max(x, lo), hi)`."""
+        return min(max(x, lo), hi)
+
+    @staticmethod
+    def pow(a: Any, b: Any) -> Any:
+        return a ** b
+
+    @staticmethod
+    def log(a: Any) -> float:
+        return math.log(a)
+
+    @staticmethod
+    def sqrt(a: Any) -> float:
+        return math.sqrt(a)
+
+    @staticmethod
+    def trunc(a: Any) -> int:
+        return int(a)
+
+    @staticmethod
+    def round_to(x: Any, step: Any) -> Any:
+        """`rounding.round_value(x, step)` (a rounding step the formula itself takes)."""
+        return round_value(x, step)
+
+    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str]) -> None:
+        """Refuse the patient (`OutOfRange` naming `variable`) when `cond` holds; over arrays, the rows where it holds."""
+        if cond:
+            raise OutOfRange(self.slug, variable, message())
 
     # ------------------------------------------------------------------ dependencies
     def sub(self, slug: str) -> float:

@@ -1,4 +1,7 @@
-"""Vectorised calculators for `compute_many`: the formula's arithmetic over numpy arrays.
+"""The column machinery of `compute_many`: a calculator's one kernel run over numpy arrays.
+
+The kernels are the calculators' functions (solver/library/calculators/); `Columns` is the reader
+they are given here, with `Context`'s accessors and helpers over columns.
 
 Answers must equal `compute` to the bit, so the parts where numpy and Python could differ are
 not re-implemented:
@@ -27,11 +30,12 @@ import numpy as np
 import pandas as pd
 
 from registry.loader import Registry
-from registry.schema import Calculator, InputKind, OutputKind
+from registry.schema import Calculator, OutputKind
 from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute, _finish
 from solver.library.errors import CalculatorError
+from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS
 from solver.library.plan import plan
 from solver.library.result import Value
 from solver.library.units import ConversionError, Converter, round_number
@@ -140,24 +144,16 @@ def _as_cell(value: Any, unit: Any) -> Any:
 
 def cell_at(column: "Pair | Coded | list[Any]", i: int) -> Any:
     return column.cell(i) if isinstance(column, (Pair, Coded)) else column[i]
-VECTORISED: dict[str, Callable[["Columns"], np.ndarray]] = {}
 _UNIT_METHODS = frozenset({"quantity", "measurement", "weight", "temperature", "count_per_litre", "age", "height"})
 
 
-# calculators whose library arithmetic ends in true divisions (`/`), so their result is a Python float whatever
-# the input types: an int read among floats cannot change the output type (see `Columns.intish`)
-FLOAT_RESULT: set[str] = set()
-
-
-def vectorised(slug: str, *, float_result: bool = False
-               ) -> Callable[[Callable[["Columns"], np.ndarray]], Callable[["Columns"], np.ndarray]]:
-    def deco(fn: Callable[["Columns"], np.ndarray]) -> Callable[["Columns"], np.ndarray]:
-        VECTORISED[slug] = fn
-        if float_result:
-            FLOAT_RESULT.add(slug)
-        return fn
-
-    return deco
+def columnar(slug: str, reg: Registry) -> Callable[..., Any] | None:
+    """The kernel `compute_many` runs over arrays for `slug` (the very function `compute` runs), or None when it
+    or a calculator it depends on is not written with the shared helpers."""
+    calc = reg.calculators.get(slug)
+    if slug not in COLUMNAR or calc is None or not all(columnar(d, reg) for d in calc.depends_on):
+        return None
+    return FUNCTIONS[slug]
 
 
 def _key(x: Any) -> Any:
@@ -285,6 +281,7 @@ class Columns:
         self.variant = variant
         self.benchmark = variant == "benchmark"
         self.reg = reg
+        self.slug = calc.slug
         self.bad = bad if bad is not None else np.zeros(n, dtype=bool)
         self.memo = memo if memo is not None else {}  # reads and sub-results shared with sub-calculators
         # rows where an input read as a Python int in a column of floats: the library's result could then be an
@@ -309,9 +306,12 @@ class Columns:
             m = which == 0 if m is None else m & (which == 0)
             which += m.view(np.uint8) * np.uint8(k)
         values = [np.nan if t.default is None else float(t.default)] + [float(b.value) for b in t.bands]
-        return np.array(values).take(which, mode="clip")
+        out = np.array(values).take(which, mode="clip")
+        if t.default is None:  # no band holds: `Context.band` refuses the patient
+            self.bad |= which == 0
+        return out
 
-    def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
+    def points(self, met: dict[str, np.ndarray], table: str = "points") -> np.ndarray:
         """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order
         (whole-number points, the usual case, are summed as small ints: the same sums, exactly)."""
         t = self.calc.tables[table]
@@ -369,13 +369,6 @@ class Columns:
         units = self.reg.units
         assert units is not None
         return round_array(x, units.rounding) if self.benchmark else x
-
-    def adult_age(self) -> np.ndarray:
-        """`labs._adult_age`: the published variant refuses an age under the calculator's adult minimum."""
-        age = self.read("age", "age")
-        if not self.benchmark and "published_min_age" in self.calc.constants:
-            self.bad |= age < self.const("published_min_age")
-        return age
 
     # ------------------------------------------------------------------ inputs
     def read(self, method: str, name: str, **kw: Any) -> np.ndarray:
@@ -587,11 +580,110 @@ class Columns:
         if ("sub", slug) not in self.memo:
             other = self.reg.calculators[slug]
             sub = Columns(other, self.cells, self.n, self.variant, self.reg, self.bad, self.memo, self.intish)
-            self.memo[("sub", slug)] = finish(sub, VECTORISED[slug](sub), top=False)
+            self.memo[("sub", slug)] = finish(sub, FUNCTIONS[slug](sub), top=False)
         return self.memo[("sub", slug)]
 
     def ok(self) -> np.ndarray:
         return ~self.bad
+
+    # ------------------------------------------------------------------ the kernel's reader: `Context`'s names
+    # (each as `Context` reads it, over the column; see `solver.library.functions`)
+    def quantity(self, name: str) -> np.ndarray:
+        return self.read("quantity", name)
+
+    def measurement(self, name: str) -> np.ndarray:
+        return self.read("measurement", name)
+
+    def number(self, name: str) -> np.ndarray:
+        return self.read("number", name)
+
+    def weight(self, name: str = "weight") -> np.ndarray:
+        return self.read("weight", name)
+
+    def height(self, name: str = "height", unit: str = "m") -> np.ndarray:
+        return self.read("height", name, unit=unit)
+
+    def age(self, name: str = "age") -> np.ndarray:
+        return self.read("age", name)
+
+    def temperature(self, name: str) -> np.ndarray:
+        return self.read("temperature", name)
+
+    def count_per_litre(self, name: str) -> np.ndarray:
+        return self.read("count_per_litre", name)
+
+    def flag(self, name: str) -> np.ndarray:
+        return self.read("flag", name)
+
+    def flags(self, names: Any) -> dict[str, np.ndarray]:
+        return {n: self.read("flag", n) for n in names}
+
+    def choice(self, name: str) -> np.ndarray:
+        return self.read("choice", name)
+
+    def choice_is(self, name: str, option: str) -> np.ndarray:
+        return self.equals(name, option)
+
+    def any_flag(self, *names: str) -> np.ndarray:
+        out = self.read("flag", names[0])
+        for n in names[1:]:
+            out = out | self.read("flag", n)
+        return out
+
+    @staticmethod
+    def where(cond: Any, yes: Any, no: Any) -> Any:
+        if np.ndim(cond) == 0:
+            return yes if cond else no
+        if np.ndim(yes) == 0 and np.ndim(no) == 0:
+            return pick(cond, yes, no)
+        return np.where(cond, yes, no)
+
+    @staticmethod
+    def select(cases: Any, default: Any) -> Any:
+        """`Context.select` over arrays: every value is computed for every row (a function is called once)."""
+        conds, values = [], []
+        for cond, value in cases:
+            conds.append(cond)
+            values.append(value() if callable(value) else value)
+        return np.select(conds, values, default() if callable(default) else default)
+
+    @staticmethod
+    def minimum(a: Any, b: Any) -> Any:
+        return np.minimum(a, b)
+
+    @staticmethod
+    def maximum(a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
+
+    @staticmethod
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        return np.minimum(np.maximum(x, lo), hi)
+
+    def pow(self, a: Any, b: Any) -> Any:
+        """Python's `**`, once per distinct pair of arguments (numpy's power could round differently)."""
+        if np.ndim(a) == 0 and np.ndim(b) == 0:
+            return a ** b
+        return elementwise(operator.pow, a, b, ok=self.ok())
+
+    def log(self, a: Any) -> Any:
+        """`math.log`, once per distinct argument (numpy's log could round differently)."""
+        return elementwise(math.log, a, ok=self.ok())
+
+    @staticmethod
+    def sqrt(a: Any) -> Any:
+        return np.sqrt(a)  # IEEE-754 square roots are correctly rounded: the same double as math.sqrt
+
+    @staticmethod
+    def trunc(a: Any) -> Any:
+        return np.trunc(a)
+
+    @staticmethod
+    def round_to(x: Any, step: Any) -> Any:
+        return rnd.round_array(x, step)
+
+    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str]) -> None:
+        """The rows where `cond` holds are refused (`compute` words the refusal)."""
+        self.bad |= np.asarray(cond, dtype=bool)
 
 
 def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
@@ -658,169 +750,3 @@ def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
     return rnd.rint_or_exact(x, decimals, lambda v: round(v, decimals))
 
-
-def _pow(a: Any, b: Any, cols: Columns) -> np.ndarray:
-    return elementwise(operator.pow, a, b, ok=cols.ok())
-
-
-# ---------------------------------------------------------------------- calculators
-
-@vectorised("body-mass-index", float_result=True)
-def body_mass_index(c: Columns) -> np.ndarray:
-    kg = c.read("weight", "weight")
-    m = c.read("height", "height", unit="m")
-    return kg / (m * m)
-
-
-@vectorised("ideal-body-weight")
-def ideal_body_weight(c: Columns) -> np.ndarray:
-    inches = c.read("height", "height", unit="in")
-    male = c.equals("sex", "Male")
-    base = pick(male, c.const("male_base_weight"), c.const("female_base_weight"))
-    return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
-
-
-@vectorised("adjusted-body-weight")
-def adjusted_body_weight(c: Columns) -> np.ndarray:
-    ibw = c.sub("ideal-body-weight")
-    kg = c.read("weight", "weight")
-    return ibw + c.const("correction_factor") * (kg - ibw)
-
-
-@vectorised("creatinine-clearance-cockcroft-gault", float_result=True)
-def cockcroft_gault(c: Columns) -> np.ndarray:
-    male = c.equals("sex", "Male")
-    age = c.read("age", "age")
-    kg = c.read("weight", "weight")
-    c.read("height", "height", unit="m")  # read for its checks, as the library does
-    scr = c.read("quantity", "creatinine")
-    if c.benchmark:
-        rule = c.band("weight_rule", c.sub("body-mass-index"))
-        c.bad |= np.isnan(rule)
-        weight = np.where(rule == 0, kg, np.where(rule == 1, np.minimum(c.sub("ideal-body-weight"), kg),
-                                                  c.sub("adjusted-body-weight")))
-    else:
-        weight = kg
-    factor = pick(male, c.const("male_factor"), c.const("female_factor"))
-    return (c.const("age_offset") - age) * weight * factor / (c.const("denominator_factor") * scr)
-
-
-@vectorised("ckd-epi-2021")
-def ckd_epi_2021(c: Columns) -> np.ndarray:
-    age = c.adult_age()
-    female = c.equals("sex", "Female")
-    scr = c.read("quantity", "creatinine")
-    female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
-    low = scr <= pick(female, female_kappa, male_kappa)
-    # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
-    # low creatinine by its own kappa
-    male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
-    branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
-                (female_kappa, c.const("female_alpha"))]
-    branch = Grouped(female.view(np.uint8) * np.uint8(2) + low.view(np.uint8), branches)  # (one byte a row)
-    term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
-    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
-    age_term = _pow(c.const("age_base"), age, c)
-    return c.const("base") * term * age_term * sex_factor
-
-
-@vectorised("meld-na")
-def meld_na(c: Columns) -> np.ndarray:
-    import math
-
-    cr = c.read("quantity", "creatinine")
-    dialysed = c.read("flag", "Dialysis at least twice in the past week") | c.read(
-        "flag", "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
-    floor, ceiling, dial = c.const("creatinine_floor"), c.const("creatinine_ceiling"), c.const("dialysis_creatinine")
-    if c.benchmark:  # sic, as the library: the dialysis rule only applies when floor <= Cr <= ceiling
-        # (clipping gives floor or ceiling outside them, the value itself inside; a NaN row is refused anyway)
-        cr = np.where(dialysed & (cr >= floor) & (cr <= ceiling), dial, np.minimum(np.maximum(cr, floor), ceiling))
-    else:
-        cr = np.where(dialysed, dial, np.minimum(np.maximum(cr, floor), ceiling))
-    bili = np.maximum(c.read("quantity", "Bilirubin"), c.const("bilirubin_floor"))
-    inr = np.maximum(c.read("number", "international normalized ratio"), c.const("inr_floor"))
-    na = np.minimum(np.maximum(c.read("quantity", "Sodium"), c.const("sodium_floor")), c.const("sodium_ceiling"))
-    ok = c.ok()
-    log = lambda a: elementwise(math.log, a, ok=ok)  # noqa: E731
-    meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
-              + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
-    # round(round(x, dec) * scale) in the variant's mode (solver/library/rounding.py), as the library does
-    tenth, whole = rnd.step(c.calc, c.variant, c.const("meld_decimals")), rnd.step(c.calc, c.variant, 0)
-    meld = rnd.round_array(rnd.round_array(meld_i, tenth) * c.const("meld_scale"), whole)
-    na_gap = c.const("sodium_ceiling") - na
-    raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(rnd.round_array(raw, whole), c.const("score_cap"))
-    return np.where(meld <= c.const("sodium_threshold"), meld, score)
-
-
-@vectorised("has-bled")
-def has_bled(c: Columns) -> np.ndarray:
-    age = c.read("age", "age")
-    drinks = c.read("number", "Number of Alcoholic Drinks Per Week")
-    if c.benchmark:
-        drinks = np.trunc(drinks)  # the library's int(): the reference truncates
-    points = c.calc.tables["points"].points
-    assert points is not None
-    flags = {i.name for i in c.calc.inputs if i.kind == InputKind.boolean}
-    total = np.zeros(c.n)
-    for name, weight in points.items():  # the criteria in the table's order, as the library sums them
-        met = c.read("flag", name) if name in flags else drinks >= c.const("alcohol_threshold")
-        total = total + _weighted(met, weight)
-    return c.band("age_points", age) + total
-
-
-@vectorised("mdrd-gfr")
-def mdrd_gfr(c: Columns) -> np.ndarray:
-    age = c.adult_age()
-    female = c.equals("sex", "Female")
-    scr = c.read("quantity", "creatinine")
-    race_factor = pick(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
-    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
-    scr_term = _pow(scr, c.const("creatinine_exponent"), c)
-    age_term = _pow(age, c.const("age_exponent"), c)
-    return c.const("base") * scr_term * age_term * race_factor * sex_factor
-
-
-@vectorised("mean-arterial-pressure", float_result=True)
-def mean_arterial_pressure(c: Columns) -> np.ndarray:
-    sbp = c.read("measurement", "Systolic Blood Pressure")
-    dbp = c.read("measurement", "Diastolic Blood Pressure")
-    total = c.const("weight_total")
-    return sbp * c.const("systolic_weight") / total + dbp * c.const("diastolic_weight") / total
-
-
-@vectorised("anion-gap")
-def anion_gap(c: Columns) -> np.ndarray:
-    na = c.read("quantity", "Sodium")
-    cl = c.read("quantity", "Chloride")
-    hco3 = c.read("quantity", "Bicarbonate")
-    return na - (cl + hco3)
-
-
-@vectorised("calcium-correction")
-def calcium_correction(c: Columns) -> np.ndarray:
-    ca = c.read("quantity", "Calcium")
-    alb = c.read("quantity", "Albumin")
-    return c.const("albumin_coefficient") * (c.const("normal_albumin") - alb) + ca
-
-
-@vectorised("cha2ds2-vasc")
-def cha2ds2_vasc(c: Columns) -> np.ndarray:
-    age = c.read("age", "age")
-    female = c.equals("sex", "Female")
-    stroke_like = (c.read("flag", "Stroke") | c.read("flag", "Transient Ischemic Attacks History")
-                   | c.read("flag", "Thromboembolism history"))
-    met = {"female sex": female, "Congestive Heart Failure": c.read("flag", "Congestive Heart Failure"),
-           "Hypertension history": c.read("flag", "Hypertension history"),
-           "stroke, TIA or thromboembolism": stroke_like,
-           "Vascular disease history": c.read("flag", "Vascular disease history"),
-           "Diabetes history": c.read("flag", "Diabetes history")}
-    return c.band("age_points", age) + c.points("points", met)
-
-
-@vectorised("qtc-bazett", float_result=True)
-def qtc_bazett(c: Columns) -> np.ndarray:
-    hr = c.read("measurement", "Heart Rate or Pulse")
-    qt = c.read("measurement", "QT Interval")
-    rr = c.r(c.const("seconds_per_minute") / hr)
-    return qt / _pow(rr, 1 / c.const("rr_root_index"), c)

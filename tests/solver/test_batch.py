@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from solver.library import CalculatorError, compute, compute_many
-from solver.library.vectorised import VECTORISED
+from solver.library.functions import COLUMNAR as VECTORISED
 from tests.solver.conftest import reference_cases
 
 CASES = reference_cases()

@@ -26,7 +26,7 @@ def _bicarbonate_deficit(ctx: Context) -> float:
     return normal - hco3
 
 
-@calculator("anion-gap")
+@calculator("anion-gap", columnar=True)
 def anion_gap(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     cl = ctx.quantity("Chloride")

@@ -14,44 +14,42 @@ from solver.library.functions import calculator
 def _adult_age(ctx: Context, equation: str) -> float:
     """Age in years; the published variant refuses a child (adult equation) and names the alternative."""
     age = ctx.age()
-    if not ctx.benchmark and "published_min_age" in ctx.calc.constants and age < ctx.const("published_min_age"):
-        raise OutOfRange(ctx.slug, "age", f"{age:g} years: {equation} is an adult equation (age "
-                         f"{ctx.const('published_min_age')} or older); for a child use a paediatric equation such as "
-                         "the bedside Schwartz equation (0.413 x height in cm / creatinine in mg/dL)")
+    if not ctx.benchmark and "published_min_age" in ctx.calc.constants:
+        ctx.refuse(age < ctx.const("published_min_age"), "age", lambda: (
+            f"{age:g} years: {equation} is an adult equation (age {ctx.const('published_min_age')} or older); for a "
+            "child use a paediatric equation such as the bedside Schwartz equation (0.413 x height in cm / "
+            "creatinine in mg/dL)"))
     return age
 
 
-@calculator("ckd-epi-2021")
+@calculator("ckd-epi-2021", columnar=True)
 def ckd_epi_2021(ctx: Context) -> float:
     age = _adult_age(ctx, "CKD-EPI 2021")
-    female = ctx.choice("sex") == "Female"
+    female = ctx.choice_is("sex", "Female")
     scr = ctx.quantity("creatinine")
-    kappa = ctx.const("female_kappa") if female else ctx.const("male_kappa")
-    if scr <= kappa:
-        alpha = ctx.const("female_alpha") if female else ctx.const("male_alpha")
-        divisor = kappa
-        if ctx.benchmark and not female:
-            divisor = ctx.const("benchmark_male_low_kappa")  # sic: the reference divides by 0.7 for men
-    else:
-        alpha = ctx.const("high_exponent")
-        divisor = kappa
-    sex_factor = ctx.const("female_factor") if female else ctx.const("male_factor")
-    return ctx.const("base") * (scr / divisor) ** alpha * ctx.const("age_base") ** age * sex_factor
+    kappa = ctx.where(female, ctx.const("female_kappa"), ctx.const("male_kappa"))
+    low = scr <= kappa
+    # sic: the reference divides men's low creatinine by 0.7
+    male_low = ctx.const("benchmark_male_low_kappa") if ctx.benchmark else ctx.const("male_kappa")
+    divisor = ctx.where(low, ctx.where(female, ctx.const("female_kappa"), male_low), kappa)
+    alpha = ctx.where(low, ctx.where(female, ctx.const("female_alpha"), ctx.const("male_alpha")),
+                      ctx.const("high_exponent"))
+    sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    return ctx.const("base") * ctx.pow(scr / divisor, alpha) * ctx.pow(ctx.const("age_base"), age) * sex_factor
 
 
-@calculator("mdrd-gfr")
+@calculator("mdrd-gfr", columnar=True)
 def mdrd_gfr(ctx: Context) -> float:
     age = _adult_age(ctx, "the MDRD study equation")
-    female = ctx.choice("sex") == "Female"
+    female = ctx.choice_is("sex", "Female")
     scr = ctx.quantity("creatinine")
-    race = ctx.choice("Race")
-    race_factor = ctx.const("black_factor") if race == "Black" else ctx.const("other_race_factor")
-    sex_factor = ctx.const("female_factor") if female else ctx.const("male_factor")
-    return (ctx.const("base") * scr ** ctx.const("creatinine_exponent") * age ** ctx.const("age_exponent")
-            * race_factor * sex_factor)
+    race_factor = ctx.where(ctx.choice_is("Race", "Black"), ctx.const("black_factor"), ctx.const("other_race_factor"))
+    sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    return (ctx.const("base") * ctx.pow(scr, ctx.const("creatinine_exponent"))
+            * ctx.pow(age, ctx.const("age_exponent")) * race_factor * sex_factor)
 
 
-@calculator("calcium-correction")
+@calculator("calcium-correction", columnar=True)
 def calcium_correction(ctx: Context) -> float:
     ca = ctx.quantity("Calcium")
     alb = ctx.quantity("Albumin")

@@ -6,7 +6,7 @@ import math
 from solver.library.context import Context
 from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
-from solver.library.rounding import round_value, step
+from solver.library.rounding import step
 
 
 @calculator("fib-4")
@@ -18,36 +18,29 @@ def fib_4(ctx: Context) -> float:
     return age * ast / (platelets * math.sqrt(alt))
 
 
-@calculator("meld-na")
+@calculator("meld-na", columnar=True)
 def meld_na(ctx: Context) -> float:
     cr = ctx.quantity("creatinine")
-    dialysed = ctx.flag("Dialysis at least twice in the past week") or ctx.flag(
-        "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
-    floor, ceiling = ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")
-    if ctx.benchmark:
-        # sic: the reference reaches the dialysis rule only when floor <= Cr <= ceiling
-        if cr < floor:
-            cr = floor
-        elif cr > ceiling:
-            cr = ceiling
-        elif dialysed:
-            cr = ctx.const("dialysis_creatinine")
+    dialysed = ctx.any_flag("Dialysis at least twice in the past week",
+                            "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
+    floor, ceiling, dialysis = ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"), ctx.const(
+        "dialysis_creatinine")
+    if ctx.benchmark:  # sic: the reference reaches the dialysis rule only when floor <= Cr <= ceiling
+        cr = ctx.select([(cr < floor, floor), (cr > ceiling, ceiling), (dialysed, dialysis)], cr)
     else:
-        cr = ctx.const("dialysis_creatinine") if dialysed else min(max(cr, floor), ceiling)
-    bili = max(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
-    inr = max(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
-    na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
-    meld_i = (ctx.const("creatinine_coefficient") * math.log(cr) + ctx.const("bilirubin_coefficient") * math.log(bili)
-              + ctx.const("inr_coefficient") * math.log(inr) + ctx.const("intercept"))
+        cr = ctx.where(dialysed, dialysis, ctx.clip(cr, floor, ceiling))
+    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    meld_i = (ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient") * ctx.log(bili)
+              + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
     # two rounding steps, each in the variant's mode (registry: output.published_rounding)
     tenth, whole = step(ctx.calc, ctx.variant, ctx.const("meld_decimals")), step(ctx.calc, ctx.variant, 0)
-    meld = int(round_value(round_value(meld_i, tenth) * ctx.const("meld_scale"), whole))
-    if meld <= ctx.const("sodium_threshold"):
-        return meld
+    meld = ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const("meld_scale"), whole)
     na_gap = ctx.const("sodium_ceiling") - na
-    score = int(round_value(meld + ctx.const("sodium_coefficient") * na_gap
-                            - ctx.const("interaction_coefficient") * meld * na_gap, whole))
-    return min(score, ctx.const("score_cap"))
+    score = ctx.round_to(meld + ctx.const("sodium_coefficient") * na_gap
+                         - ctx.const("interaction_coefficient") * meld * na_gap, whole)
+    return ctx.where(meld <= ctx.const("sodium_threshold"), meld, ctx.minimum(score, ctx.const("score_cap")))
 
 
 @calculator("meld-3-0")

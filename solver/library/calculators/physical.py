@@ -7,7 +7,7 @@ from solver.library.context import Context
 from solver.library.functions import calculator
 
 
-@calculator("mean-arterial-pressure")
+@calculator("mean-arterial-pressure", columnar=True, float_result=True)
 def mean_arterial_pressure(ctx: Context) -> float:
     sbp = ctx.measurement("Systolic Blood Pressure")
     dbp = ctx.measurement("Diastolic Blood Pressure")

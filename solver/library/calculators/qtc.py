@@ -16,10 +16,10 @@ def _rr(ctx: Context) -> tuple[float, float]:
     return qt, ctx.r(ctx.const("seconds_per_minute") / hr)
 
 
-@calculator("qtc-bazett")
+@calculator("qtc-bazett", columnar=True, float_result=True)
 def qtc_bazett(ctx: Context) -> float:
     qt, rr = _rr(ctx)
-    return qt / rr ** (1 / ctx.const("rr_root_index"))
+    return qt / ctx.pow(rr, 1 / ctx.const("rr_root_index"))
 
 
 @calculator("qtc-fridericia")

@@ -10,10 +10,10 @@ from solver.library.context import Context
 from solver.library.functions import calculator
 
 
-@calculator("cha2ds2-vasc")
+@calculator("cha2ds2-vasc", columnar=True)
 def cha2ds2_vasc(ctx: Context) -> float:
     age = ctx.age()
-    met = {"female sex": ctx.choice("sex") == "Female", **_stroke_risk_criteria(ctx)}
+    met = {"female sex": ctx.choice_is("sex", "Female"), **_stroke_risk_criteria(ctx)}
     return ctx.band("age_points", age) + ctx.points(met)
 
 
@@ -27,8 +27,8 @@ def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
     return {
         "Congestive Heart Failure": f["Congestive Heart Failure"],
         "Hypertension history": f["Hypertension history"],
-        "stroke, TIA or thromboembolism": f["Stroke"] or f["Transient Ischemic Attacks History"]
-        or f["Thromboembolism history"],
+        "stroke, TIA or thromboembolism": f["Stroke"] | f["Transient Ischemic Attacks History"]
+        | f["Thromboembolism history"],
         "Vascular disease history": f["Vascular disease history"],
         "Diabetes history": f["Diabetes history"],
     }
@@ -143,12 +143,12 @@ _HAS_BLED_FLAGS = (
 )
 
 
-@calculator("has-bled")
+@calculator("has-bled", columnar=True)
 def has_bled(ctx: Context) -> float:
     age = ctx.age()
     drinks = ctx.number("Number of Alcoholic Drinks Per Week")
     if ctx.benchmark:
-        drinks = int(drinks)  # the reference truncates; the threshold is whole, so this never changes a point
+        drinks = ctx.trunc(drinks)  # the reference truncates; the threshold is whole, so this never changes a point
     met = ctx.flags(_HAS_BLED_FLAGS)
     met["alcohol use"] = drinks >= ctx.const("alcohol_threshold")
     return ctx.band("age_points", age) + ctx.points(met)
