@@ -324,6 +324,12 @@ class Columns:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
             weights.append(weight)
         masks = [np.asarray(yes, dtype=bool) for yes in met.values()]
+        floats = [yes for yes, w in zip(masks, weights) if type(w) is not int]
+        if floats and len(floats) < len(masks):  # the library's sum stays a Python int where no float weight is met
+            met_float = np.zeros(self.n, dtype=bool)
+            for yes in floats:
+                met_float |= yes
+            self.intish |= ~met_float
         if all(float(w).is_integer() for w in weights) and sum(abs(int(w)) for w in weights) < 2 ** 15:
             acc = np.zeros(self.n, dtype=np.int16)
             for yes, w in zip(masks, weights):
@@ -580,7 +586,10 @@ class Columns:
         if ("sub", slug) not in self.memo:
             other = self.reg.calculators[slug]
             sub = Columns(other, self.cells, self.n, self.variant, self.reg, self.bad, self.memo, self.intish)
-            self.memo[("sub", slug)] = finish(sub, FUNCTIONS[slug](sub), top=False)
+            out = finish(sub, FUNCTIONS[slug](sub), top=False)
+            if other.output.rounding == "round_number" and out.dtype.kind == "f":
+                self.intish |= out == 0  # `round_number` gives the int 0 for zero: what the caller computes with
+            self.memo[("sub", slug)] = out
         return self.memo[("sub", slug)]
 
     def ok(self) -> np.ndarray:

@@ -56,14 +56,14 @@ def calcium_correction(ctx: Context) -> float:
     return ctx.const("albumin_coefficient") * (ctx.const("normal_albumin") - alb) + ca
 
 
-@calculator("sodium-correction-hyperglycemia")
+@calculator("sodium-correction-hyperglycemia", columnar=True)
 def sodium_correction_hyperglycemia(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     glucose = ctx.quantity("Glucose")
     return na + ctx.const("correction_per_mg_dl_glucose") * (glucose - ctx.const("reference_glucose"))
 
 
-@calculator("serum-osmolality")
+@calculator("serum-osmolality", columnar=True)
 def serum_osmolality(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     bun = ctx.quantity("Blood Urea Nitrogen (BUN)")
@@ -103,17 +103,18 @@ def homa_ir(ctx: Context) -> float:
     return insulin * glucose / ctx.const("divisor")
 
 
-@calculator("free-water-deficit")
+@calculator("free-water-deficit", columnar=True)
 def free_water_deficit(ctx: Context) -> float:
     age = ctx.age()
-    sex = ctx.choice("sex")
+    male = ctx.choice_is("sex", "Male")
     kg = ctx.weight()
     na = ctx.quantity("Sodium")
-    fraction = ctx.band("male_water_fraction" if sex == "Male" else "female_water_fraction", age)
+    fraction = ctx.select([(male, lambda: ctx.band("male_water_fraction", age))],
+                          lambda: ctx.band("female_water_fraction", age))
     return fraction * kg * (na / ctx.const("target_sodium") - 1)
 
 
-@calculator("fractional-excretion-sodium")
+@calculator("fractional-excretion-sodium", columnar=True)
 def fractional_excretion_sodium(ctx: Context) -> float:
     sna = ctx.quantity("Sodium")
     scr = ctx.quantity("creatinine")

@@ -9,13 +9,13 @@ from solver.library.functions import calculator
 from solver.library.rounding import step
 
 
-@calculator("fib-4")
+@calculator("fib-4", columnar=True, float_result=True)
 def fib_4(ctx: Context) -> float:
     age = ctx.age()
     alt = ctx.measurement("Alanine aminotransferase")
     ast = ctx.measurement("Aspartate aminotransferase")
     platelets = ctx.count_per_litre("Platelet count") / ctx.const("platelets_per_billion")
-    return age * ast / (platelets * math.sqrt(alt))
+    return age * ast / (platelets * ctx.sqrt(alt))
 
 
 @calculator("meld-na", columnar=True)

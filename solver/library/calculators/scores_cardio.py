@@ -34,14 +34,14 @@ def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
     }
 
 
-@calculator("cha2ds2-va")
+@calculator("cha2ds2-va", columnar=True)
 def cha2ds2_va(ctx: Context) -> float:
     """CHA2DS2-VA (ESC 2024): CHA2DS2-VASc without the sex category; no benchmark, one variant."""
     age = ctx.age()
     return ctx.band("age_points", age) + ctx.points(_stroke_risk_criteria(ctx))
 
 
-@calculator("wells-pe")
+@calculator("wells-pe", columnar=True)
 def wells_pe(ctx: Context) -> float:
     hr = ctx.measurement("Heart Rate or Pulse")
     dvt_signs = "Clinical signs and symptoms of Deep Vein Thrombosis"
@@ -51,12 +51,10 @@ def wells_pe(ctx: Context) -> float:
         dvt_signs: ctx.flag(dvt_signs),
         pe_first: ctx.flag(pe_first),
         "heart rate above threshold": hr > ctx.const("heart_rate_threshold"),
-        "immobilization or recent surgery": any(
-            [ctx.flag("Immobilization for at least 3 days"), ctx.flag("Surgery in the previous 4 weeks")]
-        ),
-        "previous PE or DVT": any(
-            [ctx.flag("Previously Documented Pulmonary Embolism"), ctx.flag("Previously documented Deep Vein Thrombosis")]
-        ),
+        "immobilization or recent surgery": ctx.flag("Immobilization for at least 3 days")
+        | ctx.flag("Surgery in the previous 4 weeks"),
+        "previous PE or DVT": ctx.flag("Previously Documented Pulmonary Embolism")
+        | ctx.flag("Previously documented Deep Vein Thrombosis"),
         "Hemoptysis": ctx.flag("Hemoptysis"),
         malignancy: ctx.flag(malignancy),
     }
@@ -76,12 +74,11 @@ _WELLS_DVT_SINGLE = (
 )
 
 
-@calculator("wells-dvt")
+@calculator("wells-dvt", columnar=True)
 def wells_dvt(ctx: Context) -> float:
     met = ctx.flags(_WELLS_DVT_SINGLE)
-    met["bedridden or recent major surgery"] = any(
-        [ctx.flag("Bedridden recently >3 days"), ctx.flag("Major surgery within 12 weeks")]
-    )
+    met["bedridden or recent major surgery"] = ctx.flag("Bedridden recently >3 days") | ctx.flag(
+        "Major surgery within 12 weeks")
     return ctx.points(met)
 
 
@@ -154,7 +151,7 @@ def has_bled(ctx: Context) -> float:
     return ctx.band("age_points", age) + ctx.points(met)
 
 
-@calculator("perc-rule")
+@calculator("perc-rule", columnar=True)
 def perc_rule(ctx: Context) -> float:
     met = {
         "age at or above threshold": ctx.age() >= ctx.const("age_threshold"),
@@ -163,9 +160,8 @@ def perc_rule(ctx: Context) -> float:
         "Unilateral Leg Swelling": ctx.flag("Unilateral Leg Swelling"),
         "Hemoptysis": ctx.flag("Hemoptysis"),
         "Recent surgery or trauma": ctx.flag("Recent surgery or trauma"),
-        "prior PE or DVT": any(
-            [ctx.flag("Previously Documented Pulmonary Embolism"), ctx.flag("Previously documented Deep Vein Thrombosis")]
-        ),
+        "prior PE or DVT": ctx.flag("Previously Documented Pulmonary Embolism")
+        | ctx.flag("Previously documented Deep Vein Thrombosis"),
         "Hormone use": ctx.flag("Hormone use"),
     }
     return ctx.points(met)

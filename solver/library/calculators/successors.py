@@ -87,7 +87,7 @@ def ldl_sampson(ctx: Context) -> float:
     return tc / ctx.const("total_cholesterol_divisor") - hdl / ctx.const("hdl_divisor") - vldl - ctx.const("intercept")
 
 
-@calculator("sodium-correction-katz")
+@calculator("sodium-correction-katz", columnar=True)
 def sodium_correction_katz(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     glucose = ctx.quantity("Glucose")
