@@ -35,7 +35,7 @@ from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
-from solver.library.vectorised import MISSING, Coded, Columns, Pair, cell_at, columnar, finish
+from solver.library.vectorised import MISSING, Coded, Columns, NotColumnar, Pair, cell_at, columnar, finish
 
 UNIT_SUFFIX = "_unit"
 CHUNK = 20_000  # rows per progress step (row by row)
@@ -347,6 +347,12 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
     answers: dict[int, Any] = {}  # row -> value, for the rows the columnar path left to `compute`
     values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
+    if fn is not None and n:
+        try:  # a kernel that has no columnar form for these inputs says so at once (`Columns.scalar_only`)
+            _columnar_chunk(calc, fn, cells, 0, min(n, 1), variant, reg)
+        except NotColumnar:
+            fn = None
+            values = np.empty(n, dtype=object)
     if fn is not None:
         bounds = [(start, min(start + VCHUNK, n)) for start in range(0, n, VCHUNK)]
         chunk = lambda b: _columnar_chunk(calc, fn, cells, b[0], b[1], variant, reg)  # noqa: E731

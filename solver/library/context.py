@@ -439,7 +439,7 @@ class Context:
     # ------------------------------------------------------------------ kernel helpers
     # A calculator's kernel runs on this reader (one patient) and on `vectorised.Columns` (arrays, one value per
     # row), which has the same methods with numpy semantics: a branch, band or clamp is written once through them.
-    def choice_is(self, name: str, option: str) -> bool:
+    def choice_is(self, name: str, option: str | None) -> bool:
         """Whether the choice `name` is `option`."""
         return self.choice(name) == option
 
@@ -455,12 +455,30 @@ class Context:
     @staticmethod
     def select(cases: Iterable[tuple[Any, Any]], default: Any) -> Any:
         """The value of the first case whose condition holds, else `default` (numpy's `select` over arrays). A
-        value may be a function of no arguments: it is called only when chosen here (dependencies are computed only
-        when a patient's branch needs them), and for every row over arrays."""
+        condition or value may be a function of no arguments: it is called only when reached (a condition) or
+        chosen (a value), so an input or dependency is read only when the patient's branch needs it; over arrays
+        a refusal inside it counts only for the rows that take that branch."""
         for cond, value in cases:
-            if cond:
+            if cond() if callable(cond) else cond:
                 return value() if callable(value) else value
         return default() if callable(default) else default
+
+    def if_given(self, name: str, read: Callable[[], Any], default: Any) -> Any:
+        """`read()` when the optional input `name` is given, else `default`."""
+        return read() if self.has(name) else default
+
+    def require(self, name: str, message: str) -> None:
+        """Refuse the patient (`MissingInput`) when `name` is not given."""
+        if not self.has(name):
+            raise MissingInput(self.slug, name, message)
+
+    def unit_is(self, name: str, unit: str) -> bool:
+        """Whether the [value, unit] input `name` was given in `unit` (as written)."""
+        given = self.entities.get(name) if name in self._specs else None
+        return isinstance(given, (list, tuple)) and len(given) == 2 and given[1] == unit
+
+    def scalar_only(self, reason: str) -> None:
+        """Marks a branch that has no columnar form yet (`Columns` hands the table to the row loop); here nothing."""
 
     @staticmethod
     def minimum(a: Any, b: Any) -> Any:
@@ -484,6 +502,10 @@ class Context:
         return math.log(a)
 
     @staticmethod
+    def exp(a: Any) -> float:
+        return math.exp(a)
+
+    @staticmethod
     def sqrt(a: Any) -> float:
         return math.sqrt(a)
 
@@ -496,10 +518,11 @@ class Context:
         """`rounding.round_value(x, step)` (a rounding step the formula itself takes)."""
         return round_value(x, step)
 
-    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str]) -> None:
-        """Refuse the patient (`OutOfRange` naming `variable`) when `cond` holds; over arrays, the rows where it holds."""
+    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str],
+               error: type[CalculatorError] = OutOfRange) -> None:
+        """Refuse the patient (`error` naming `variable`) when `cond` holds; over arrays, the rows where it holds."""
         if cond:
-            raise OutOfRange(self.slug, variable, message())
+            raise error(self.slug, variable, message())
 
     # ------------------------------------------------------------------ dependencies
     def sub(self, slug: str) -> float:

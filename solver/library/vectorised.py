@@ -41,6 +41,10 @@ from solver.library.result import Value
 from solver.library.units import ConversionError, Converter, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
+
+
+class NotColumnar(Exception):
+    """A kernel reached a branch with no columnar form (`scalar_only`): `compute_many` computes row by row."""
 _BAD: Any = object()
 
 
@@ -340,7 +344,7 @@ class Columns:
             total += _weighted(yes, w)  # weight or 0.0, in the library's order
         return total
 
-    def equals(self, name: str, option: str) -> np.ndarray:
+    def equals(self, name: str, option: str | None) -> np.ndarray:
         """`Context.choice(name) == option` for every row. A coded text column compares its codes (the strings
         are never spread over the rows); any other column compares what `read("choice", ...)` gives."""
         column = self.cells.get(name)
@@ -630,7 +634,7 @@ class Columns:
     def choice(self, name: str) -> np.ndarray:
         return self.read("choice", name)
 
-    def choice_is(self, name: str, option: str) -> np.ndarray:
+    def choice_is(self, name: str, option: str | None) -> np.ndarray:
         return self.equals(name, option)
 
     def any_flag(self, *names: str) -> np.ndarray:
@@ -647,14 +651,114 @@ class Columns:
             return pick(cond, yes, no)
         return np.where(cond, yes, no)
 
-    @staticmethod
-    def select(cases: Any, default: Any) -> Any:
-        """`Context.select` over arrays: every value is computed for every row (a function is called once)."""
+    def select(self, cases: Any, default: Any) -> Any:
+        """`Context.select` over arrays: every branch is computed for every row (a function once), and a refusal
+        inside a function counts only for the rows that reach (a condition) or take (a value) it."""
         conds, values = [], []
+        left = np.ones(self.n, dtype=bool)  # rows no earlier condition took
         for cond, value in cases:
-            conds.append(cond)
-            values.append(value() if callable(value) else value)
-        return np.select(conds, values, default() if callable(default) else default)
+            c = np.broadcast_to(np.asarray(self.scoped(left, cond) if callable(cond) else cond, dtype=bool), (self.n,))
+            conds.append(c)
+            values.append(self.scoped(left & c, value) if callable(value) else value)
+            left = left & ~c
+        return np.select(conds, values, self.scoped(left, default) if callable(default) else default)
+
+    def scoped(self, rows: np.ndarray, fn: Callable[[], Any]) -> Any:
+        """`fn()` over every row, its refusals (and int-typed rows) kept only where `rows` holds. Reads made inside
+        are forgotten afterwards, so a read of the same input outside marks its own refusals."""
+        if rows.all():
+            return fn()
+        bad, intish, known = self.bad.copy(), self.intish.copy(), set(self.memo)
+        out = fn()
+        self.bad[:] = bad | (self.bad & rows)
+        self.intish[:] = intish | (self.intish & rows)
+        for k in [k for k in self.memo if k not in known]:
+            del self.memo[k]
+        return out
+
+    def has(self, name: str) -> Any:
+        """`Context.has` for every row: the input is declared and the cell given."""
+        column = self.cells.get(name)
+        if name not in plan(self.calc).specs or column is None:
+            return np.zeros(self.n, dtype=bool)
+        if isinstance(column, Coded):
+            return column.codes >= 0
+        if isinstance(column, Pair):
+            v = column.values
+            if v.dtype.kind == "f":
+                return ~np.isnan(v)
+            if v.dtype.kind in "biu":
+                return np.ones(self.n, dtype=bool)
+            return np.fromiter((not _absent(x) for x in v.tolist()), bool, self.n)
+        return np.fromiter((c is not MISSING for c in column), bool, self.n)
+
+    def if_given(self, name: str, read: Callable[[], Any], default: Any) -> Any:
+        given = self.has(name)
+        if not given.any():
+            return default
+        return self.where(given, self.scoped(given, read), default)
+
+    def require(self, name: str, message: str) -> None:
+        self.bad |= ~self.has(name)
+
+    def unit_is(self, name: str, unit: str) -> Any:
+        column = self.cells.get(name)
+        if isinstance(column, Pair):
+            if column.units is None or isinstance(column.units, str):
+                return np.full(self.n, column.units == unit)
+            return column.units == unit
+        if column is None or isinstance(column, Coded):
+            return np.zeros(self.n, dtype=bool)
+        return np.fromiter((isinstance(c, (list, tuple)) and len(c) == 2 and c[1] == unit for c in column), bool,
+                           self.n)
+
+    def scalar_only(self, reason: str) -> None:
+        raise NotColumnar(f"{self.slug}: {reason}")
+
+    def lookup(self, name: str, key: Any) -> Any:
+        """`Context.lookup` for every row's key (an option, or one key for every row); a key the table lacks
+        (and no default) refuses the row."""
+        t = self.calc.tables[name]
+        mapping = t.lookup if t.lookup is not None else t.points
+        assert mapping is not None
+
+        def one(k: Any) -> float:
+            if k in mapping:
+                return mapping[k]
+            return np.nan if t.default is None else t.default
+
+        if np.ndim(key) == 0:
+            v = one(key)
+            if isinstance(v, float) and math.isnan(v):
+                raise KeyError(f"{self.slug}: {key!r} is not in table {name!r}")
+            return v
+        codes, uniques = pd.factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
+        values = [one(_py(u)) for u in uniques.tolist()]
+        table = np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else float)
+        out = table[codes]
+        if table.dtype.kind == "f":
+            self.bad |= np.isnan(out)
+        return out
+
+    def spec(self, name: str) -> Any:
+        return plan(self.calc).specs[name]
+
+    def table(self, name: str) -> Any:
+        return self.calc.tables[name]
+
+    def analyte(self, name: str) -> Any:
+        units = self.reg.units
+        assert units is not None
+        return units.analytes[self.spec(name).analyte]
+
+    @property
+    def conv(self) -> ArrayConverter:
+        units = self.reg.units
+        assert units is not None
+        return ArrayConverter(units, exact=not self.benchmark)
+
+    def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+        return value  # the columnar path keeps no per-row record
 
     @staticmethod
     def minimum(a: Any, b: Any) -> Any:
@@ -678,6 +782,10 @@ class Columns:
         """`math.log`, once per distinct argument (numpy's log could round differently)."""
         return elementwise(math.log, a, ok=self.ok())
 
+    def exp(self, a: Any) -> Any:
+        """`math.exp`, once per distinct argument (numpy's exp could round differently)."""
+        return elementwise(math.exp, a, ok=self.ok())
+
     @staticmethod
     def sqrt(a: Any) -> Any:
         return np.sqrt(a)  # IEEE-754 square roots are correctly rounded: the same double as math.sqrt
@@ -690,7 +798,7 @@ class Columns:
     def round_to(x: Any, step: Any) -> Any:
         return rnd.round_array(x, step)
 
-    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str]) -> None:
+    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str], error: Any = None) -> None:
         """The rows where `cond` holds are refused (`compute` words the refusal)."""
         self.bad |= np.asarray(cond, dtype=bool)
 

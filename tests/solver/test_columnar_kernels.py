@@ -58,3 +58,17 @@ def test_both_paths_call_the_one_kernel(slug: str, monkeypatch: pytest.MonkeyPat
     res = compute_many(slug, frame)
     assert res.attrs["vectorised"] and res["value"].tolist() == [value]
     assert Context in readers and Columns in readers, readers
+
+
+def test_no_kernel_writes_into_an_array_in_place() -> None:
+    """`x += y` rebinds a Python number but writes into a numpy array, which may be a memoised input column: the
+    calculators' functions use `x = x + y`."""
+    import ast
+    from pathlib import Path
+
+    from solver.library import calculators
+
+    for path in sorted(Path(calculators.__file__).parent.glob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aug = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.AugAssign)]
+        assert not aug, f"{path.name}: augmented assignment at lines {aug}"

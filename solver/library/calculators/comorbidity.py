@@ -14,18 +14,16 @@ _CCI_CHOICES = (
 )
 
 
-@calculator("charlson-comorbidity-index")
+@calculator("charlson-comorbidity-index", columnar=True)
 def charlson_comorbidity_index(ctx: Context) -> float:
     score = ctx.band("age_points", ctx.age())
-    score += ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
+    score = score + ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
     cva = ctx.flag("Cerebrovascular Accident")
     tia = ctx.flag("Transient Ischemic Attacks History")
-    if cva or tia:
-        score += ctx.const("cerebrovascular_points")
+    score = score + ctx.where(cva | tia, ctx.const("cerebrovascular_points"), 0)
     for name, table in _CCI_CHOICES:
         option = ctx.choice(name)
-        if option is not None:
-            score += ctx.lookup(table, option)
+        score = score + ctx.select([(ctx.choice_is(name, None), 0)], lambda t=table, o=option: ctx.lookup(t, o))
     return score
 
 
@@ -41,21 +39,21 @@ def caprini_2005(ctx: Context) -> float:
     for name, table in (("Surgery Type", "surgery_points"), ("Mobility", "mobility_points")):
         option = ctx.choice(name)
         if option is not None:
-            score += ctx.lookup(table, option)
+            score = score + ctx.lookup(table, option)
     if ctx.has("Body Mass Index (BMI)") and ctx.measurement("Body Mass Index (BMI)") > ctx.const("bmi_threshold"):
-        score += ctx.const("bmi_points")
+        score = score + ctx.const("bmi_points")
     items = ctx.table("risk_factor_points").points or {}
-    score += ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
+    score = score + ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
                         "risk_factor_points")
     if not ctx.benchmark:
         if any(ctx.flag(item) for item in _VTE_HISTORY):
-            score += ctx.const("published_history_of_vte_points")
-        score += ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
+            score = score + ctx.const("published_history_of_vte_points")
+        score = score + ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
         male = ctx.choice("sex") == "Male"
         women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}
         for item in women or {}:
             if ctx.flag(item):
                 if male:
                     raise BadValue(ctx.slug, item, "is an item for women only, but sex is Male")
-                score += ctx.lookup("published_women_points", item)
+                score = score + ctx.lookup("published_women_points", item)
     return score

@@ -91,13 +91,12 @@ _RCRI_FLAGS = (
 )
 
 
-@calculator("revised-cardiac-risk-index")
+@calculator("revised-cardiac-risk-index", columnar=True)
 def revised_cardiac_risk_index(ctx: Context) -> float:
     met = ctx.flags(_RCRI_FLAGS)
     creatinine = "Pre-operative creatinine"
-    met["creatinine above threshold"] = ctx.has(creatinine) and ctx.quantity(creatinine) > ctx.const(
-        "creatinine_threshold"
-    )
+    met["creatinine above threshold"] = ctx.if_given(creatinine, lambda: ctx.quantity(creatinine) > ctx.const(
+        "creatinine_threshold"), False)
     return ctx.points(met)
 
 
@@ -112,7 +111,7 @@ _HEART_RISK_FACTORS = (
 )
 
 
-@calculator("heart-score")
+@calculator("heart-score", columnar=True)
 def heart_score(ctx: Context) -> float:
     history = ctx.lookup("history_points", ctx.choice("Suspicion History"))
     ecg = ctx.lookup("ecg_points", ctx.choice("Electrocardiogram Test"))
@@ -124,8 +123,8 @@ def heart_score(ctx: Context) -> float:
         # Known atherosclerotic disease (prior MI, PCI/CABG, stroke/TIA, PAD) scores the maximum
         # risk-factor points on its own; the benchmark counts it as one ordinary factor and never
         # reads the TIA history.
-        if ctx.flag("atherosclerotic disease") or ctx.flag("Transient Ischemic Attacks History"):
-            risk = max(risk, ctx.const("published_atherosclerosis_points"))
+        known = ctx.any_flag("atherosclerotic disease", "Transient Ischemic Attacks History")
+        risk = ctx.where(known, ctx.maximum(risk, ctx.const("published_atherosclerosis_points")), risk)
     return history + ecg + age + risk + troponin
 
 

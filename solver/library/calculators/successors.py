@@ -50,16 +50,17 @@ def pooled_cohort_equations(ctx: Context) -> float:
     return ctx.const("percent") * (1 - survival ** math.exp(total - ctx.const(f"{group}_mean")))
 
 
-@calculator("qsofa")
+@calculator("qsofa", columnar=True)
 def qsofa(ctx: Context) -> float:
-    score: float = 0
-    if ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"):
-        score += ctx.lookup("points", "respiratory rate")
-    if ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"):
-        score += ctx.lookup("points", "Systolic Blood Pressure")
-    gcs = ctx.number("Glasgow Coma Score") if ctx.has("Glasgow Coma Score") else ctx.const("gcs_normal")
-    if gcs < ctx.const("gcs_normal") or ctx.flag("Altered mental status"):
-        score += ctx.lookup("points", "altered mentation")
+    def pts(item: str, met: bool) -> float:
+        return ctx.where(met, ctx.lookup("points", item), 0)
+
+    score = pts("respiratory rate", ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"))
+    score = score + pts("Systolic Blood Pressure", ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"))
+    gcs = ctx.if_given("Glasgow Coma Score", lambda: ctx.number("Glasgow Coma Score"), ctx.const("gcs_normal"))
+    low_gcs = gcs < ctx.const("gcs_normal")
+    altered = ctx.select([(low_gcs, True)], lambda: ctx.flag("Altered mental status"))  # `or`: read when needed
+    score = score + pts("altered mentation", altered)
     return score
 
 
