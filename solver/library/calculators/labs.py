@@ -128,6 +128,7 @@ def _triglycerides(ctx: Context) -> float:
     name = "Triglycerides"
     if ctx.benchmark or "published_triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:  # before 1.1.0
         return ctx.quantity(name)
+    ctx.scalar_only("the published Friedewald converts a mmol/L triglyceride with its own factor")
     value, unit = ctx._pair(name)
     if unit != "mmol/L":
         return ctx.quantity(name)
@@ -137,13 +138,13 @@ def _triglycerides(ctx: Context) -> float:
     return ctx.note(name, [value, unit], mg_dl, ctx.spec(name).unit)
 
 
-@calculator("ldl-friedewald")
+@calculator("ldl-friedewald", columnar=True)
 def ldl_friedewald(ctx: Context) -> float:
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
     tg = _triglycerides(ctx)
     limit = ctx.const("published_max_triglycerides")
-    if not ctx.benchmark and tg > limit:
-        raise OutOfRange(ctx.slug, "Triglycerides", f"{tg} mg/dL is above {limit} mg/dL, where the Friedewald "
-                         "estimate is not valid; measure LDL directly")
+    if not ctx.benchmark:
+        ctx.refuse(tg > limit, "Triglycerides", lambda: f"{tg} mg/dL is above {limit} mg/dL, where the Friedewald "
+                   "estimate is not valid; measure LDL directly")
     return tc - hdl - tg / ctx.const("triglyceride_divisor")
