@@ -6,13 +6,11 @@ provenance in the `Result` (`solver.library.result`).
 """
 from __future__ import annotations
 
-import datetime as dt
-import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
 from registry.plausibility import implausible, implausible_inputs
-from registry.schema import Calculator, OutputKind, UnitsFile
+from registry.schema import Calculator
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
@@ -29,10 +27,7 @@ from solver.library.errors import (
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, Value, make_result
-from solver.library.rounding import half_even, result_rule, round_value
-from solver.library.units import round_number
-
-_isfinite = math.isfinite
+from solver.library.rounding import NotFinite, finish
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
@@ -135,13 +130,10 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    t = type(raw)
-    if (t is float or t is int) and raw - raw == 0 and variant in pl.plain_rounding:  # finite, rounded as the plan says
-        value: Value = round_number(raw, ctx.conv._rounding)
-    elif (t is float or t is int) and raw - raw == 0 and variant in pl.whole:
-        value = int(half_even(raw, 0))
-    else:
-        value = _finish(calc, raw, ctx.units, variant)
+    try:
+        value: Value = finish(raw, pl.finishing[variant], ctx.units.rounding)
+    except NotFinite as e:
+        raise OutOfRange(calc.slug, None, str(e)) from None
     record = ctx.record
     warnings: list[str] = []
     if pl.output_rules or pl.differences:  # the registry's plausibility rules: checked inline, worded when broken
@@ -195,38 +187,3 @@ def _differences_hold(rules: tuple[tuple[str, str, float, float], ...], record: 
         if not ((tx is float or tx is int) and (ty is float or ty is int) and lo <= float(x) - float(y) <= hi):
             return False
     return True
-
-
-def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
-    t = type(raw)
-    if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
-        rounding = calc.output.rounding
-        rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
-        if rule is not None:
-            out = round_value(raw, rule)
-            return int(out) if rounding == "integer" else out
-        if rounding == "round_number":
-            return round_number(raw, units.rounding)
-        if rounding == "integer":
-            return int(half_even(raw, 0))
-        if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
-            return raw
-    kind = calc.output.kind
-    if kind == OutputKind.date:
-        assert isinstance(raw, dt.date)
-        return raw
-    if kind == OutputKind.gestational_age:
-        w, d = raw
-        return (int(w), int(d))
-    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
-        raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
-    rounding = calc.output.rounding
-    rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
-    if rule is not None:
-        out = round_value(raw, rule)
-        return int(out) if rounding == "integer" else out
-    if rounding == "integer":
-        return int(half_even(raw, 0))
-    if rounding == "round_number":
-        return round_number(raw, units.rounding)
-    return raw

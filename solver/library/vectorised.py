@@ -30,14 +30,13 @@ import numpy as np
 import pandas as pd
 
 from registry.loader import Registry
-from registry.schema import Calculator, OutputKind
+from registry.schema import Calculator
 from solver.library import rounding as rnd
 from solver.library.context import Context
-from solver.library.core import _compute, _finish
+from solver.library.core import _compute
 from solver.library.errors import CalculatorError
 from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS
 from solver.library.plan import plan
-from solver.library.result import Value
 from solver.library.units import ConversionError, Converter, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
@@ -804,34 +803,29 @@ class Columns:
 
 
 def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
-    """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
+    """The library's output rounding (`rounding.finish`) and cross-input plausibility rules (refused as published,
     as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
     rounding, rule = calc.output.rounding, units.rounding
-    published = rnd.result_rule(calc, cols.variant)
+    how = plan(calc).finishing[cols.variant]  # the one decision `compute` follows too (solver.library.rounding)
+    if how.kind in ("date", "weeks_days"):
+        raise NotColumnar(f"{calc.slug}: a date result is computed row by row")
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
-    elif published is not None:  # the publication's rounding (registry data); int() of it for an integer output
-        out = rnd.round_array(raw, published)
-        if rounding == "integer":
+    elif how.kind == "published":  # the publication's rounding (registry data); int() of it for an integer output
+        assert how.rule is not None
+        out = rnd.round_array(raw, how.rule)
+        if how.whole:
             out = np.trunc(out)
-    elif rounding == "round_number":
+    elif how.kind == "round_number":
         out = round_array(raw, rule)
-    elif rounding == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
+    elif how.kind == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
         out = np.rint(raw)
-    elif calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):  # "none": the number as it is
+    else:  # "none": the number as it is
         out = raw
-    else:  # the library's own _finish
-        def fin(x: float) -> Value:
-            try:
-                return _finish(calc, x, units, cols.variant)
-            except CalculatorError:
-                return np.nan
-
-        out = elementwise(fin, raw, ok=cols.ok())
     # a non-finite raw number stays non-finite through every rounding (a refused row's number is never used:
     # `compute` answers for it)
     cols.bad |= ~np.isfinite(out)
