@@ -448,6 +448,11 @@ class Context:
         return any(self.flag(n) for n in names)
 
     @staticmethod
+    def is_none(x: Any) -> bool:
+        """Whether a choice read is None (an optional choice not given)."""
+        return x is None
+
+    @staticmethod
     def where(cond: Any, yes: Any, no: Any) -> Any:
         """`yes if cond else no` (numpy's `where` over arrays)."""
         return yes if cond else no

@@ -64,16 +64,17 @@ def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, var
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    if isinstance(calculator, Calculator):
+    t = type(calculator)
+    if t is int or t is str or not isinstance(calculator, Calculator):  # (an id or slug: no isinstance on the model)
+        if not reg.validated or reg.problems:
+            _require_valid(reg, calculator)  # type: ignore[arg-type]
+        calc = _entry(calculator, reg)  # type: ignore[arg-type]
+    else:
         calc = calculator
         if not reg.validated or reg.problems:
             _require_valid(reg, calc.slug)
         if reg.calculators.get(calc.slug) is not calc:  # not this registry's entry: refuse rather than mix content
             raise UnknownCalculator(calc.slug, None, "this calculator entry is not the registry's; pass its slug")
-    else:
-        if not reg.validated or reg.problems:
-            _require_valid(reg, calculator)
-        calc = _entry(calculator, reg)
     if type(entities) is not dict and not isinstance(entities, dict):
         raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
     return _compute(calc, entities, variant, reg)

@@ -16,7 +16,7 @@ from solver.library.rounding import Finishing, finishing
 MAX_PLANS = 4096  # edited copies of entries (tests, what-if runs) make new plans; start again past this many
 
 
-@dataclass(frozen=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True, slots=True)
 class Plan:
     """One field per fact of the entry; the entry's own lists it was read from are kept to check it is current."""
 

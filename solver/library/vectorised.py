@@ -636,6 +636,10 @@ class Columns:
     def choice_is(self, name: str, option: str | None) -> np.ndarray:
         return self.equals(name, option)
 
+    @staticmethod
+    def is_none(x: Any) -> Any:
+        return pd.isna(np.asarray(x, dtype=object))
+
     def any_flag(self, *names: str) -> np.ndarray:
         out = self.read("flag", names[0])
         for n in names[1:]:

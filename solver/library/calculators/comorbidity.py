@@ -21,9 +21,9 @@ def charlson_comorbidity_index(ctx: Context) -> float:
     cva = ctx.flag("Cerebrovascular Accident")
     tia = ctx.flag("Transient Ischemic Attacks History")
     score = score + ctx.where(cva | tia, ctx.const("cerebrovascular_points"), 0)
-    for name, table in _CCI_CHOICES:
+    for name, table in _CCI_CHOICES:  # an option not given scores nothing
         option = ctx.choice(name)
-        score = score + ctx.select([(ctx.choice_is(name, None), 0)], lambda t=table, o=option: ctx.lookup(t, o))
+        score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
     return score
 
 
