@@ -432,7 +432,13 @@ class Columns:
             return self._checked(spec, v, ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool), spec.unit)
         if col.units is None or method not in _UNIT_METHODS:
             return None
-        given = ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool)
+        return self._fast_units(method, spec, col, kw)
+
+    def _fast_units(self, method: str, spec: Any, col: Pair, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """`_fast` for a numeric column with units: converted with numpy once per unit group."""
+        v = col.values
+        assert col.units is not None
+        given = ~np.isnan(v) if v.dtype.kind == "f" else np.ones(len(v), dtype=bool)
         if isinstance(col.units, str) and given.all():  # one unit, every row given: no row selection at all
             got = self._convert(method, spec, v, col.units, kw)
             if got is None:

@@ -28,7 +28,7 @@ def _as(who: tuple[str, str]) -> list[str]:
     return ["--by", who[0], "--role", who[1]]
 
 
-def test_a_committee_week(capsys, tmp_path: Path) -> None:
+def test_a_committee_week(capsys, tmp_path: Path) -> None:  # noqa: PLR0915  one scripted week, step by step
     root = copy_registry(tmp_path / "reg")
     index_before = tmp_path / "index-before.json"
     shutil.copy(root / "formulas" / "texts" / "index.json", index_before)

@@ -41,6 +41,37 @@ def _expected(slug: str, ents: dict[str, Any], variant: str) -> tuple[Any, str |
         return None, str(e)
 
 
+def _unit_column(draw: Any, spec: Any, n: int, frame: dict[str, Any], columns: dict[str, Any],
+                 rows: list[dict[str, Any]]) -> None:
+    """A [value, unit] input as a numeric column with a unit per row (`<column>_unit`) or one fixed unit."""
+    col = spec.name
+    units = [u for u in spec.accepted_units if "+" not in u and u != "ft"] + ["furlongs"]
+    lo, hi = spec.range if spec.range is not None else (0.0, 500.0)
+    if spec.kind == InputKind.height:
+        lo, hi = 50.0, 220.0  # read as cm, m or in: some rows fall outside the range
+    elif spec.kind == InputKind.temperature:
+        lo, hi = 15.0, 110.0  # read as °C or °F: some rows fall outside the range
+    elif spec.kind == InputKind.count_per_volume:
+        units = ["µL", "mm^3", "furlongs"]
+        lo, hi = lo / 1e6, hi / 1e6  # per µL
+    ints = draw(st.booleans())
+    num = st.integers(int(lo) - 5, int(hi) + 5) if ints else st.floats(lo * 0.5, hi * 1.2).map(lambda x: round(x, 2))
+    values = [draw(st.one_of(st.none(), num) if not spec.required or draw(st.booleans()) else num) for _ in range(n)]
+    fixed = draw(st.sampled_from(units[:-1])) if draw(st.booleans()) else None
+    frame[col] = pd.Series([np.nan if v is None else v for v in values],
+                           dtype="int64" if ints and None not in values else "float64")
+    if fixed is not None:
+        columns[col] = (col, fixed)
+        row_units = [fixed] * n
+    else:
+        row_units = [draw(st.sampled_from(units)) for _ in range(n)]
+        frame[col + "_unit"] = row_units
+    as_int = frame[col].dtype.kind == "i"  # a missing cell makes the column float, as pandas reads it
+    for r, v, u in zip(rows, values, row_units):
+        if v is not None:
+            r[col] = [int(v) if as_int else float(v), u]
+
+
 @st.composite
 def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dict[str, Any]]]:
     calc = get_registry().calculators[slug]
@@ -51,31 +82,7 @@ def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dic
     for spec in calc.inputs:
         col = spec.name
         if spec.kind in UNIT_KINDS:
-            units = [u for u in spec.accepted_units if "+" not in u and u != "ft"] + ["furlongs"]
-            lo, hi = spec.range if spec.range is not None else (0.0, 500.0)
-            if spec.kind == InputKind.height:
-                lo, hi = 50.0, 220.0  # read as cm, m or in: some rows fall outside the range
-            elif spec.kind == InputKind.temperature:
-                lo, hi = 15.0, 110.0  # read as °C or °F: some rows fall outside the range
-            elif spec.kind == InputKind.count_per_volume:
-                units = ["µL", "mm^3", "furlongs"]
-                lo, hi = lo / 1e6, hi / 1e6  # per µL
-            ints = draw(st.booleans())
-            num = st.integers(int(lo) - 5, int(hi) + 5) if ints else st.floats(lo * 0.5, hi * 1.2).map(lambda x: round(x, 2))
-            values = [draw(st.one_of(st.none(), num) if not spec.required or draw(st.booleans()) else num) for _ in range(n)]
-            fixed = draw(st.sampled_from(units[:-1])) if draw(st.booleans()) else None
-            frame[col] = pd.Series([np.nan if v is None else v for v in values],
-                                   dtype="int64" if ints and None not in values else "float64")
-            if fixed is not None:
-                columns[col] = (col, fixed)
-                row_units = [fixed] * n
-            else:
-                row_units = [draw(st.sampled_from(units)) for _ in range(n)]
-                frame[col + "_unit"] = row_units
-            as_int = frame[col].dtype.kind == "i"  # a missing cell makes the column float, as pandas reads it
-            for r, v, u in zip(rows, values, row_units):
-                if v is not None:
-                    r[col] = [int(v) if as_int else float(v), u]
+            _unit_column(draw, spec, n, frame, columns, rows)
         elif spec.kind == InputKind.choice:
             values = [draw(st.sampled_from([*spec.options, "other"])) for _ in range(n)]
             frame[col] = values
