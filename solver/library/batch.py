@@ -135,8 +135,11 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
             units, skipna=True) in ("string", "empty")
         coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
+        pairs = _pairs(series) if units is None and coded is None and series.dtype == object else None
         if coded is not None:
             out[name] = coded
+        elif pairs is not None:
+            out[name] = pairs
         elif _simple(series) and plain_units:
             values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
             if series.dtype.kind in "biu" and units is None:
@@ -146,6 +149,55 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
             out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def _pairs(series: pd.Series) -> Pair | None:
+    """A column of `[number, "unit"]` cells (lists, or their JSON text as a CSV holds them; empty cells allowed) as
+    arrays of values and units, so it converts with numpy like a `<column>_unit` layout; None: any other cell.
+    Text is parsed once per distinct string. Ints among floats are kept as ints (`Pair.ints`)."""
+    cells = series.tolist()
+    first = next((c for c in cells if not _absent(c)), None)
+    if isinstance(first, str):
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        parsed = [_parse(u) if isinstance(u, str) and u.startswith("[") else u for u in uniques.tolist()]
+        if sum(_is_pair(p) for p in parsed) * 2 < len(parsed):  # mostly something else: read cell by cell
+            return None
+        if (codes < 0).any():
+            parsed.append(None)
+            codes = np.where(codes < 0, len(parsed) - 1, codes)
+        return _pair_arrays(parsed, codes)
+    if not isinstance(first, (list, tuple)):
+        return None
+    return _pair_arrays([None if _absent(c) else c for c in cells], None)
+
+
+def _is_pair(c: Any) -> bool:
+    """[number, "unit"]: a finite float, or an int a float holds exactly (anything else is read cell by cell)."""
+    if not ((type(c) is list or type(c) is tuple) and len(c) == 2 and type(c[1]) is str):
+        return False
+    v = c[0]
+    return (type(v) is float and math.isfinite(v)) or (type(v) is int and -2 ** 53 <= v <= 2 ** 53)
+
+
+def _pair_arrays(cells: list[Any], codes: np.ndarray | None) -> Pair:
+    """The Pair of these cells (None: not given), taken by `codes` when given (cells are then the distinct ones).
+    A cell that is no plain pair is kept as given (`Pair.odd`): the library reads it, and names its problem."""
+    good = [_is_pair(c) for c in cells]
+    values = np.array([c[0] if ok else np.nan for c, ok in zip(cells, good)], dtype=float)
+    ints = np.array([ok and type(c[0]) is int for c, ok in zip(cells, good)], dtype=bool)
+    units = np.array([c[1] if ok else None for c, ok in zip(cells, good)], dtype=object)
+    odd = None
+    if not all(ok or c is None for c, ok in zip(cells, good)):
+        odd = np.empty(len(cells), dtype=object)
+        for k, (c, ok) in enumerate(zip(cells, good)):
+            if not ok and c is not None:
+                odd[k] = c
+    if codes is not None:
+        values, ints, units = values[codes], ints[codes], units[codes]
+        odd = None if odd is None else odd[codes]
+    if ints.all():  # every cell an int: an int column, as a `<column>_unit` layout of ints reads
+        return Pair(values.astype(np.int64), units)
+    return Pair(values, units, ints if ints.any() else None, odd)
 
 
 def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:

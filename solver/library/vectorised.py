@@ -59,27 +59,57 @@ class Pair:
 
     values: np.ndarray
     units: np.ndarray | str | None = None
+    # rows whose value was a Python int in a float column ([70, "kg"] among [70.5, "kg"] cells): read as the int
+    ints: np.ndarray | None = None
+    # the cells that are not a plain [number, "unit"] (a NaN, a bool, text, three parts), as given (None elsewhere):
+    # their rows hold no value or unit here, and are read by the library's accessor
+    odd: np.ndarray | None = None
+
+    def odd_rows(self) -> np.ndarray | None:
+        return None if self.odd is None else np.fromiter((c is not None for c in self.odd.tolist()), bool,
+                                                          len(self.odd))
 
     def unit_at(self, i: int) -> Any:
         return self.units if self.units is None or isinstance(self.units, str) else _py(self.units[i])
 
+    def value_at(self, i: int) -> Any:
+        v = _py(self.values[i])
+        return int(v) if self.ints is not None and self.ints[i] else v
+
     def cell(self, i: int) -> Any:
-        return _as_cell(_py(self.values[i]), self.unit_at(i))
+        if self.odd is not None and self.odd[i] is not None:
+            return self.odd[i]
+        return _as_cell(self.value_at(i), self.unit_at(i))
 
     def take(self, rows: np.ndarray | slice) -> "Pair":
         units = self.units if self.units is None or isinstance(self.units, str) else self.units[rows]
-        return Pair(self.values[rows], units)
+        return Pair(self.values[rows], units, None if self.ints is None else self.ints[rows],
+                    None if self.odd is None else self.odd[rows])
 
     def groups(self) -> tuple[np.ndarray, list[Any]]:
         """codes (one per row) and the cell of each distinct code."""
         vcodes, vuniq = pd.factorize(self.values, use_na_sentinel=False)
+        vals = [_py(v) for v in vuniq]
+        if self.ints is not None and self.ints.any():  # an int and a float of one value are distinct cells
+            vcodes = vcodes.astype(np.int64) * 2 + self.ints
+            vcodes, keys = pd.factorize(vcodes)
+            vals = [int(vals[k // 2]) if k % 2 else vals[k // 2] for k in keys.tolist()]
         if self.units is None or isinstance(self.units, str):
-            return vcodes, [_as_cell(_py(v), self.units) for v in vuniq]
-        ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
-        combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
-        codes, cuniq = pd.factorize(combined)
-        nu = max(len(uuniq), 1)
-        return codes, [_as_cell(_py(vuniq[c // nu]), _py(uuniq[c % nu])) for c in cuniq.tolist()]
+            codes, cells = vcodes, [_as_cell(v, self.units) for v in vals]
+        else:
+            ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
+            combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
+            codes, cuniq = pd.factorize(combined)
+            nu = max(len(uuniq), 1)
+            cells = [_as_cell(vals[c // nu], _py(uuniq[c % nu])) for c in cuniq.tolist()]
+        odd = self.odd_rows()
+        if odd is not None and odd.any():  # each odd cell its own code, read as given
+            assert self.odd is not None
+            codes = np.array(codes, dtype=np.int64)
+            for i in np.flatnonzero(odd).tolist():
+                codes[i] = len(cells)
+                cells.append(self.odd[i])
+        return codes, cells
 
 
 @dataclass(frozen=True)
@@ -394,6 +424,8 @@ class Columns:
         column = self.cells.get(name)
         out = None
         if isinstance(column, Pair):
+            if column.ints is not None and method not in ("flag", "choice"):
+                self.intish |= column.ints  # the library reads those rows as ints: `finish` checks their type
             fast = self._fast(method, name, column, kw)
             if fast is not None:
                 out, done = fast
@@ -694,8 +726,9 @@ class Columns:
             return column.codes >= 0
         if isinstance(column, Pair):
             v = column.values
+            odd = column.odd_rows()
             if v.dtype.kind == "f":
-                return ~np.isnan(v)
+                return ~np.isnan(v) if odd is None else ~np.isnan(v) | odd
             if v.dtype.kind in "biu":
                 return np.ones(self.n, dtype=bool)
             return np.fromiter((not _absent(x) for x in v.tolist()), bool, self.n)

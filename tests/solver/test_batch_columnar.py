@@ -7,6 +7,7 @@ error must be exactly what `compute` gives for that row's entities.
 """
 from __future__ import annotations
 
+import json
 import math
 from typing import Any
 
@@ -57,14 +58,23 @@ def _unit_column(draw: Any, spec: Any, n: int, frame: dict[str, Any], columns: d
     ints = draw(st.booleans())
     num = st.integers(int(lo) - 5, int(hi) + 5) if ints else st.floats(lo * 0.5, hi * 1.2).map(lambda x: round(x, 2))
     values = [draw(st.one_of(st.none(), num) if not spec.required or draw(st.booleans()) else num) for _ in range(n)]
-    fixed = draw(st.sampled_from(units[:-1])) if draw(st.booleans()) else None
+    # a `<column>_unit` column, one fixed unit (`columns=`), [value, unit] cells, or their JSON text (a CSV)
+    layout = draw(st.sampled_from(["unit column", "fixed", "cells", "json"]))
+    fixed = draw(st.sampled_from(units[:-1])) if layout == "fixed" else None
+    row_units = [fixed] * n if fixed is not None else [draw(st.sampled_from(units)) for _ in range(n)]
+    if layout in ("cells", "json"):
+        pairs = [None if v is None else [int(v) if ints else float(v), u] for v, u in zip(values, row_units)]
+        frame[col] = pd.Series([json.dumps(p) if layout == "json" and p is not None else p for p in pairs],
+                               dtype=object)
+        for r, p in zip(rows, pairs):
+            if p is not None:
+                r[col] = p
+        return
     frame[col] = pd.Series([np.nan if v is None else v for v in values],
                            dtype="int64" if ints and None not in values else "float64")
     if fixed is not None:
         columns[col] = (col, fixed)
-        row_units = [fixed] * n
     else:
-        row_units = [draw(st.sampled_from(units)) for _ in range(n)]
         frame[col + "_unit"] = row_units
     as_int = frame[col].dtype.kind == "i"  # a missing cell makes the column float, as pandas reads it
     for r, v, u in zip(rows, values, row_units):
