@@ -11,7 +11,7 @@ Against, in the same run and on the same table:
     Every value of the loop subsample must equal compute_many's to the bit (checked here too).
 
     python bench/columnar.py [--rows 1000000] [--loop-rows 3000] [--clincalc-rows 20000] [--repeat 3] [--only SLUG]
-                             [--format json]
+                             [--pairs] [--format json]
 
 Prints per calculator the ratios loop/compute_many (target >= 100) and clincalc/compute_many (>= 20).
 """
@@ -133,6 +133,20 @@ def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[s
     return pd.concat([f, pd.DataFrame(extra)], axis=1), mapping
 
 
+def pair_frame(f: pd.DataFrame, mapping: dict[str, Any], *, as_json: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The columns with a unit as one column of [value, unit] cells (or their JSON text); the others as they are."""
+    out, pmap = {}, {}
+    for name, spec in mapping.items():
+        col, unit = spec if isinstance(spec, tuple) else (spec, None)
+        if unit is None:
+            out[col], pmap[name] = f[col], col
+            continue
+        cells = [[v, unit] for v in f[col].tolist()]
+        out[f"{col} cells"] = pd.Series([json.dumps(c) for c in cells] if as_json else cells, dtype=object)
+        pmap[name] = f"{col} cells"
+    return pd.DataFrame(out), pmap
+
+
 def clincalc_frame(slug: str, f: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
     sex = f["sex"].str.lower()
     if slug == "body-mass-index":
@@ -186,6 +200,7 @@ def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) ->
     sub = f.iloc[: args.loop_rows]
     ents = entities(sub, mapping)
     t_many = t_loop = math.inf
+    extra: dict[str, Any] = {}
     for _ in range(args.repeat):  # alternate the sides, best of --repeat each: a busy moment hits both alike
         t = time.perf_counter()
         res = compute_many(slug, f, variant=variant, columns=mapping)
@@ -199,11 +214,22 @@ def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) ->
             except CalculatorError:
                 loop.append(None)
         t_loop = min(t_loop, (time.perf_counter() - t) * len(f) / len(sub))
+    if args.pairs:  # the same rows as [value, unit] cells, and as their JSON text (a CSV of MedCalc-Bench entities)
+        for layout in ("pairs", "json"):
+            pf, pmap = pair_frame(f, mapping, as_json=layout == "json")
+            t_p = math.inf
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                pres = compute_many(slug, pf, variant=variant, columns=pmap)
+                t_p = min(t_p, time.perf_counter() - t)
+            assert pres["value"].tolist()[: len(sub)] == res["value"].tolist()[: len(sub)], slug
+            extra[f"{layout}_s"], extra[f"{layout}_ratio"] = round(t_p, 3), round(t_loop / t_p, 1)
+            extra[f"{layout}_row_by_row"] = pres.attrs["row_by_row"]
     got = res["value"].tolist()[: len(sub)]
     assert all(_same(a, b) for a, b in zip(got, loop)), f"{slug}: compute_many differs from compute"
     row: dict[str, Any] = {"calculator": slug, "columnar": True, "variant": variant, "rows": len(f), "compute_many_s": round(t_many, 3),
                            "row_by_row": res.attrs["row_by_row"], "loop_s_scaled": round(t_loop, 2),
-                           "loop_ratio": round(t_loop / t_many, 1)}
+                           "loop_ratio": round(t_loop / t_many, 1), **extra}
     cc = clincalc_frame(slug, f.iloc[: args.clincalc_rows]) if clincalc is not None else None
     if cc is not None:
         name, cframe = cc
@@ -224,6 +250,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timings per side, the best kept (default 3)")
     ap.add_argument("--only", action="append", help="calculator slug (repeatable)")
     ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--pairs", action="store_true",
+                    help="also time the same rows as [value, unit] cells and as their JSON text")
     args = ap.parse_args()
     try:
         import clincalc
@@ -245,14 +273,17 @@ def main() -> int:
         return 0
     print(f"{args.rows:,} rows per calculator (plain numeric columns, fixed units); loop timed on {args.loop_rows:,} "
           f"rows and clincalc.batch on {args.clincalc_rows:,}, both scaled (~)")
-    print(f"{'calculator':38} {'variant':9} {'compute_many':>12} {'loop~':>8} {'ratio':>7} {'clincalc~':>10} {'ratio':>7}")
+    pairs = f" {'pairs':>7} {'json':>7}" if args.pairs else ""
+    print(f"{'calculator':38} {'variant':9} {'compute_many':>12} {'loop~':>8} {'ratio':>7} {'clincalc~':>10} {'ratio':>7}"
+          + pairs)
     for r in results:
         if r.get("columnar") is False:
             print(f"{r['calculator']:38} {r['variant']:9} {'row by row (not columnar yet)':>37}")
             continue
         cc = f"{r['clincalc_s_scaled']:>9.2f}s {r['clincalc_ratio']:>6.1f}x" if "clincalc" in r else f"{'n/a':>10} {'':>7}"
+        p = f" {r['pairs_ratio']:>6.1f}x {r['json_ratio']:>6.1f}x" if args.pairs else ""
         print(f"{r['calculator']:38} {r['variant']:9} {r['compute_many_s']:>11.3f}s {r['loop_s_scaled']:>7.1f}s "
-              f"{r['loop_ratio']:>6.1f}x {cc}")
+              f"{r['loop_ratio']:>6.1f}x {cc}{p}")
     return 0
 
 

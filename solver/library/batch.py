@@ -26,6 +26,7 @@ from __future__ import annotations
 import ast
 import json
 import math
+import operator
 from typing import Any, Callable, Mapping
 
 import numpy as np
@@ -122,6 +123,10 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
+        pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
+        if pairs is not None:
+            out[name] = pairs
+            continue
         if kinds[name] in NUMERIC_KINDS:
             series = _numbers(series)
         unit_col = f"{spec}{UNIT_SUFFIX}"
@@ -135,11 +140,8 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
             units, skipna=True) in ("string", "empty")
         coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
-        pairs = _pairs(series) if units is None and coded is None and series.dtype == object else None
         if coded is not None:
             out[name] = coded
-        elif pairs is not None:
-            out[name] = pairs
         elif _simple(series) and plain_units:
             values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
             if series.dtype.kind in "biu" and units is None:
@@ -155,9 +157,11 @@ def _pairs(series: pd.Series) -> Pair | None:
     """A column of `[number, "unit"]` cells (lists, or their JSON text as a CSV holds them; empty cells allowed) as
     arrays of values and units, so it converts with numpy like a `<column>_unit` layout; None: any other cell.
     Text is parsed once per distinct string. Ints among floats are kept as ints (`Pair.ints`)."""
+    if series.dtype != object or not len(series):
+        return None
     cells = series.tolist()
     first = next((c for c in cells if not _absent(c)), None)
-    if isinstance(first, str):
+    if isinstance(first, str) and first.startswith("["):
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
         parsed = [_parse(u) if isinstance(u, str) and u.startswith("[") else u for u in uniques.tolist()]
         if sum(_is_pair(p) for p in parsed) * 2 < len(parsed):  # mostly something else: read cell by cell
@@ -168,7 +172,33 @@ def _pairs(series: pd.Series) -> Pair | None:
         return _pair_arrays(parsed, codes)
     if not isinstance(first, (list, tuple)):
         return None
-    return _pair_arrays([None if _absent(c) else c for c in cells], None)
+    return _clean_pairs(cells) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+
+
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+
+
+def _clean_pairs(cells: list[Any]) -> Pair | None:
+    """`_pair_arrays` for the common column, every cell a [number, "unit"] of finite numbers (None: any other),
+    read in C by `itemgetter` (measured 0.1 s for 1,000,000 cells, against 1.0 s cell by cell and 0.65 s by
+    `zip(*cells)`)."""
+    try:
+        if set(map(len, cells)) != {2}:
+            return None
+        values, units = list(map(_FIRST, cells)), list(map(_SECOND, cells))
+        vtypes, distinct = set(map(type, values)), set(units)
+    except (TypeError, KeyError, IndexError):  # a cell without a length (None, NaN), a mapping, an unhashable unit
+        return None
+    if not vtypes <= {int, float} or not all(type(x) is str for x in distinct):
+        return None
+    v = np.array(values, dtype=float)
+    if not np.isfinite(v).all() or (int in vtypes and not (np.abs(v) <= 2.0 ** 53).all()):
+        return None
+    u: Any = distinct.pop() if len(distinct) == 1 else np.array(units, dtype=object)  # one unit: no grouping
+    if vtypes == {int}:
+        return Pair(v.astype(np.int64), u)
+    ints = np.fromiter((type(x) is int for x in values), bool, len(values)) if int in vtypes else None
+    return Pair(v, u, ints)
 
 
 def _is_pair(c: Any) -> bool:
@@ -192,9 +222,14 @@ def _pair_arrays(cells: list[Any], codes: np.ndarray | None) -> Pair:
         for k, (c, ok) in enumerate(zip(cells, good)):
             if not ok and c is not None:
                 odd[k] = c
+    one = {c[1] for c, ok in zip(cells, good) if ok}
+    fixed = one.pop() if len(one) == 1 and all(good) else None  # one unit, every cell a pair: no grouping
     if codes is not None:
-        values, ints, units = values[codes], ints[codes], units[codes]
+        values, ints = values[codes], ints[codes]
+        units = units if fixed is not None else units[codes]
         odd = None if odd is None else odd[codes]
+    if fixed is not None:
+        return Pair(values.astype(np.int64), fixed) if ints.all() else Pair(values, fixed, ints if ints.any() else None)
     if ints.all():  # every cell an int: an int column, as a `<column>_unit` layout of ints reads
         return Pair(values.astype(np.int64), units)
     return Pair(values, units, ints if ints.any() else None, odd)
