@@ -193,6 +193,10 @@ def _key(x: Any) -> Any:
     """A hashable key that keeps types apart (True, 1 and 1.0 read differently)."""
     if isinstance(x, (list, tuple)):
         return (list, *(_key(e) for e in x))
+    try:
+        hash(x)
+    except TypeError:  # a mapping or set in a cell: one cell of its own (the library refuses it)
+        return (type(x), id(x))
     return (type(x), x)
 
 
