@@ -27,11 +27,12 @@ def glasgow_coma_scale(ctx: Context) -> float:
     return total
 
 
-@calculator("child-pugh")
+@calculator("child-pugh", columnar=True)
 def child_pugh(ctx: Context) -> float:
     inr = ctx.number("international normalized ratio")
     bilirubin = ctx.quantity("Bilirubin")  # mg/dL, converted with the registry's (benchmark) molar mass
     if not ctx.benchmark:
+        ctx.scalar_only("the published Child-Pugh rescales a molar bilirubin as given")
         # The benchmark's molar mass (548.66, sic) is on the input; the published variant converts
         # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
         # linear in the molar mass, so rescaling gives the same number as converting afresh.

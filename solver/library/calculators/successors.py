@@ -7,8 +7,6 @@ registry entry through `ctx`.
 """
 from __future__ import annotations
 
-import math
-
 from solver.library.context import Context
 from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
@@ -18,36 +16,37 @@ _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_tot
               "ln_age_ln_untreated_sbp", "smoker", "ln_age_smoker", "diabetes")
 
 
-def pce_group(sex: str | None, race: str | None) -> str:
-    """The equation a patient uses: African American equations, else the white ones."""
-    return ("black_" if race == "African American" else "white_") + ("male" if sex == "Male" else "female")
-
-
-@calculator("pooled-cohort-equations")
+@calculator("pooled-cohort-equations", columnar=True)
 def pooled_cohort_equations(ctx: Context) -> float:
-    group = pce_group(ctx.choice("sex"), ctx.choice("Race"))
+    male = ctx.choice_is("sex", "Male")
+    black = ctx.choice_is("Race", "African American")  # the African American equations, else the white ones
     age = ctx.age()
-    if not ctx.const("min_age") <= age <= ctx.const("max_age"):
-        raise OutOfRange(ctx.slug, "age", f"{age:g} years is outside the {ctx.const('min_age')} to "
-                         f"{ctx.const('max_age')} years the Pooled Cohort Equations cover")
+    ctx.refuse((age < ctx.const("min_age")) | (age > ctx.const("max_age")), "age", lambda: (
+        f"{age:g} years is outside the {ctx.const('min_age')} to {ctx.const('max_age')} years the Pooled Cohort "
+        "Equations cover"))
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
     sbp = ctx.measurement("Systolic Blood Pressure")
     treated = ctx.flag("Blood pressure being treated with medicines")
-    smoker = 1.0 if ctx.flag("Smoker") else 0.0
-    diabetes = 1.0 if ctx.flag("Diabetes history") else 0.0
-    la, ltc, lhdl, lsbp = math.log(age), math.log(tc), math.log(hdl), math.log(sbp)
+    smoker = ctx.where(ctx.flag("Smoker"), 1.0, 0.0)
+    diabetes = ctx.where(ctx.flag("Diabetes history"), 1.0, 0.0)
+    la, ltc, lhdl, lsbp = ctx.log(age), ctx.log(tc), ctx.log(hdl), ctx.log(sbp)
     value = {
         "ln_age": la, "ln_age_squared": la * la, "ln_total_cholesterol": ltc, "ln_age_ln_total_cholesterol": la * ltc,
         "ln_hdl": lhdl, "ln_age_ln_hdl": la * lhdl,
-        "ln_treated_sbp": lsbp if treated else 0.0, "ln_age_ln_treated_sbp": la * lsbp if treated else 0.0,
-        "ln_untreated_sbp": 0.0 if treated else lsbp, "ln_age_ln_untreated_sbp": 0.0 if treated else la * lsbp,
+        "ln_treated_sbp": ctx.where(treated, lsbp, 0.0), "ln_age_ln_treated_sbp": ctx.where(treated, la * lsbp, 0.0),
+        "ln_untreated_sbp": ctx.where(treated, 0.0, lsbp), "ln_age_ln_untreated_sbp": ctx.where(treated, 0.0, la * lsbp),
         "smoker": smoker, "ln_age_smoker": la * smoker, "diabetes": diabetes,
     }
     consts = ctx.calc.constants
-    total = sum(ctx.const(f"{group}_{t}") * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
-    survival = ctx.const(f"{group}_baseline_survival")
-    return ctx.const("percent") * (1 - survival ** math.exp(total - ctx.const(f"{group}_mean")))
+
+    def risk(group: str) -> float:
+        total = sum(ctx.const(f"{group}_{t}") * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
+        survival = ctx.const(f"{group}_baseline_survival")
+        return ctx.const("percent") * (1 - ctx.pow(survival, ctx.exp(total - ctx.const(f"{group}_mean"))))
+
+    return ctx.select([(black & male, lambda: risk("black_male")), (black, lambda: risk("black_female")),
+                       (male, lambda: risk("white_male"))], lambda: risk("white_female"))
 
 
 @calculator("qsofa", columnar=True)
