@@ -118,8 +118,8 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if inner and pl.passthrough:  # a dependency taking any entity gets its declared ones only
-        entities = {k: v for k, v in entities.items() if k in pl.known}
-    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set) \
+        entities = {k: v for k, v in entities.items() if k in pl.specs}
+    if not pl.passthrough and not (pl.specs.keys() >= entities.keys() and entities.keys() >= pl.required_set) \
             and not (inner and entities.keys() >= pl.required_set):
         _name_the_bad_key(pl, entities, inner)
     ctx = Context(calc, entities, variant, reg, _compute, pl, cache)
@@ -156,7 +156,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
     """Raise for an unknown (unless `inner`) or a missing input: the first in order is named."""
-    known = pl.known
+    known = pl.specs
     for key in entities if not inner else ():
         if key not in known:
             raise UnknownInput(pl.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
