@@ -478,9 +478,23 @@ class Context:
             raise MissingInput(self.slug, name, message)
 
     def unit_is(self, name: str, unit: str) -> bool:
-        """Whether the [value, unit] input `name` was given in `unit` (as written)."""
+        """Whether the [value, unit] input `name` was given in `unit` (in the registry's spelling, as `_pair` reads
+        it: "μmol/L" with a Greek mu is "µmol/L")."""
         given = self.entities.get(name) if name in self._specs else None
-        return isinstance(given, (list, tuple)) and len(given) == 2 and given[1] == unit
+        return isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str) \
+            and normalise_unit(given[1]) == unit
+
+    def note_as_given(self, name: str, value: Any, unit: str | None) -> Any:
+        """Record an input as given (the entity itself) and as used."""
+        return self.note(name, list(self.raw(name)), value, unit)
+
+    def given_number(self, name: str) -> float:
+        """The number of a [value, unit] input as given (no conversion, no range check)."""
+        return self._pair(name)[0]
+
+    def accept_unit(self, name: str, unit: str) -> None:
+        """Refuse `unit` unless the input accepts it (an input read in a unit the formula converts itself)."""
+        self._accept(name, unit)
 
     def scalar_only(self, reason: str) -> None:
         """Marks a branch that has no columnar form yet (`Columns` hands the table to the row loop); here nothing."""

@@ -37,7 +37,7 @@ from solver.library.core import _compute
 from solver.library.errors import CalculatorError
 from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS
 from solver.library.plan import plan
-from solver.library.units import ConversionError, Converter, round_number
+from solver.library.units import ConversionError, Converter, normalise_unit, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
 
@@ -462,6 +462,10 @@ class Columns:
             return v, done
         if kind not in "iuf":
             return None
+        if method == "given_number":
+            if col.units is None:
+                return None
+            return v, ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool)
         if method == "number":
             if col.units is not None:
                 return None
@@ -748,18 +752,45 @@ class Columns:
         self.bad |= ~self.has(name)
 
     def unit_is(self, name: str, unit: str) -> Any:
+        """`Context.unit_is` for every row (each distinct unit spelling normalised once)."""
+        def same(u: Any) -> bool:
+            return isinstance(u, str) and normalise_unit(u) == unit
+
         column = self.cells.get(name)
         if isinstance(column, Pair):
+            odd = column.odd_rows()
             if column.units is None or isinstance(column.units, str):
-                return np.full(self.n, column.units == unit)
-            return column.units == unit
+                out = np.full(self.n, same(column.units))
+            else:
+                codes, uniques = pd.factorize(column.units, use_na_sentinel=True)
+                hits = np.array([same(u) for u in uniques.tolist()] + [False], dtype=bool)
+                out = hits[codes]  # (code -1, no unit, takes the appended False)
+            if odd is not None and odd.any():
+                assert column.odd is not None
+                for i in np.flatnonzero(odd).tolist():
+                    c = column.odd[i]
+                    out[i] = isinstance(c, (list, tuple)) and len(c) == 2 and same(c[1])
+            return out
         if column is None or isinstance(column, Coded):
             return np.zeros(self.n, dtype=bool)
-        return np.fromiter((isinstance(c, (list, tuple)) and len(c) == 2 and c[1] == unit for c in column), bool,
+        return np.fromiter((isinstance(c, (list, tuple)) and len(c) == 2 and same(c[1]) for c in column), bool,
                            self.n)
 
     def scalar_only(self, reason: str) -> None:
         raise NotColumnar(f"{self.slug}: {reason}")
+
+    def given_number(self, name: str) -> np.ndarray:
+        return self.read("given_number", name)
+
+    def accept_unit(self, name: str, unit: str) -> None:
+        accepted = self.spec(name).accepted_units
+        if accepted and unit not in accepted:
+            self.bad |= True
+
+    def check_range(self, name: str, value: Any, unit: str | None) -> Any:
+        """`Context.check_range` for every row: a value outside the input's range (or not finite) refuses the row."""
+        self.bad |= ~self._in_range(self.spec(name), np.asarray(value, dtype=float))
+        return value
 
     def lookup(self, name: str, key: Any) -> Any:
         """`Context.lookup` for every row's key (an option, or one key for every row); a key the table lacks
@@ -805,6 +836,9 @@ class Columns:
 
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         return value  # the columnar path keeps no per-row record
+
+    def note_as_given(self, name: str, value: Any, unit: str | None) -> Any:
+        return value
 
     @staticmethod
     def minimum(a: Any, b: Any) -> Any:

@@ -7,7 +7,6 @@ Every coefficient and threshold is read from the calculator's registry entry thr
 from __future__ import annotations
 
 from solver.library.context import Context
-from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
 
 
@@ -75,31 +74,37 @@ def _insulin_microunits(ctx: Context) -> float:
     """Insulin in µIU/mL. HOMA-IR converts its own insulin units (no molar conversion applies)."""
     name = "Insulin"
     value = ctx.measurement(name)
-    unit = ctx.raw(name)[1]
-    if unit == "pmol/L":
+
+    def from_pmol() -> float:
         per = ctx.const("insulin_pmol_per_microunit")
-        value = value * per if ctx.benchmark else value / per  # sic: the reference multiplies
-    elif unit == "ng/mL":
+        return value * per if ctx.benchmark else value / per  # sic: the reference multiplies
+
+    def from_ng() -> float:
         if ctx.benchmark or "published_insulin_molar_mass" not in ctx.calc.constants:  # before 1.1.0
-            value = value * ctx.const("insulin_microunits_per_ng")
-        else:  # ng/mL -> pmol/L (molar mass) -> µIU/mL with the same factor as pmol/L
-            pmol_per_l = value * 1e6 / ctx.const("published_insulin_molar_mass")
-            value = pmol_per_l / ctx.const("insulin_pmol_per_microunit")
+            return value * ctx.const("insulin_microunits_per_ng")
+        # ng/mL -> pmol/L (molar mass) -> µIU/mL with the same factor as pmol/L
+        return value * 1e6 / ctx.const("published_insulin_molar_mass") / ctx.const("insulin_pmol_per_microunit")
+
+    value = ctx.select([(ctx.unit_is(name, "pmol/L"), from_pmol), (ctx.unit_is(name, "ng/mL"), from_ng)], value)
     spec = ctx.spec(name)
-    if spec.range is not None and not spec.range[0] <= value <= spec.range[1]:
-        raise OutOfRange(ctx.slug, name, f"{value} {spec.unit} is outside the plausible range "
-                         f"{spec.range[0]} to {spec.range[1]} {spec.unit}")
-    return ctx.note(name, list(ctx.raw(name)), value, spec.unit)  # as given, and as converted to µIU/mL
+    if spec.range is not None:
+        lo, hi = spec.range
+        ctx.refuse((value < lo) | (value > hi), name, lambda: (
+            f"{value} {spec.unit} is outside the plausible range {lo} to {hi} {spec.unit}"))
+    return ctx.note_as_given(name, value, spec.unit)  # as given, and as converted to µIU/mL
 
 
-@calculator("homa-ir")
+@calculator("homa-ir", columnar=True)
 def homa_ir(ctx: Context) -> float:
     insulin = _insulin_microunits(ctx)
     glucose = ctx.quantity("Glucose")  # mg/dL, range-checked
-    given, unit = ctx._pair("Glucose")
-    if not ctx.benchmark and unit == "mmol/L" and "matthews_divisor" in ctx.calc.constants:  # from 1.2.0
-        ctx.note("Glucose", [given, unit], given, unit)  # Matthews 1985 works in mmol/L: no molar-mass step
-        return insulin * given / ctx.const("matthews_divisor")
+    if not ctx.benchmark and "matthews_divisor" in ctx.calc.constants:  # from 1.2.0
+        def matthews() -> float:  # Matthews 1985 works in mmol/L: no molar-mass step
+            given = ctx.given_number("Glucose")
+            ctx.note("Glucose", [given, "mmol/L"], given, "mmol/L")
+            return insulin * given / ctx.const("matthews_divisor")
+
+        return ctx.select([(ctx.unit_is("Glucose", "mmol/L"), matthews)], insulin * glucose / ctx.const("divisor"))
     return insulin * glucose / ctx.const("divisor")
 
 

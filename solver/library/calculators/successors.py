@@ -8,7 +8,6 @@ registry entry through `ctx`.
 from __future__ import annotations
 
 from solver.library.context import Context
-from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
 
 _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_total_cholesterol", "ln_hdl",
@@ -65,23 +64,29 @@ def qsofa(ctx: Context) -> float:
 
 def _triglycerides_mg_dl(ctx: Context) -> float:
     """Triglycerides in mg/dL; mmol/L with the conventional factor (from 1.1.0; before it, the molar mass)."""
-    value, unit = ctx._pair("Triglycerides")
-    if unit != "mmol/L" or "triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:
-        return ctx.quantity("Triglycerides")
-    ctx._accept("Triglycerides", unit)
-    mg_dl = value * ctx.const("triglyceride_mg_dl_per_mmol_l")
-    ctx.check_range("Triglycerides", mg_dl, ctx.spec("Triglycerides").unit)
-    return ctx.note("Triglycerides", [value, unit], mg_dl, ctx.spec("Triglycerides").unit)
+    name = "Triglycerides"
+    ctx.given_number(name)  # a malformed pair is refused before anything else
+    if "triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:
+        return ctx.quantity(name)
+
+    def from_mmol() -> float:
+        ctx.accept_unit(name, "mmol/L")
+        value = ctx.given_number(name)
+        mg_dl = value * ctx.const("triglyceride_mg_dl_per_mmol_l")
+        ctx.check_range(name, mg_dl, ctx.spec(name).unit)
+        return ctx.note(name, [value, "mmol/L"], mg_dl, ctx.spec(name).unit)
+
+    return ctx.select([(ctx.unit_is(name, "mmol/L"), from_mmol)], lambda: ctx.quantity(name))
 
 
-@calculator("ldl-sampson")
+@calculator("ldl-sampson", columnar=True)
 def ldl_sampson(ctx: Context) -> float:
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
     tg = _triglycerides_mg_dl(ctx)
-    if tg > ctx.const("max_triglycerides"):
-        raise OutOfRange(ctx.slug, "Triglycerides", f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} "
-                         "mg/dL the Sampson equation was validated for; measure LDL directly")
+    ctx.refuse(tg > ctx.const("max_triglycerides"), "Triglycerides", lambda: (
+        f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} mg/dL the Sampson equation was validated for; "
+        "measure LDL directly"))
     vldl = (tg / ctx.const("triglyceride_divisor") + tg * (tc - hdl) / ctx.const("triglyceride_non_hdl_divisor")
             - tg * tg / ctx.const("triglyceride_squared_divisor"))
     return tc / ctx.const("total_cholesterol_divisor") - hdl / ctx.const("hdl_divisor") - vldl - ctx.const("intercept")
