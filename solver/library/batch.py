@@ -341,6 +341,8 @@ def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
     int 0 for zero)."""
     if out.dtype.kind in "iu":
         return out
+    if out.dtype == object:  # dates as ISO text, (weeks, days) as lists: already the values
+        return None
     if calc.output.rounding == "integer":
         return out.astype(np.int64)
     if calc.output.rounding == "round_number" and not out.all():
@@ -351,7 +353,7 @@ def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
 def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
     `round_number` gives for zero); refused rows are filled in afterwards."""
-    if out.dtype.kind in "iu":
+    if out.dtype.kind in "iu" or out.dtype == object:
         return out.astype(object)
     if calc.output.rounding == "integer":
         return np.where(np.isfinite(out), out, 0).astype(np.int64).astype(object)

@@ -488,6 +488,14 @@ class Context:
         """Record an input as given (the entity itself) and as used."""
         return self.note(name, list(self.raw(name)), value, unit)
 
+    @staticmethod
+    def add_days(day: dt.date, days: Any) -> dt.date:
+        return day + dt.timedelta(days=days)
+
+    @staticmethod
+    def days_between(a: dt.date, b: dt.date) -> int:
+        return (a - b).days
+
     def given_number(self, name: str) -> float:
         """The number of a [value, unit] input as given (no conversion, no range check)."""
         return self._pair(name)[0]

@@ -21,6 +21,7 @@ Constants and tables come from the registry entry, as `compute` reads them.
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 import operator
 from dataclasses import dataclass, field
@@ -173,6 +174,29 @@ def _as_cell(value: Any, unit: Any) -> Any:
     if unit is None or _absent(unit):
         return value
     return [value, unit]
+
+
+def _distinct(column: Any, n: int) -> tuple[np.ndarray, list[Any]]:
+    """codes (one per row) and the distinct cells of a column (a `Pair`, `Coded`, a list of cells, or None: absent)."""
+    if isinstance(column, Pair):
+        return column.groups()
+    if isinstance(column, Coded):
+        missing = bool((column.codes < 0).any())
+        uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
+        return (np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes), uniques
+    if column is None:  # the entity is not in the table: one cell, not given
+        return np.zeros(n, dtype=np.int64), [MISSING]
+    index: dict[Any, int] = {}
+    uniques = []
+    code_list = []
+    for cell in column:
+        key = MISSING if cell is MISSING else _key(cell)
+        c = index.get(key)
+        if c is None:
+            c = index[key] = len(uniques)
+            uniques.append(cell)
+        code_list.append(c)
+    return np.array(code_list, dtype=np.int64), uniques
 
 
 def cell_at(column: "Pair | Coded | list[Any]", i: int) -> Any:
@@ -571,27 +595,7 @@ class Columns:
     def _by_cell(self, method: str, name: str, column: Any, n: int, kw: dict[str, Any],
                  rows: np.ndarray | None) -> np.ndarray:
         """The accessor run once per distinct cell; `rows`: where these cells sit in the chunk (None: all)."""
-        if isinstance(column, Pair):
-            codes, uniques = column.groups()
-        elif isinstance(column, Coded):
-            missing = bool((column.codes < 0).any())
-            uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
-            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
-        elif column is None:  # the entity is not in the table: one cell, not given
-            uniques, codes = [MISSING], np.zeros(n, dtype=np.int64)
-        else:
-            cells = column
-            index: dict[Any, int] = {}
-            uniques = []
-            code_list = []
-            for cell in cells:
-                key = MISSING if cell is MISSING else _key(cell)
-                c = index.get(key)
-                if c is None:
-                    c = index[key] = len(uniques)
-                    uniques.append(cell)
-                code_list.append(c)
-            codes = np.array(code_list, dtype=np.int64)
+        codes, uniques = _distinct(column, n)
         numeric = method != "choice"
         fill: Any = 1.0 if numeric else None
         results = []
@@ -605,6 +609,8 @@ class Columns:
                 v = fill
                 failed.append(True)
             results.append(v)
+        if method == "date":  # a date as its day number (`Columns.add_days`, `days_between` count in days)
+            results = [1 if f else v.toordinal() for v, f in zip(results, failed)]
         dtype: Any = bool if method == "flag" else float if numeric else object
         if not numeric and results and all(type(v) is str for v in results):
             dtype = str  # options as a numpy string array: comparisons run in C
@@ -782,6 +788,18 @@ class Columns:
     def given_number(self, name: str) -> np.ndarray:
         return self.read("given_number", name)
 
+    def date(self, name: str) -> np.ndarray:
+        """`Context.date` for every row, as day numbers (`date.toordinal`)."""
+        return self.read("date", name)
+
+    @staticmethod
+    def add_days(day: Any, days: Any) -> Any:
+        return day + np.floor(np.asarray(days, dtype=float)).astype(np.int64)  # (whole days, as a date adds them)
+
+    @staticmethod
+    def days_between(a: Any, b: Any) -> Any:
+        return a - b
+
     def accept_unit(self, name: str, unit: str) -> None:
         accepted = self.spec(name).accepted_units
         if accepted and unit not in accepted:
@@ -893,7 +911,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     rounding, rule = calc.output.rounding, units.rounding
     how = plan(calc).finishing[cols.variant]  # the one decision `compute` follows too (solver.library.rounding)
     if how.kind in ("date", "weeks_days"):
-        raise NotColumnar(f"{calc.slug}: a date result is computed row by row")
+        return _calendar(cols, raw, how.kind)
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
     elif how.kind == "published":  # the publication's rounding (registry data); int() of it for an integer output
@@ -918,6 +936,29 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
         for p in calc.plausibility:
             lo, hi = p.range
             cols.bad |= ~((out >= lo) & (out <= hi))
+    return out
+
+
+_LAST_DAY = dt.date.max.toordinal()
+
+
+def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
+    """A date result (day numbers) as its ISO text, or (weeks, days) as [weeks, days], as `compute_many` writes a
+    value: an object column (a day outside the calendar refuses the row, as `date` arithmetic does)."""
+    out = np.empty(cols.n, dtype=object)
+    if kind == "date":
+        day = np.asarray(raw, dtype=np.int64)
+        cols.bad |= (day < 1) | (day > _LAST_DAY)
+        codes, uniques = pd.factorize(np.where(cols.bad, 1, day))
+        text = np.array([dt.date.fromordinal(int(d)).isoformat() for d in uniques.tolist()], dtype=object)
+        out[:] = text[codes]
+        return out
+    weeks, days = (np.broadcast_to(np.asarray(a, dtype=np.int64), (cols.n,)) for a in raw)
+    if cols.variant == "published":  # the output rules, on the age in weeks (as registry.plausibility reads it)
+        x = weeks + days / 7
+        for lo, hi in plan(cols.calc).output_rules:
+            cols.bad |= ~((x >= lo) & (x <= hi))
+    out[:] = [[w, d] for w, d in zip(weeks.tolist(), days.tolist())]
     return out
 
 

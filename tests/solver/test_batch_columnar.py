@@ -7,6 +7,7 @@ error must be exactly what `compute` gives for that row's entities.
 """
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 from typing import Any
@@ -37,10 +38,12 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _expected(slug: str, ents: dict[str, Any], variant: str) -> tuple[Any, str | None]:
+    """`compute`'s value as `compute_many` writes it (a date as ISO text, (weeks, days) as a list), or its error."""
     try:
-        return compute(slug, ents, variant=variant).value, None
+        v = compute(slug, ents, variant=variant).value
     except CalculatorError as e:
         return None, str(e)
+    return (v.isoformat() if isinstance(v, dt.date) else list(v) if isinstance(v, tuple) else v), None
 
 
 def _unit_column(draw: Any, spec: Any, n: int, frame: dict[str, Any], columns: dict[str, Any],
@@ -101,6 +104,13 @@ def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dic
                 r[col] = v
         elif spec.kind == InputKind.boolean:
             values = [draw(st.booleans()) for _ in range(n)]
+            frame[col] = values
+            for r, v in zip(rows, values):
+                r[col] = v
+        elif spec.kind == InputKind.date:  # MM/DD/YYYY, now and then a date that is none
+            day = st.dates(dt.date(1990, 1, 1), dt.date(2030, 12, 31)).map(lambda d: d.strftime("%m/%d/%Y"))
+            values = [draw(st.one_of(day, day, day, st.sampled_from(["13/45/2020", "soon", "02/30/2021"])))
+                      for _ in range(n)]
             frame[col] = values
             for r, v in zip(rows, values):
                 r[col] = v

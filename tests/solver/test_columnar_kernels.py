@@ -54,6 +54,7 @@ def test_both_paths_call_the_one_kernel(slug: str, monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setitem(FUNCTIONS, slug, spy)
     value = compute(slug, ents).value
+    value = value.isoformat() if hasattr(value, "isoformat") else list(value) if isinstance(value, tuple) else value
     frame = pd.DataFrame({k: pd.Series([v], dtype=object) for k, v in ents.items()})
     res = compute_many(slug, frame)
     assert res.attrs["vectorised"] and res["value"].tolist() == [value]

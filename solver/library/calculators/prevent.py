@@ -93,5 +93,5 @@ def prevent_10_year(ctx: Context) -> float:
     for option in ctx.spec("outcome").options:
         key = option.lower().replace(" ", "_")
         chosen = ctx.choice_is("outcome", option)
-        cases += [(chosen & male, lambda k=key: risk(f"male_{k}_")), (chosen, lambda k=key: risk(f"female_{k}_"))]
+        cases.extend([(chosen & male, lambda k=key: risk(f"male_{k}_")), (chosen, lambda k=key: risk(f"female_{k}_"))])
     return ctx.select(cases, math.nan)  # (no option: refused above)
