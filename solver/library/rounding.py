@@ -184,6 +184,12 @@ def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *
         risky |= ax > 2.0 ** 51 / scale
         if small_below > 0:
             risky |= ax < small_below
+        # a whole number of 1 or more is its own rounding to decimals >= 0 (counts per litre, 2.5e11, are huge
+        # and whole: without this every such row went to `exact`)
+        whole = (np.floor(x) == x) & (ax >= 1) if decimals >= 0 else None
+    if whole is not None and whole.any():
+        out[whole] = x[whole]
+        risky &= ~whole
     idx = np.flatnonzero(risky)
     if idx.size:
         v = x[idx]

@@ -385,20 +385,21 @@ class Columns:
                 raise KeyError(f"{self.calc.slug}: {name!r} is not in table {table!r}")
             weights.append(weight)
         masks = [np.asarray(yes, dtype=bool) for yes in met.values()]
+        if all(float(w).is_integer() for w in weights) and sum(abs(int(w)) for w in weights) < 2 ** 15:
+            acc = np.zeros(self.n, dtype=np.int16)
+            for yes, w in zip(masks, weights):
+                acc += yes * np.int16(w)
+            total = acc.astype(float)
+        else:
+            total = np.zeros(self.n)
+            for yes, w in zip(masks, weights):
+                total += _weighted(yes, w)  # weight or 0.0, in the library's order
         floats = [yes for yes, w in zip(masks, weights) if type(w) is not int]
         if floats and len(floats) < len(masks):  # the library's sum stays a Python int where no float weight is met
             met_float = np.zeros(self.n, dtype=bool)
             for yes in floats:
                 met_float |= yes
-            self.intish |= ~met_float
-        if all(float(w).is_integer() for w in weights) and sum(abs(int(w)) for w in weights) < 2 ** 15:
-            acc = np.zeros(self.n, dtype=np.int16)
-            for yes, w in zip(masks, weights):
-                acc += yes * np.int16(w)
-            return acc.astype(float)
-        total = np.zeros(self.n)
-        for yes, w in zip(masks, weights):
-            total += _weighted(yes, w)  # weight or 0.0, in the library's order
+            self.memo[("int points", id(total))] = (total, ~met_float)  # (`finish` reads it)
         return total
 
     def equals(self, name: str, option: str | None) -> np.ndarray:
@@ -632,6 +633,8 @@ class Columns:
                 self.bad |= bad
             else:
                 self.bad[rows[bad]] = True
+        if method == "choice" and rows is None:  # a lookup by these options reads the codes (`lookup`)
+            self.memo[("options", id(out))] = (out, codes, results)
         return out
 
     def sub(self, slug: str) -> np.ndarray:
@@ -827,8 +830,13 @@ class Columns:
             if isinstance(v, float) and math.isnan(v):
                 raise KeyError(f"{self.slug}: {key!r} is not in table {name!r}")
             return v
-        codes, uniques = pd.factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
-        values = [one(_py(u)) for u in uniques.tolist()]
+        known = self.memo.get(("options", id(key)))
+        if known is not None and known[0] is key:  # a choice column as read: its codes and options, no hash pass
+            _, codes, uniques = known
+            values = [one(u) for u in uniques]
+        else:
+            codes, found = pd.factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
+            values = [one(_py(u)) for u in found.tolist()]
         table = np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else float)
         out = table[codes]
         if table.dtype.kind == "f":
@@ -930,16 +938,36 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
     cols.bad |= ~np.isfinite(out)
     if rounding == "integer" and out.dtype.kind == "f":  # an int beyond int64: `compute` gives it
         cols.bad |= ~(np.abs(out) < 2.0 ** 62)
+    exact_ints = _int_points(cols, raw, how.kind)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
         cols.bad |= cols.intish & (out == np.floor(out))
     if cols.variant == "published":
         for p in calc.plausibility:
             lo, hi = p.range
             cols.bad |= ~((out >= lo) & (out <= hi))
+    if top and exact_ints is not None and exact_ints.any():  # those rows as the Python ints `compute` gives
+        values = out.astype(object)
+        rows = np.flatnonzero(exact_ints & np.isfinite(out))
+        values[rows] = [int(v) for v in out[rows].tolist()]
+        return values
     return out
 
 
 _LAST_DAY = dt.date.max.toordinal()
+
+
+def _int_points(cols: Columns, raw: Any, kind: str) -> np.ndarray | None:
+    """The rows whose result is a point sum that Python keeps an int (no float weight met), when the result is that
+    sum itself and its rounding keeps an int an int; a points sum computed with further (`intish`: `compute` decides
+    for a whole-number row)."""
+    found = [v for k, v in cols.memo.items() if k[0] == "int points"]
+    exact = None
+    for total, ints in found:
+        if total is raw and kind in ("none", "round_number"):
+            exact = ints
+        else:
+            cols.intish |= ints
+    return exact
 
 
 def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
