@@ -94,6 +94,9 @@ def _generated(spec: Any, n: int, rng: np.random.Generator) -> tuple[Any, str | 
     lo, hi = spec.range if spec.range is not None else (0.0, 100.0)
     if kind == "boolean":
         return rng.random(n) < 0.25, None
+    if kind == "date":  # MM/DD/YYYY within a year and a half
+        days = pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 540, n), unit="D")
+        return days.strftime("%m/%d/%Y").to_numpy(dtype=object), None
     if kind == "choice":
         return rng.choice(spec.options, n), None
     if kind == "count":
@@ -125,7 +128,7 @@ def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[s
     mapping: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     for spec in get_registry().calculators[slug].inputs:
-        if spec.name == "*" or spec.kind.value in ("date", "special"):
+        if spec.name == "*" or spec.kind.value == "special":
             continue
         values, unit = _generated(spec, n, rng)
         extra[f"in:{spec.name}"] = values
@@ -210,7 +213,8 @@ def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) ->
         loop = []
         for e in ents:
             try:
-                loop.append(compute(slug, e, variant=variant).value)
+                v = compute(slug, e, variant=variant).value
+                loop.append(v.isoformat() if hasattr(v, "isoformat") else list(v) if isinstance(v, tuple) else v)
             except CalculatorError:
                 loop.append(None)
         t_loop = min(t_loop, (time.perf_counter() - t) * len(f) / len(sub))
