@@ -87,10 +87,31 @@ SETUPS: dict[str, dict[str, Any]] = {
 }
 
 
-def _generated(spec: Any, n: int, rng: np.random.Generator) -> tuple[Any, str | None]:
-    """A column for an input no hand-written setup covers: values inside its plausible range, recorded precision,
-    in its canonical unit (None: a bare value)."""
+# input -> the suffix of the registry constants min_<x>/max_<x> that bound the range an equation covers
+COVERED = {"age": "age", "Total cholesterol": "total_cholesterol", "high-density lipoprotein cholesterol": "hdl",
+           "Systolic Blood Pressure": "sbp", "estimated glomerular filtration rate": "egfr",
+           "Body Mass Index (BMI)": "bmi", "Triglycerides": "triglycerides"}
+
+
+def _covered(calc: Any, spec: Any) -> tuple[float, float] | None:
+    """The range of `spec` the calculator's equations cover (registry constants), where it names one."""
+    key = COVERED.get(spec.name)
+    consts = {k: c.value for k, c in calc.constants.items()}
+    if key is None or (f"min_{key}" not in consts and f"max_{key}" not in consts):
+        return None
+    lo, hi = spec.range if spec.range is not None else (0.0, 1000.0)
+    return float(consts.get(f"min_{key}", lo)), float(consts.get(f"max_{key}", hi))
+
+
+def _generated(spec: Any, n: int, rng: np.random.Generator, covered: tuple[float, float] | None = None
+               ) -> tuple[Any, str | None]:
+    """A column for an input no hand-written setup covers: values inside its plausible range (or the range its
+    equations cover), recorded precision, in its canonical unit (None: a bare value)."""
     kind = spec.kind.value
+    if covered is not None and kind in ("age", "quantity", "measurement"):
+        values = rng.integers(int(covered[0]), int(covered[1]) + 1, n).astype(float) if kind == "age" else \
+            np.round(rng.uniform(covered[0], covered[1], n), 1)
+        return values, "years" if kind == "age" else spec.unit
     lo, hi = spec.range if spec.range is not None else (0.0, 100.0)
     if kind == "boolean":
         return rng.random(n) < 0.25, None
@@ -127,10 +148,11 @@ def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[s
     rng = np.random.default_rng(seed + 1)
     mapping: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    for spec in get_registry().calculators[slug].inputs:
+    calc = get_registry().calculators[slug]
+    for spec in calc.inputs:
         if spec.name == "*" or spec.kind.value == "special":
             continue
-        values, unit = _generated(spec, n, rng)
+        values, unit = _generated(spec, n, rng, _covered(calc, spec))
         extra[f"in:{spec.name}"] = values
         mapping[spec.name] = (f"in:{spec.name}", unit) if unit is not None else f"in:{spec.name}"
     return pd.concat([f, pd.DataFrame(extra)], axis=1), mapping
