@@ -53,7 +53,7 @@ def label_findings(calc: Calculator, refs: Any) -> list[str]:
     return out
 
 
-def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mapping[str, Calculator] | None = None,
+def static_findings(calc: Calculator, source: str | None = None, *, calcs: Mapping[str, Calculator] | None = None,  # noqa: C901  a flat run of independent static checks
                     units: UnitsFile | None = None) -> list[str]:
     """What the text fails to state; empty when complete. `source` overrides the active text (mutants)."""
     source = calc.active.text if source is None else source

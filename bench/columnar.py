@@ -1,4 +1,7 @@
-"""Columnar `compute_many` on 1,000,000 rows of plain numeric columns with a fixed unit, ten calculators.
+"""Columnar `compute_many` on 1,000,000 rows of plain numeric columns with a fixed unit, every calculator.
+
+Each of the registry's calculators is listed: a columnar one is timed on its hand-written setup (the
+cohort's columns) or on columns generated from its registry inputs; the others say they run row by row.
 
 Against, in the same run and on the same table:
 (a) `compute` in a Python loop, one row at a time, timed on --loop-rows rows and scaled;
@@ -8,7 +11,7 @@ Against, in the same run and on the same table:
     Every value of the loop subsample must equal compute_many's to the bit (checked here too).
 
     python bench/columnar.py [--rows 1000000] [--loop-rows 3000] [--clincalc-rows 20000] [--repeat 3] [--only SLUG]
-                             [--format json]
+                             [--pairs] [--format json]
 
 Prints per calculator the ratios loop/compute_many (target >= 100) and clincalc/compute_many (>= 20).
 """
@@ -29,10 +32,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from registry.loader import get_registry  # noqa: E402
 from solver.library import CalculatorError, compute, compute_many  # noqa: E402
+from solver.library.vectorised import columnar  # noqa: E402
 
 FLAGS = ["Congestive Heart Failure", "Hypertension history", "Stroke", "Transient Ischemic Attacks History",
          "Thromboembolism history", "Vascular disease history", "Diabetes history",
          "Dialysis at least twice in the past week"]
+HAS_BLED_FLAGS = ["Hypertension", "Liver disease criteria for the HAS-BLED rule",
+                  "Renal disease criteria for the HAS-BLED rule", "Prior major bleeding or predisposition to bleeding",
+                  "Labile international normalized ratio", "Medication usage predisposing to bleeding"]
 
 
 def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
@@ -50,8 +57,9 @@ def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
         "bilirubin": np.round(rng.lognormal(0.3, 0.8, n).clip(0.2, 30), 1),
         "inr": np.round(rng.normal(1.4, 0.4, n).clip(0.8, 5), 1),
         "hr": rng.integers(40, 160, n).astype(float), "qt": rng.integers(300, 560, n).astype(float),
+        "drinks": rng.integers(0, 20, n).astype(float),
     }
-    for f in FLAGS:
+    for f in FLAGS + HAS_BLED_FLAGS:
         data[f] = rng.random(n) < 0.2
     return pd.DataFrame(data)
 
@@ -59,6 +67,10 @@ def cohort(n: int, seed: int = 20261201) -> pd.DataFrame:
 # slug -> columns= mapping (entity -> column or (column, fixed unit))
 SETUPS: dict[str, dict[str, Any]] = {
     "body-mass-index": {"weight": ("weight", "kg"), "height": ("height", "cm")},
+    "ideal-body-weight": {"sex": "sex", "height": ("height", "cm"), "weight": ("weight", "kg")},
+    "adjusted-body-weight": {"sex": "sex", "weight": ("weight", "kg"), "height": ("height", "cm")},
+    "has-bled": {"age": ("age", "years"), "Number of Alcoholic Drinks Per Week": "drinks", "Stroke": "Stroke",
+                 **{f: f for f in HAS_BLED_FLAGS}},
     "ckd-epi-2021": {"age": ("age", "years"), "sex": "sex", "creatinine": ("creatinine", "mg/dL")},
     "mdrd-gfr": {"age": ("age", "years"), "sex": "sex", "creatinine": ("creatinine", "mg/dL"), "Race": "Race"},
     "creatinine-clearance-cockcroft-gault": {"age": ("age", "years"), "sex": "sex", "weight": ("weight", "kg"),
@@ -73,6 +85,91 @@ SETUPS: dict[str, dict[str, Any]] = {
                 "Dialysis at least twice in the past week": "Dialysis at least twice in the past week"},
     "qtc-bazett": {"Heart Rate or Pulse": ("hr", "beats per minute"), "QT Interval": ("qt", "msec")},
 }
+
+
+# input -> the suffix of the registry constants min_<x>/max_<x> that bound the range an equation covers
+COVERED = {"age": "age", "Total cholesterol": "total_cholesterol", "high-density lipoprotein cholesterol": "hdl",
+           "Systolic Blood Pressure": "sbp", "estimated glomerular filtration rate": "egfr",
+           "Body Mass Index (BMI)": "bmi", "Triglycerides": "triglycerides"}
+
+
+def _covered(calc: Any, spec: Any) -> tuple[float, float] | None:
+    """The range of `spec` the calculator's equations cover (registry constants), where it names one."""
+    key = COVERED.get(spec.name)
+    consts = {k: c.value for k, c in calc.constants.items()}
+    if key is None or (f"min_{key}" not in consts and f"max_{key}" not in consts):
+        return None
+    lo, hi = spec.range if spec.range is not None else (0.0, 1000.0)
+    return float(consts.get(f"min_{key}", lo)), float(consts.get(f"max_{key}", hi))
+
+
+def _generated(spec: Any, n: int, rng: np.random.Generator, covered: tuple[float, float] | None = None
+               ) -> tuple[Any, str | None]:
+    """A column for an input no hand-written setup covers: values inside its plausible range (or the range its
+    equations cover), recorded precision, in its canonical unit (None: a bare value)."""
+    kind = spec.kind.value
+    if covered is not None and kind in ("age", "quantity", "measurement"):
+        values = rng.integers(int(covered[0]), int(covered[1]) + 1, n).astype(float) if kind == "age" else \
+            np.round(rng.uniform(covered[0], covered[1], n), 1)
+        return values, "years" if kind == "age" else spec.unit
+    lo, hi = spec.range if spec.range is not None else (0.0, 100.0)
+    if kind == "boolean":
+        return rng.random(n) < 0.25, None
+    if kind == "date":  # MM/DD/YYYY within a year and a half
+        days = pd.to_datetime("2024-01-01") + pd.to_timedelta(rng.integers(0, 540, n), unit="D")
+        return days.strftime("%m/%d/%Y").to_numpy(dtype=object), None
+    if kind == "choice":
+        return rng.choice(spec.options, n), None
+    if kind == "count":
+        return rng.integers(int(lo), int(min(hi, lo + 40)) + 1, n), None
+    if kind == "number":
+        return np.round(rng.uniform(lo, min(hi, lo + 40), n), 1), None
+    if kind == "age":
+        return rng.integers(18, 95, n).astype(float), "years"
+    if kind == "weight":
+        return np.round(rng.normal(78, 17, n).clip(38, 180), 1), "kg"
+    if kind == "height":
+        return np.round(rng.normal(170, 10, n).clip(140, 205), 1), "cm"
+    if kind == "temperature":
+        return np.round(rng.uniform(35, 41, n), 1), "degrees celsius"
+    if kind == "count per volume":
+        return np.round(rng.uniform(lo / 1e6, hi / 1e6 / 4, n), 0), "µL"
+    unit = spec.unit if not spec.accepted_units or spec.unit in spec.accepted_units else spec.accepted_units[0]
+    span = (hi - lo) / 4  # the lower part of the plausible range: most rows ordinary, some extreme
+    return np.round(rng.uniform(lo + span / 4, lo + 2 * span, n), 1), unit
+
+
+def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The cohort and the `columns=` mapping of one calculator: its hand-written setup, or columns generated from
+    its registry inputs (every input, optional ones included)."""
+    f = cohort(n, seed)
+    if slug in SETUPS:
+        return f, SETUPS[slug]
+    rng = np.random.default_rng(seed + 1)
+    mapping: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    calc = get_registry().calculators[slug]
+    for spec in calc.inputs:
+        if spec.name == "*" or spec.kind.value == "special":
+            continue
+        values, unit = _generated(spec, n, rng, _covered(calc, spec))
+        extra[f"in:{spec.name}"] = values
+        mapping[spec.name] = (f"in:{spec.name}", unit) if unit is not None else f"in:{spec.name}"
+    return pd.concat([f, pd.DataFrame(extra)], axis=1), mapping
+
+
+def pair_frame(f: pd.DataFrame, mapping: dict[str, Any], *, as_json: bool) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """The columns with a unit as one column of [value, unit] cells (or their JSON text); the others as they are."""
+    out, pmap = {}, {}
+    for name, spec in mapping.items():
+        col, unit = spec if isinstance(spec, tuple) else (spec, None)
+        if unit is None:
+            out[col], pmap[name] = f[col], col
+            continue
+        cells = [[v, unit] for v in f[col].tolist()]
+        out[f"{col} cells"] = pd.Series([json.dumps(c) for c in cells] if as_json else cells, dtype=object)
+        pmap[name] = f"{col} cells"
+    return pd.DataFrame(out), pmap
 
 
 def clincalc_frame(slug: str, f: pd.DataFrame) -> tuple[str, pd.DataFrame] | None:
@@ -123,11 +220,12 @@ def _same(a: Any, b: Any) -> bool:
     return a == b and type(a) is type(b)
 
 
-def run_one(slug: str, f: pd.DataFrame, variant: str, args: argparse.Namespace, clincalc: Any) -> dict[str, Any]:
-    mapping = SETUPS[slug]
+def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) -> dict[str, Any]:
+    f, mapping = table(slug, args.rows)
     sub = f.iloc[: args.loop_rows]
     ents = entities(sub, mapping)
     t_many = t_loop = math.inf
+    extra: dict[str, Any] = {}
     for _ in range(args.repeat):  # alternate the sides, best of --repeat each: a busy moment hits both alike
         t = time.perf_counter()
         res = compute_many(slug, f, variant=variant, columns=mapping)
@@ -137,15 +235,27 @@ def run_one(slug: str, f: pd.DataFrame, variant: str, args: argparse.Namespace, 
         loop = []
         for e in ents:
             try:
-                loop.append(compute(slug, e, variant=variant).value)
+                v = compute(slug, e, variant=variant).value
+                loop.append(v.isoformat() if hasattr(v, "isoformat") else list(v) if isinstance(v, tuple) else v)
             except CalculatorError:
                 loop.append(None)
         t_loop = min(t_loop, (time.perf_counter() - t) * len(f) / len(sub))
+    if args.pairs:  # the same rows as [value, unit] cells, and as their JSON text (a CSV of MedCalc-Bench entities)
+        for layout in ("pairs", "json"):
+            pf, pmap = pair_frame(f, mapping, as_json=layout == "json")
+            t_p = math.inf
+            for _ in range(args.repeat):
+                t = time.perf_counter()
+                pres = compute_many(slug, pf, variant=variant, columns=pmap)
+                t_p = min(t_p, time.perf_counter() - t)
+            assert pres["value"].tolist()[: len(sub)] == res["value"].tolist()[: len(sub)], slug
+            extra[f"{layout}_s"], extra[f"{layout}_ratio"] = round(t_p, 3), round(t_loop / t_p, 1)
+            extra[f"{layout}_row_by_row"] = pres.attrs["row_by_row"]
     got = res["value"].tolist()[: len(sub)]
     assert all(_same(a, b) for a, b in zip(got, loop)), f"{slug}: compute_many differs from compute"
-    row: dict[str, Any] = {"calculator": slug, "variant": variant, "rows": len(f), "compute_many_s": round(t_many, 3),
+    row: dict[str, Any] = {"calculator": slug, "columnar": True, "variant": variant, "rows": len(f), "compute_many_s": round(t_many, 3),
                            "row_by_row": res.attrs["row_by_row"], "loop_s_scaled": round(t_loop, 2),
-                           "loop_ratio": round(t_loop / t_many, 1)}
+                           "loop_ratio": round(t_loop / t_many, 1), **extra}
     cc = clincalc_frame(slug, f.iloc[: args.clincalc_rows]) if clincalc is not None else None
     if cc is not None:
         name, cframe = cc
@@ -166,29 +276,40 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="timings per side, the best kept (default 3)")
     ap.add_argument("--only", action="append", help="calculator slug (repeatable)")
     ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--pairs", action="store_true",
+                    help="also time the same rows as [value, unit] cells and as their JSON text")
     args = ap.parse_args()
     try:
         import clincalc
     except ImportError:
         clincalc = None
-    get_registry()
-    f = cohort(args.rows)
-    for slug in SETUPS:  # warm: library functions, registry plans
-        compute_many(slug, f.iloc[:50], columns=SETUPS[slug])
+    reg = get_registry()
+    slugs = args.only or sorted(reg.calculators)
     results = []
-    for slug in args.only or list(SETUPS):
+    for slug in slugs:
         variant = "published" if slug == "creatinine-clearance-cockcroft-gault" else "benchmark"
-        results.append(run_one(slug, f, variant, args, clincalc))
+        if columnar(slug, reg) is None:
+            results.append({"calculator": slug, "variant": variant, "columnar": False})
+            continue
+        small, mapping = table(slug, 50)
+        compute_many(slug, small, variant=variant, columns=mapping)  # warm: library functions, registry plans
+        results.append(run_one(slug, variant, args, clincalc))
     if args.format == "json":
         print(json.dumps({"results": results}, indent=2))
         return 0
     print(f"{args.rows:,} rows per calculator (plain numeric columns, fixed units); loop timed on {args.loop_rows:,} "
           f"rows and clincalc.batch on {args.clincalc_rows:,}, both scaled (~)")
-    print(f"{'calculator':38} {'variant':9} {'compute_many':>12} {'loop~':>8} {'ratio':>7} {'clincalc~':>10} {'ratio':>7}")
+    pairs = f" {'pairs':>7} {'json':>7}" if args.pairs else ""
+    print(f"{'calculator':38} {'variant':9} {'compute_many':>12} {'loop~':>8} {'ratio':>7} {'clincalc~':>10} {'ratio':>7}"
+          + pairs)
     for r in results:
+        if r.get("columnar") is False:
+            print(f"{r['calculator']:38} {r['variant']:9} {'row by row (not columnar yet)':>37}")
+            continue
         cc = f"{r['clincalc_s_scaled']:>9.2f}s {r['clincalc_ratio']:>6.1f}x" if "clincalc" in r else f"{'n/a':>10} {'':>7}"
+        p = f" {r['pairs_ratio']:>6.1f}x {r['json_ratio']:>6.1f}x" if args.pairs else ""
         print(f"{r['calculator']:38} {r['variant']:9} {r['compute_many_s']:>11.3f}s {r['loop_s_scaled']:>7.1f}s "
-              f"{r['loop_ratio']:>6.1f}x {cc}")
+              f"{r['loop_ratio']:>6.1f}x {cc}{p}")
     return 0
 
 

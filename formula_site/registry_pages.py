@@ -353,7 +353,7 @@ def _table_rows(t: Any) -> str:
     return "<br>".join(items)
 
 
-def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt.date,
+def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt.date,  # noqa: C901,PLR0915  one page, section by section
                     accuracy: list[dict[str, Any]]) -> str:
     """One calculator: text, inputs, constants, provenance, audits, lineage, versions, accuracy, FHIR."""
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})

@@ -21,7 +21,7 @@ from registry.terminal import printable, say
 from registry.validate import summary, validate
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction) -> None:  # noqa: PLR0915  argparse declarations, one per flag
     p = sub.add_parser("validate", help="load and check the whole registry",
                        description="Check schema, references, cycles, versions and the lock file. "
                        "Errors print as path:line: field: problem; exit status 1 when any.")

@@ -491,7 +491,7 @@ def _deciders(reg: Registry, pol: Policy, targets: list[str], signer: tuple[str 
     return _Deciding(who, None, "release", False, self_approved, draft or (effective > today and not self_approved))
 
 
-def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
+def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,  # noqa: C901,PLR0915  checks, then one locked write
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
             with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None) -> str:
     """Release a calculator's edited content (or `sets`, constant values) as a new version.

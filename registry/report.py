@@ -69,7 +69,7 @@ def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
             " (`formula pending`, `formula diff " + f"{c.slug} {p.base} {p.version}`)")
 
 
-def show_text(reg: Registry, c: Calculator) -> str:
+def show_text(reg: Registry, c: Calculator) -> str:  # noqa: C901,PLR0915  one text, section by section
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
 
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")

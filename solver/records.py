@@ -103,20 +103,18 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def library_record(reg: Registry, calculator: str | int, entities: dict[str, Any], *,
+def library_record(reg: Registry, calculator: str | int | Calculator, entities: dict[str, Any], *,
                    variant: str = "benchmark") -> AnswerRecord:
-    """Compute with the verified library and return the full record (raises `CalculatorError`)."""
+    """Compute with the verified library and return the full record (raises `CalculatorError`). `calculator`
+    may be the registry's entry (resolved once by the caller). The sub-results are those of the computation
+    itself: the dependencies its formula used, as it used them (one it did not need is neither computed nor
+    listed, so it can never refuse an answer that does not depend on it)."""
     from solver.library import compute  # the library imports this package's siblings only
 
     res = compute(calculator, entities, variant=variant, registry=reg)
-    calc = reg.get(res.calculator)
-    subs = []
-    for dep in calc.depends_on:  # what the nested calculators gave on the same entities
-        other = reg.calculators[dep]
-        names = {i.name for i in other.inputs}
-        sub = compute(dep, {k: v for k, v in entities.items() if k in names}, variant=variant, registry=reg)
-        subs.append(SubResult(calculator=dep, version=sub.version, content_hash=sub.content_hash,
-                              value=_plain(sub.value), unit=sub.unit))
+    calc = calculator if isinstance(calculator, Calculator) else reg.calculators[res.calculator]
+    subs = [SubResult(calculator=sub.calculator, version=sub.version, content_hash=sub.content_hash,
+                      value=_plain(sub.value), unit=sub.unit) for sub in res.subs]
     return AnswerRecord(
         calculator=calc.slug, medcalc_id=calc.medcalc_id, version=res.version,
         content_hash=res.content_hash, registry_lock_digest=registry_digest(reg), variant=variant,

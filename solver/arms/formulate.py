@@ -32,10 +32,10 @@ def _number(x: Any, what: str) -> Fraction:
         raise TreeError(f"{what} is not a finite number: {x!r}") from None
 
 
-def evaluate(tree: Any, variables: dict[str, Fraction], missing: set[str]) -> Fraction:
+def evaluate(tree: Any, variables: dict[str, Fraction], missing: set[str]) -> Fraction:  # noqa: C901  one case per tree node kind
     count = 0
 
-    def ev(node: Any) -> Fraction:
+    def ev(node: Any) -> Fraction:  # noqa: C901  one case per tree node kind
         nonlocal count
         count += 1
         if count > MAX_NODES:

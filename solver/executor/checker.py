@@ -235,7 +235,7 @@ def _import_names(names: Iterable[ast.alias], module: str | None, policy: Policy
         _identifier(alias.asname, "name", policy)
 
 
-def _check_node(node: ast.AST, aliases: dict[str, str], policy: Policy) -> None:
+def _check_node(node: ast.AST, aliases: dict[str, str], policy: Policy) -> None:  # noqa: C901  one case per AST node kind
     kind = type(node)
     if kind not in _ALLOWED_NODES:
         accepted = (kind is ast.GeneratorExp and policy.generator_expressions) or (

@@ -6,13 +6,11 @@ provenance in the `Result` (`solver.library.result`).
 """
 from __future__ import annotations
 
-import datetime as dt
-import math
 from typing import Any, Literal
 
 from registry.loader import Registry, get_registry
 from registry.plausibility import implausible, implausible_inputs
-from registry.schema import Calculator, OutputKind, UnitsFile
+from registry.schema import Calculator
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
@@ -29,10 +27,7 @@ from solver.library.errors import (
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, Value, make_result
-from solver.library.rounding import half_even, result_rule, round_value
-from solver.library.units import round_number
-
-_isfinite = math.isfinite
+from solver.library.rounding import NotFinite, finish
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
@@ -60,14 +55,33 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
                                 + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
 
-def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "benchmark",
+def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, variant: str = "benchmark",
             registry: Registry | None = None) -> Result:
-    """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input."""
+    """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input.
+
+    `calculator` is a benchmark id, a slug, or the registry's entry itself (a caller that has resolved it already,
+    such as the router, passes the entry: the calculator is resolved once per answer)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    if not reg.validated or reg.problems:
-        _require_valid(reg, calculator)
+    t = type(calculator)
+    if t is int or t is str or not isinstance(calculator, Calculator):  # (an id or slug: no isinstance on the model)
+        if not reg.validated or reg.problems:
+            _require_valid(reg, calculator)  # type: ignore[arg-type]
+        calc = _entry(calculator, reg)  # type: ignore[arg-type]
+    else:
+        calc = calculator
+        if not reg.validated or reg.problems:
+            _require_valid(reg, calc.slug)
+        if reg.calculators.get(calc.slug) is not calc:  # not this registry's entry: refuse rather than mix content
+            raise UnknownCalculator(calc.slug, None, "this calculator entry is not the registry's; pass its slug")
+    if type(entities) is not dict and not isinstance(entities, dict):
+        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
+    return _compute(calc, entities, variant, reg)
+
+
+def _entry(calculator: str | int, reg: Registry) -> Calculator:
+    """The registry's entry for an id or slug: the common cases straight from its index (`resolve` names a miss)."""
     if type(calculator) is int:  # the common cases straight to the registry's index (resolve names a miss)
         calc = reg._ids.get(calculator)
         if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
@@ -76,9 +90,7 @@ def compute(calculator: str | int, entities: dict[str, Any], *, variant: str = "
         calc = reg.calculators.get(calculator) if type(calculator) is str and not calculator.isdigit() else None
         if calc is None:
             calc = resolve(calculator, reg)
-    if type(entities) is not dict and not isinstance(entities, dict):
-        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
-    return _compute(calc, entities, variant, reg)
+    return calc
 
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
@@ -96,19 +108,21 @@ def _require_valid(reg: Registry, ref: str | int) -> None:
                               "intended edit becomes a version with `formula release SLUG --reason ...`")
 
 
-def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False) -> Result:
+def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False,
+             cache: dict[str, Result] | None = None) -> Result:
     """`compute` on a resolved entry. `inner`: a dependency (`Context.sub`), given its caller's entities, of which
-    it reads only its own inputs (so only a missing one is an error)."""
+    it reads only its own inputs (so only a missing one is an error); `cache`: the dependencies' results computed
+    so far for these entities (each is computed once per computation)."""
     pl = plan(calc)
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if inner and pl.passthrough:  # a dependency taking any entity gets its declared ones only
-        entities = {k: v for k, v in entities.items() if k in pl.known}
+        entities = {k: v for k, v in entities.items() if k in pl.specs}
     if not pl.passthrough and not (pl.known.issuperset(entities) and entities.keys() >= pl.required_set) \
             and not (inner and entities.keys() >= pl.required_set):
         _name_the_bad_key(pl, entities, inner)
-    ctx = Context(calc, entities, variant, reg, _compute, pl)
+    ctx = Context(calc, entities, variant, reg, _compute, pl, cache)
     try:
         raw = fn(ctx)
     except CalculatorError:
@@ -117,13 +131,10 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
         raise OutOfRange(calc.slug, None, "the inputs lead to a division by zero; check for zero or missing values") from None
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
-    t = type(raw)
-    if (t is float or t is int) and raw - raw == 0 and variant in pl.plain_rounding:  # finite, rounded as the plan says
-        value: Value = round_number(raw, ctx.conv._rounding)
-    elif (t is float or t is int) and raw - raw == 0 and variant in pl.whole:
-        value = int(half_even(raw, 0))
-    else:
-        value = _finish(calc, raw, ctx.units, variant)
+    try:
+        value: Value = finish(raw, pl.finishing[variant], ctx.units.rounding)
+    except NotFinite as e:
+        raise OutOfRange(calc.slug, None, str(e)) from None
     record = ctx.record
     warnings: list[str] = []
     if pl.output_rules or pl.differences:  # the registry's plausibility rules: checked inline, worded when broken
@@ -134,17 +145,18 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
                 break
         if not inside or not _differences_hold(pl.differences, record):
             warnings = _warnings(calc, pl, value, variant, record)
+    subs = tuple(ctx.subs.values()) if ctx.subs else ()
     content_hash = reg.hashes.get(pl.hash_key)
     if not content_hash or pl.version is None:
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
-        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings)
-    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings)
+        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs)
+    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs)
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
     """Raise for an unknown (unless `inner`) or a missing input: the first in order is named."""
-    known = pl.known
+    known = pl.specs
     for key in entities if not inner else ():
         if key not in known:
             raise UnknownInput(pl.slug, key, "unknown input; accepted: " + ", ".join(sorted(known)))
@@ -176,38 +188,3 @@ def _differences_hold(rules: tuple[tuple[str, str, float, float], ...], record: 
         if not ((tx is float or tx is int) and (ty is float or ty is int) and lo <= float(x) - float(y) <= hi):
             return False
     return True
-
-
-def _finish(calc: Calculator, raw: Any, units: UnitsFile, variant: str = "benchmark") -> Value:
-    t = type(raw)
-    if (t is float or t is int) and math.isfinite(raw):  # the common case first: a finite number
-        rounding = calc.output.rounding
-        rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
-        if rule is not None:
-            out = round_value(raw, rule)
-            return int(out) if rounding == "integer" else out
-        if rounding == "round_number":
-            return round_number(raw, units.rounding)
-        if rounding == "integer":
-            return int(half_even(raw, 0))
-        if calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):
-            return raw
-    kind = calc.output.kind
-    if kind == OutputKind.date:
-        assert isinstance(raw, dt.date)
-        return raw
-    if kind == OutputKind.gestational_age:
-        w, d = raw
-        return (int(w), int(d))
-    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
-        raise OutOfRange(calc.slug, None, f"the formula gave no finite number ({raw!r})")
-    rounding = calc.output.rounding
-    rule = result_rule(calc, variant)  # the publication's rounding (registry data), where this variant uses it
-    if rule is not None:
-        out = round_value(raw, rule)
-        return int(out) if rounding == "integer" else out
-    if rounding == "integer":
-        return int(half_even(raw, 0))
-    if rounding == "round_number":
-        return round_number(raw, units.rounding)
-    return raw

@@ -27,6 +27,9 @@ class Result(NamedTuple):
     content_hash: str  # the content hash of `version` (registry.versions.active_hash), as REGISTRY.lock records it
     inputs: dict[str, InputRecord]  # each input read: as given, as used, in which unit
     warnings: list[str]  # broken plausibility rules (benchmark variant)
+    # the results of the dependencies this computation used (nested ones first), in the order they finished:
+    # what an answer record lists as its sub-results (a dependency the formula did not need is not computed)
+    subs: tuple["Result", ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         v: Any = self.value
@@ -41,13 +44,15 @@ class Result(NamedTuple):
         return out
 
 
+# `tuple.__new__` rather than the class call: measured 170 ns against 255 ns per Result and 160 ns against 235 ns
+# per InputRecord (timeit, Python 3.12); a case makes one Result and three or four records, about 7 % of a case
 _new = tuple.__new__
 
 
 def make_result(value: Value, unit: str | None, calculator: str, version: str, variant: str, content_hash: str,
-                inputs: dict[str, InputRecord], warnings: list[str]) -> Result:
+                inputs: dict[str, InputRecord], warnings: list[str], subs: tuple[Result, ...] = ()) -> Result:
     """`Result(...)` for the library's hot path: the same fields, without the keyword handling of the class call."""
-    return _new(Result, (value, unit, calculator, version, variant, content_hash, inputs, warnings))
+    return _new(Result, (value, unit, calculator, version, variant, content_hash, inputs, warnings, subs))
 
 
 def make_record(given: Any, value: Any, unit: str | None) -> InputRecord:

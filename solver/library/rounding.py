@@ -1,5 +1,10 @@
 """The one place a clinical result is rounded: half up or half to even, to a number of decimals.
 
+`finishing(calc, variant)` decides once how a calculator's result is finished in a variant (the
+publication's rule, the benchmark's `round_number`, a whole number, as it is, a date, weeks and
+days); `finish` applies that decision to one value and `vectorised.finish` to an array, so the
+scalar and the columnar path can never round a result differently.
+
 A published calculator's rounding is registry data (`output.published_rounding`: mode, decimals,
 source); this module applies it, to one value (`round_value`) or to a numpy array (`round_array`),
 with identical results.
@@ -20,7 +25,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
-from registry.schema import Calculator, ResultRounding
+from registry.schema import Calculator, OutputKind, ResultRounding, RoundingRule
 
 if TYPE_CHECKING:  # numpy is imported by round_array alone: a one-case `formula solve` never loads it
     import numpy as np
@@ -45,9 +50,72 @@ def round_value(x: float, rule: Rule) -> float:
     return _round(float(x), rule.mode, rule.decimals)
 
 
-# Python's `round(x, decimals)`, type kept (the benchmark's `round_number` rounds through this): the builtin
-# itself rather than a function around it, which cost a call on every rounding of every case
+# Python's `round(x, decimals)`, type kept (the benchmark's `round_number` rounds through this)
 half_even: Callable[[float, int], float] = round
+
+
+def round_number(x: float, rule: RoundingRule) -> float:
+    """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
+    small = rule.small_below
+    if x >= small or x <= -small:  # the common case first (an infinity rounds to itself)
+        return round(x, rule.decimals)
+    if x == 0:
+        return 0
+    if not math.isfinite(x):  # NaN, passed on: the input's range check refuses it as "expected a finite number"
+        return x
+    return round(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
+
+
+@dataclass(frozen=True)
+class Finishing:
+    """How a calculator's raw result becomes its value in one variant (see `finishing`)."""
+
+    kind: Literal["date", "weeks_days", "published", "round_number", "integer", "none"]
+    rule: ResultRounding | None = None  # the publication's rule (kind "published")
+    whole: bool = False  # "published": the output is a whole number (int() of the rounded value)
+
+
+def finishing(calc: Calculator, variant: str) -> Finishing:
+    """The one decision of how this calculator's result is rounded in `variant`: the publication's rule where the
+    variant follows it (`result_rule`), else the output's own rounding (the benchmark's `round_number`, a whole
+    number, or none); dates and (weeks, days) are not rounded."""
+    kind = calc.output.kind
+    if kind == OutputKind.date:
+        return Finishing("date")
+    if kind == OutputKind.gestational_age:
+        return Finishing("weeks_days")
+    rule = result_rule(calc, variant)
+    if rule is not None:
+        return Finishing("published", rule, calc.output.rounding == "integer")
+    rounding = calc.output.rounding
+    return Finishing("round_number" if rounding == "round_number" else "integer" if rounding == "integer" else "none")
+
+
+class NotFinite(ValueError):
+    """A numeric output whose raw result is not a finite number (the engine refuses it, naming the calculator)."""
+
+
+def finish(raw: Any, how: Finishing, number_rule: RoundingRule) -> Any:
+    """The value of a raw result as `how` says (`number_rule`: the benchmark's rounding, from units.yaml)."""
+    kind = how.kind
+    if kind == "round_number" and type(raw) is float and math.isfinite(raw):  # the common case first
+        return round_number(raw, number_rule)
+    if kind == "date":
+        return raw
+    if kind == "weeks_days":
+        weeks, days = raw
+        return (int(weeks), int(days))
+    if not isinstance(raw, (int, float)) or isinstance(raw, bool) or not math.isfinite(raw):
+        raise NotFinite(f"the formula gave no finite number ({raw!r})")
+    if kind == "round_number":
+        return round_number(raw, number_rule)
+    if kind == "integer":
+        return int(round(raw, 0))
+    if kind == "published":
+        assert how.rule is not None
+        out = round_value(raw, how.rule)
+        return int(out) if how.whole else out
+    return raw
 
 
 def _round(x: float, mode: str, decimals: int) -> float:
@@ -116,6 +184,12 @@ def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *
         risky |= ax > 2.0 ** 51 / scale
         if small_below > 0:
             risky |= ax < small_below
+        # a whole number of 1 or more is its own rounding to decimals >= 0 (counts per litre, 2.5e11, are huge
+        # and whole: without this every such row went to `exact`)
+        whole = (np.floor(x) == x) & (ax >= 1) if decimals >= 0 else None
+    if whole is not None and whole.any():
+        out[whole] = x[whole]
+        risky &= ~whole
     idx = np.flatnonzero(risky)
     if idx.size:
         v = x[idx]

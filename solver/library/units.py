@@ -7,27 +7,13 @@ All factors come from `formulas/units.yaml`.
 """
 from __future__ import annotations
 
-import math
 import unicodedata
 from dataclasses import dataclass, field
 
 from registry.schema import RoundingRule, UnitsFile
-from solver.library.rounding import as_written, half_even
+from solver.library.rounding import as_written, round_number
 
-
-def round_number(x: float, rule: RoundingRule) -> float:
-    """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
-    small = rule.small_below
-    if x >= small or x <= -small:  # the common case first (an infinity rounds to itself)
-        return half_even(x, rule.decimals)
-    if x == 0:
-        return 0
-    if not _isfinite(x):  # NaN, passed on: the input's range check refuses it as "expected a finite number"
-        return x
-    return half_even(x, -int(math.floor(math.log10(abs(x)))) + rule.significant_digits - 1)
-
-
-_isfinite = math.isfinite  # read once: round_number runs several times per case
+__all__ = ["round_number"]  # (re-exported: the rounding itself lives in solver.library.rounding)
 
 
 MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5

@@ -1,4 +1,7 @@
-"""Vectorised calculators for `compute_many`: the formula's arithmetic over numpy arrays.
+"""The column machinery of `compute_many`: a calculator's one kernel run over numpy arrays.
+
+The kernels are the calculators' functions (solver/library/calculators/); `Columns` is the reader
+they are given here, with `Context`'s accessors and helpers over columns.
 
 Answers must equal `compute` to the bit, so the parts where numpy and Python could differ are
 not re-implemented:
@@ -18,6 +21,7 @@ Constants and tables come from the registry entry, as `compute` reads them.
 """
 from __future__ import annotations
 
+import datetime as dt
 import math
 import operator
 from dataclasses import dataclass, field
@@ -27,16 +31,20 @@ import numpy as np
 import pandas as pd
 
 from registry.loader import Registry
-from registry.schema import Calculator, InputKind, OutputKind
+from registry.schema import Calculator
 from solver.library import rounding as rnd
 from solver.library.context import Context
-from solver.library.core import _compute, _finish
+from solver.library.core import _compute
 from solver.library.errors import CalculatorError
+from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS
 from solver.library.plan import plan
-from solver.library.result import Value
-from solver.library.units import ConversionError, Converter, round_number
+from solver.library.units import ConversionError, Converter, normalise_unit, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
+
+
+class NotColumnar(Exception):
+    """A kernel reached a branch with no columnar form (`scalar_only`): `compute_many` computes row by row."""
 _BAD: Any = object()
 
 
@@ -52,27 +60,57 @@ class Pair:
 
     values: np.ndarray
     units: np.ndarray | str | None = None
+    # rows whose value was a Python int in a float column ([70, "kg"] among [70.5, "kg"] cells): read as the int
+    ints: np.ndarray | None = None
+    # the cells that are not a plain [number, "unit"] (a NaN, a bool, text, three parts), as given (None elsewhere):
+    # their rows hold no value or unit here, and are read by the library's accessor
+    odd: np.ndarray | None = None
+
+    def odd_rows(self) -> np.ndarray | None:
+        return None if self.odd is None else np.fromiter((c is not None for c in self.odd.tolist()), bool,
+                                                          len(self.odd))
 
     def unit_at(self, i: int) -> Any:
         return self.units if self.units is None or isinstance(self.units, str) else _py(self.units[i])
 
+    def value_at(self, i: int) -> Any:
+        v = _py(self.values[i])
+        return int(v) if self.ints is not None and self.ints[i] else v
+
     def cell(self, i: int) -> Any:
-        return _as_cell(_py(self.values[i]), self.unit_at(i))
+        if self.odd is not None and self.odd[i] is not None:
+            return self.odd[i]
+        return _as_cell(self.value_at(i), self.unit_at(i))
 
     def take(self, rows: np.ndarray | slice) -> "Pair":
         units = self.units if self.units is None or isinstance(self.units, str) else self.units[rows]
-        return Pair(self.values[rows], units)
+        return Pair(self.values[rows], units, None if self.ints is None else self.ints[rows],
+                    None if self.odd is None else self.odd[rows])
 
     def groups(self) -> tuple[np.ndarray, list[Any]]:
         """codes (one per row) and the cell of each distinct code."""
         vcodes, vuniq = pd.factorize(self.values, use_na_sentinel=False)
+        vals = [_py(v) for v in vuniq]
+        if self.ints is not None and self.ints.any():  # an int and a float of one value are distinct cells
+            vcodes = vcodes.astype(np.int64) * 2 + self.ints
+            vcodes, keys = pd.factorize(vcodes)
+            vals = [int(vals[k // 2]) if k % 2 else vals[k // 2] for k in keys.tolist()]
         if self.units is None or isinstance(self.units, str):
-            return vcodes, [_as_cell(_py(v), self.units) for v in vuniq]
-        ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
-        combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
-        codes, cuniq = pd.factorize(combined)
-        nu = max(len(uuniq), 1)
-        return codes, [_as_cell(_py(vuniq[c // nu]), _py(uuniq[c % nu])) for c in cuniq.tolist()]
+            codes, cells = vcodes, [_as_cell(v, self.units) for v in vals]
+        else:
+            ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
+            combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
+            codes, cuniq = pd.factorize(combined)
+            nu = max(len(uuniq), 1)
+            cells = [_as_cell(vals[c // nu], _py(uuniq[c % nu])) for c in cuniq.tolist()]
+        odd = self.odd_rows()
+        if odd is not None and odd.any():  # each odd cell its own code, read as given
+            assert self.odd is not None
+            codes = np.array(codes, dtype=np.int64)
+            for i in np.flatnonzero(odd).tolist():
+                codes[i] = len(cells)
+                cells.append(self.odd[i])
+        return codes, cells
 
 
 @dataclass(frozen=True)
@@ -138,32 +176,51 @@ def _as_cell(value: Any, unit: Any) -> Any:
     return [value, unit]
 
 
+def _distinct(column: Any, n: int) -> tuple[np.ndarray, list[Any]]:
+    """codes (one per row) and the distinct cells of a column (a `Pair`, `Coded`, a list of cells, or None: absent)."""
+    if isinstance(column, Pair):
+        return column.groups()
+    if isinstance(column, Coded):
+        missing = bool((column.codes < 0).any())
+        uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
+        return (np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes), uniques
+    if column is None:  # the entity is not in the table: one cell, not given
+        return np.zeros(n, dtype=np.int64), [MISSING]
+    index: dict[Any, int] = {}
+    uniques = []
+    code_list = []
+    for cell in column:
+        key = MISSING if cell is MISSING else _key(cell)
+        c = index.get(key)
+        if c is None:
+            c = index[key] = len(uniques)
+            uniques.append(cell)
+        code_list.append(c)
+    return np.array(code_list, dtype=np.int64), uniques
+
+
 def cell_at(column: "Pair | Coded | list[Any]", i: int) -> Any:
     return column.cell(i) if isinstance(column, (Pair, Coded)) else column[i]
-VECTORISED: dict[str, Callable[["Columns"], np.ndarray]] = {}
 _UNIT_METHODS = frozenset({"quantity", "measurement", "weight", "temperature", "count_per_litre", "age", "height"})
 
 
-# calculators whose library arithmetic ends in true divisions (`/`), so their result is a Python float whatever
-# the input types: an int read among floats cannot change the output type (see `Columns.intish`)
-FLOAT_RESULT: set[str] = set()
-
-
-def vectorised(slug: str, *, float_result: bool = False
-               ) -> Callable[[Callable[["Columns"], np.ndarray]], Callable[["Columns"], np.ndarray]]:
-    def deco(fn: Callable[["Columns"], np.ndarray]) -> Callable[["Columns"], np.ndarray]:
-        VECTORISED[slug] = fn
-        if float_result:
-            FLOAT_RESULT.add(slug)
-        return fn
-
-    return deco
+def columnar(slug: str, reg: Registry) -> Callable[..., Any] | None:
+    """The kernel `compute_many` runs over arrays for `slug` (the very function `compute` runs), or None when it
+    or a calculator it depends on is not written with the shared helpers."""
+    calc = reg.calculators.get(slug)
+    if slug not in COLUMNAR or calc is None or not all(columnar(d, reg) for d in calc.depends_on):
+        return None
+    return FUNCTIONS[slug]
 
 
 def _key(x: Any) -> Any:
     """A hashable key that keeps types apart (True, 1 and 1.0 read differently)."""
     if isinstance(x, (list, tuple)):
         return (list, *(_key(e) for e in x))
+    try:
+        hash(x)
+    except TypeError:  # a mapping or set in a cell: one cell of its own (the library refuses it)
+        return (type(x), id(x))
     return (type(x), x)
 
 
@@ -285,6 +342,7 @@ class Columns:
         self.variant = variant
         self.benchmark = variant == "benchmark"
         self.reg = reg
+        self.slug = calc.slug
         self.bad = bad if bad is not None else np.zeros(n, dtype=bool)
         self.memo = memo if memo is not None else {}  # reads and sub-results shared with sub-calculators
         # rows where an input read as a Python int in a column of floats: the library's result could then be an
@@ -309,9 +367,12 @@ class Columns:
             m = which == 0 if m is None else m & (which == 0)
             which += m.view(np.uint8) * np.uint8(k)
         values = [np.nan if t.default is None else float(t.default)] + [float(b.value) for b in t.bands]
-        return np.array(values).take(which, mode="clip")
+        out = np.array(values).take(which, mode="clip")
+        if t.default is None:  # no band holds: `Context.band` refuses the patient
+            self.bad |= which == 0
+        return out
 
-    def points(self, table: str, met: dict[str, np.ndarray]) -> np.ndarray:
+    def points(self, met: dict[str, np.ndarray], table: str = "points") -> np.ndarray:
         """`sum(lookup(table, name) for name, yes in met.items() if yes)`, criterion by criterion in that order
         (whole-number points, the usual case, are summed as small ints: the same sums, exactly)."""
         t = self.calc.tables[table]
@@ -328,13 +389,20 @@ class Columns:
             acc = np.zeros(self.n, dtype=np.int16)
             for yes, w in zip(masks, weights):
                 acc += yes * np.int16(w)
-            return acc.astype(float)
-        total = np.zeros(self.n)
-        for yes, w in zip(masks, weights):
-            total += _weighted(yes, w)  # weight or 0.0, in the library's order
+            total = acc.astype(float)
+        else:
+            total = np.zeros(self.n)
+            for yes, w in zip(masks, weights):
+                total += _weighted(yes, w)  # weight or 0.0, in the library's order
+        floats = [yes for yes, w in zip(masks, weights) if type(w) is not int]
+        if floats and len(floats) < len(masks):  # the library's sum stays a Python int where no float weight is met
+            met_float = np.zeros(self.n, dtype=bool)
+            for yes in floats:
+                met_float |= yes
+            self.memo[("int points", id(total))] = (total, ~met_float)  # (`finish` reads it)
         return total
 
-    def equals(self, name: str, option: str) -> np.ndarray:
+    def equals(self, name: str, option: str | None) -> np.ndarray:
         """`Context.choice(name) == option` for every row. A coded text column compares its codes (the strings
         are never spread over the rows); any other column compares what `read("choice", ...)` gives."""
         column = self.cells.get(name)
@@ -370,13 +438,6 @@ class Columns:
         assert units is not None
         return round_array(x, units.rounding) if self.benchmark else x
 
-    def adult_age(self) -> np.ndarray:
-        """`labs._adult_age`: the published variant refuses an age under the calculator's adult minimum."""
-        age = self.read("age", "age")
-        if not self.benchmark and "published_min_age" in self.calc.constants:
-            self.bad |= age < self.const("published_min_age")
-        return age
-
     # ------------------------------------------------------------------ inputs
     def read(self, method: str, name: str, **kw: Any) -> np.ndarray:
         """The column as the library's accessor `Context.<method>` reads it.
@@ -392,6 +453,8 @@ class Columns:
         column = self.cells.get(name)
         out = None
         if isinstance(column, Pair):
+            if column.ints is not None and method not in ("flag", "choice"):
+                self.intish |= column.ints  # the library reads those rows as ints: `finish` checks their type
             fast = self._fast(method, name, column, kw)
             if fast is not None:
                 out, done = fast
@@ -424,13 +487,23 @@ class Columns:
             return v, done
         if kind not in "iuf":
             return None
+        if method == "given_number":
+            if col.units is None:
+                return None
+            return v, ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool)
         if method == "number":
             if col.units is not None:
                 return None
             return self._checked(spec, v, ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool), spec.unit)
         if col.units is None or method not in _UNIT_METHODS:
             return None
-        given = ~np.isnan(v) if kind == "f" else np.ones(len(v), dtype=bool)
+        return self._fast_units(method, spec, col, kw)
+
+    def _fast_units(self, method: str, spec: Any, col: Pair, kw: dict[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+        """`_fast` for a numeric column with units: converted with numpy once per unit group."""
+        v = col.values
+        assert col.units is not None
+        given = ~np.isnan(v) if v.dtype.kind == "f" else np.ones(len(v), dtype=bool)
         if isinstance(col.units, str) and given.all():  # one unit, every row given: no row selection at all
             got = self._convert(method, spec, v, col.units, kw)
             if got is None:
@@ -523,27 +596,7 @@ class Columns:
     def _by_cell(self, method: str, name: str, column: Any, n: int, kw: dict[str, Any],
                  rows: np.ndarray | None) -> np.ndarray:
         """The accessor run once per distinct cell; `rows`: where these cells sit in the chunk (None: all)."""
-        if isinstance(column, Pair):
-            codes, uniques = column.groups()
-        elif isinstance(column, Coded):
-            missing = bool((column.codes < 0).any())
-            uniques = [_as_cell(u, None) for u in column.uniques] + ([MISSING] if missing else [])
-            codes = np.where(column.codes < 0, len(column.uniques), column.codes) if missing else column.codes
-        elif column is None:  # the entity is not in the table: one cell, not given
-            uniques, codes = [MISSING], np.zeros(n, dtype=np.int64)
-        else:
-            cells = column
-            index: dict[Any, int] = {}
-            uniques = []
-            code_list = []
-            for cell in cells:
-                key = MISSING if cell is MISSING else _key(cell)
-                c = index.get(key)
-                if c is None:
-                    c = index[key] = len(uniques)
-                    uniques.append(cell)
-                code_list.append(c)
-            codes = np.array(code_list, dtype=np.int64)
+        codes, uniques = _distinct(column, n)
         numeric = method != "choice"
         fill: Any = 1.0 if numeric else None
         results = []
@@ -557,6 +610,8 @@ class Columns:
                 v = fill
                 failed.append(True)
             results.append(v)
+        if method == "date":  # a date as its day number (`Columns.add_days`, `days_between` count in days)
+            results = [1 if f else v.toordinal() for v, f in zip(results, failed)]
         dtype: Any = bool if method == "flag" else float if numeric else object
         if not numeric and results and all(type(v) is str for v in results):
             dtype = str  # options as a numpy string array: comparisons run in C
@@ -578,6 +633,8 @@ class Columns:
                 self.bad |= bad
             else:
                 self.bad[rows[bad]] = True
+        if method == "choice" and rows is None:  # a lookup by these options reads the codes (`lookup`)
+            self.memo[("options", id(out))] = (out, codes, results)
         return out
 
     def sub(self, slug: str) -> np.ndarray:
@@ -587,53 +644,349 @@ class Columns:
         if ("sub", slug) not in self.memo:
             other = self.reg.calculators[slug]
             sub = Columns(other, self.cells, self.n, self.variant, self.reg, self.bad, self.memo, self.intish)
-            self.memo[("sub", slug)] = finish(sub, VECTORISED[slug](sub), top=False)
+            out = finish(sub, FUNCTIONS[slug](sub), top=False)
+            if other.output.rounding == "round_number" and out.dtype.kind == "f":
+                self.intish |= out == 0  # `round_number` gives the int 0 for zero: what the caller computes with
+            self.memo[("sub", slug)] = out
         return self.memo[("sub", slug)]
 
     def ok(self) -> np.ndarray:
         return ~self.bad
 
+    # ------------------------------------------------------------------ the kernel's reader: `Context`'s names
+    # (each as `Context` reads it, over the column; see `solver.library.functions`)
+    def quantity(self, name: str) -> np.ndarray:
+        return self.read("quantity", name)
+
+    def measurement(self, name: str) -> np.ndarray:
+        return self.read("measurement", name)
+
+    def number(self, name: str) -> np.ndarray:
+        return self.read("number", name)
+
+    def weight(self, name: str = "weight") -> np.ndarray:
+        return self.read("weight", name)
+
+    def height(self, name: str = "height", unit: str = "m") -> np.ndarray:
+        return self.read("height", name, unit=unit)
+
+    def age(self, name: str = "age") -> np.ndarray:
+        return self.read("age", name)
+
+    def temperature(self, name: str) -> np.ndarray:
+        return self.read("temperature", name)
+
+    def count_per_litre(self, name: str) -> np.ndarray:
+        return self.read("count_per_litre", name)
+
+    def flag(self, name: str) -> np.ndarray:
+        return self.read("flag", name)
+
+    def flags(self, names: Any) -> dict[str, np.ndarray]:
+        return {n: self.read("flag", n) for n in names}
+
+    def choice(self, name: str) -> np.ndarray:
+        return self.read("choice", name)
+
+    def choice_is(self, name: str, option: str | None) -> np.ndarray:
+        return self.equals(name, option)
+
+    @staticmethod
+    def is_none(x: Any) -> Any:
+        return pd.isna(np.asarray(x, dtype=object))
+
+    def any_flag(self, *names: str) -> np.ndarray:
+        out = self.read("flag", names[0])
+        for n in names[1:]:
+            out = out | self.read("flag", n)
+        return out
+
+    @staticmethod
+    def where(cond: Any, yes: Any, no: Any) -> Any:
+        if np.ndim(cond) == 0:
+            return yes if cond else no
+        if np.ndim(yes) == 0 and np.ndim(no) == 0:
+            return pick(cond, yes, no)
+        return np.where(cond, yes, no)
+
+    def select(self, cases: Any, default: Any) -> Any:
+        """`Context.select` over arrays: every branch is computed for every row (a function once), and a refusal
+        inside a function counts only for the rows that reach (a condition) or take (a value) it."""
+        conds, values = [], []
+        left = np.ones(self.n, dtype=bool)  # rows no earlier condition took
+        for cond, value in cases:
+            c = np.broadcast_to(np.asarray(self.scoped(left, cond) if callable(cond) else cond, dtype=bool), (self.n,))
+            conds.append(c)
+            values.append(self.scoped(left & c, value) if callable(value) else value)
+            left = left & ~c
+        return np.select(conds, values, self.scoped(left, default) if callable(default) else default)
+
+    def scoped(self, rows: np.ndarray, fn: Callable[[], Any]) -> Any:
+        """`fn()` over every row, its refusals (and int-typed rows) kept only where `rows` holds. Reads made inside
+        are forgotten afterwards, so a read of the same input outside marks its own refusals."""
+        if rows.all():
+            return fn()
+        bad, intish, known = self.bad.copy(), self.intish.copy(), set(self.memo)
+        out = fn()
+        self.bad[:] = bad | (self.bad & rows)
+        self.intish[:] = intish | (self.intish & rows)
+        for k in [k for k in self.memo if k not in known]:
+            del self.memo[k]
+        return out
+
+    def has(self, name: str) -> Any:
+        """`Context.has` for every row: the input is declared and the cell given."""
+        column = self.cells.get(name)
+        if name not in plan(self.calc).specs or column is None:
+            return np.zeros(self.n, dtype=bool)
+        if isinstance(column, Coded):
+            return column.codes >= 0
+        if isinstance(column, Pair):
+            v = column.values
+            odd = column.odd_rows()
+            if v.dtype.kind == "f":
+                return ~np.isnan(v) if odd is None else ~np.isnan(v) | odd
+            if v.dtype.kind in "biu":
+                return np.ones(self.n, dtype=bool)
+            return np.fromiter((not _absent(x) for x in v.tolist()), bool, self.n)
+        return np.fromiter((c is not MISSING for c in column), bool, self.n)
+
+    def if_given(self, name: str, read: Callable[[], Any], default: Any) -> Any:
+        given = self.has(name)
+        if not given.any():
+            return default
+        return self.where(given, self.scoped(given, read), default)
+
+    def require(self, name: str, message: str) -> None:
+        self.bad |= ~self.has(name)
+
+    def unit_is(self, name: str, unit: str) -> Any:
+        """`Context.unit_is` for every row (each distinct unit spelling normalised once)."""
+        def same(u: Any) -> bool:
+            return isinstance(u, str) and normalise_unit(u) == unit
+
+        column = self.cells.get(name)
+        if isinstance(column, Pair):
+            odd = column.odd_rows()
+            if column.units is None or isinstance(column.units, str):
+                out = np.full(self.n, same(column.units))
+            else:
+                codes, uniques = pd.factorize(column.units, use_na_sentinel=True)
+                hits = np.array([same(u) for u in uniques.tolist()] + [False], dtype=bool)
+                out = hits[codes]  # (code -1, no unit, takes the appended False)
+            if odd is not None and odd.any():
+                assert column.odd is not None
+                for i in np.flatnonzero(odd).tolist():
+                    c = column.odd[i]
+                    out[i] = isinstance(c, (list, tuple)) and len(c) == 2 and same(c[1])
+            return out
+        if column is None or isinstance(column, Coded):
+            return np.zeros(self.n, dtype=bool)
+        return np.fromiter((isinstance(c, (list, tuple)) and len(c) == 2 and same(c[1]) for c in column), bool,
+                           self.n)
+
+    def scalar_only(self, reason: str) -> None:
+        raise NotColumnar(f"{self.slug}: {reason}")
+
+    def given_number(self, name: str) -> np.ndarray:
+        return self.read("given_number", name)
+
+    def date(self, name: str) -> np.ndarray:
+        """`Context.date` for every row, as day numbers (`date.toordinal`)."""
+        return self.read("date", name)
+
+    @staticmethod
+    def add_days(day: Any, days: Any) -> Any:
+        return day + np.floor(np.asarray(days, dtype=float)).astype(np.int64)  # (whole days, as a date adds them)
+
+    @staticmethod
+    def days_between(a: Any, b: Any) -> Any:
+        return a - b
+
+    def accept_unit(self, name: str, unit: str) -> None:
+        accepted = self.spec(name).accepted_units
+        if accepted and unit not in accepted:
+            self.bad |= True
+
+    def check_range(self, name: str, value: Any, unit: str | None) -> Any:
+        """`Context.check_range` for every row: a value outside the input's range (or not finite) refuses the row."""
+        self.bad |= ~self._in_range(self.spec(name), np.asarray(value, dtype=float))
+        return value
+
+    def lookup(self, name: str, key: Any) -> Any:
+        """`Context.lookup` for every row's key (an option, or one key for every row); a key the table lacks
+        (and no default) refuses the row."""
+        t = self.calc.tables[name]
+        mapping = t.lookup if t.lookup is not None else t.points
+        assert mapping is not None
+
+        def one(k: Any) -> float:
+            if k in mapping:
+                return mapping[k]
+            return np.nan if t.default is None else t.default
+
+        if np.ndim(key) == 0:
+            v = one(key)
+            if isinstance(v, float) and math.isnan(v):
+                raise KeyError(f"{self.slug}: {key!r} is not in table {name!r}")
+            return v
+        known = self.memo.get(("options", id(key)))
+        if known is not None and known[0] is key:  # a choice column as read: its codes and options, no hash pass
+            _, codes, uniques = known
+            values = [one(u) for u in uniques]
+        else:
+            codes, found = pd.factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
+            values = [one(_py(u)) for u in found.tolist()]
+        table = np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else float)
+        out = table[codes]
+        if table.dtype.kind == "f":
+            self.bad |= np.isnan(out)
+        return out
+
+    def spec(self, name: str) -> Any:
+        return plan(self.calc).specs[name]
+
+    def table(self, name: str) -> Any:
+        return self.calc.tables[name]
+
+    def analyte(self, name: str) -> Any:
+        units = self.reg.units
+        assert units is not None
+        return units.analytes[self.spec(name).analyte]
+
+    @property
+    def conv(self) -> ArrayConverter:
+        units = self.reg.units
+        assert units is not None
+        return ArrayConverter(units, exact=not self.benchmark)
+
+    def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
+        return value  # the columnar path keeps no per-row record
+
+    def note_as_given(self, name: str, value: Any, unit: str | None) -> Any:
+        return value
+
+    @staticmethod
+    def minimum(a: Any, b: Any) -> Any:
+        return np.minimum(a, b)
+
+    @staticmethod
+    def maximum(a: Any, b: Any) -> Any:
+        return np.maximum(a, b)
+
+    @staticmethod
+    def clip(x: Any, lo: Any, hi: Any) -> Any:
+        return np.minimum(np.maximum(x, lo), hi)
+
+    def pow(self, a: Any, b: Any) -> Any:
+        """Python's `**`, once per distinct pair of arguments (numpy's power could round differently)."""
+        if np.ndim(a) == 0 and np.ndim(b) == 0:
+            return a ** b
+        return elementwise(operator.pow, a, b, ok=self.ok())
+
+    def log(self, a: Any) -> Any:
+        """`math.log`, once per distinct argument (numpy's log could round differently)."""
+        return elementwise(math.log, a, ok=self.ok())
+
+    def exp(self, a: Any) -> Any:
+        """`math.exp`, once per distinct argument (numpy's exp could round differently)."""
+        return elementwise(math.exp, a, ok=self.ok())
+
+    @staticmethod
+    def sqrt(a: Any) -> Any:
+        return np.sqrt(a)  # IEEE-754 square roots are correctly rounded: the same double as math.sqrt
+
+    @staticmethod
+    def trunc(a: Any) -> Any:
+        return np.trunc(a)
+
+    @staticmethod
+    def round_to(x: Any, step: Any) -> Any:
+        return rnd.round_array(x, step)
+
+    def refuse(self, cond: Any, variable: str | None, message: Callable[[], str], error: Any = None) -> None:
+        """The rows where `cond` holds are refused (`compute` words the refusal)."""
+        self.bad |= np.asarray(cond, dtype=bool)
+
 
 def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
-    """The library's output rounding (`core._finish`) and cross-input plausibility rules (refused as published,
+    """The library's output rounding (`rounding.finish`) and cross-input plausibility rules (refused as published,
     as `compute` does), over the array; failures mark the row bad."""
     calc, reg = cols.calc, cols.reg
     units = reg.units
     if units is None:  # as in `Context`: the loader reports a missing units.yaml
         raise ValueError("the registry has no unit data (formulas/units.yaml)")
     rounding, rule = calc.output.rounding, units.rounding
-    published = rnd.result_rule(calc, cols.variant)
+    how = plan(calc).finishing[cols.variant]  # the one decision `compute` follows too (solver.library.rounding)
+    if how.kind in ("date", "weeks_days"):
+        return _calendar(cols, raw, how.kind)
     if raw.dtype.kind in "iu":  # Python ints: each rounding leaves an int as it is
         out = raw
-    elif published is not None:  # the publication's rounding (registry data); int() of it for an integer output
-        out = rnd.round_array(raw, published)
-        if rounding == "integer":
+    elif how.kind == "published":  # the publication's rounding (registry data); int() of it for an integer output
+        assert how.rule is not None
+        out = rnd.round_array(raw, how.rule)
+        if how.whole:
             out = np.trunc(out)
-    elif rounding == "round_number":
+    elif how.kind == "round_number":
         out = round_array(raw, rule)
-    elif rounding == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
+    elif how.kind == "integer":  # int(round(x, 0)): rint rounds half to even, exactly as Python's round
         out = np.rint(raw)
-    elif calc.output.kind not in (OutputKind.date, OutputKind.gestational_age):  # "none": the number as it is
+    else:  # "none": the number as it is
         out = raw
-    else:  # the library's own _finish
-        def fin(x: float) -> Value:
-            try:
-                return _finish(calc, x, units, cols.variant)
-            except CalculatorError:
-                return np.nan
-
-        out = elementwise(fin, raw, ok=cols.ok())
     # a non-finite raw number stays non-finite through every rounding (a refused row's number is never used:
     # `compute` answers for it)
     cols.bad |= ~np.isfinite(out)
     if rounding == "integer" and out.dtype.kind == "f":  # an int beyond int64: `compute` gives it
         cols.bad |= ~(np.abs(out) < 2.0 ** 62)
+    exact_ints = _int_points(cols, raw, how.kind)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
         cols.bad |= cols.intish & (out == np.floor(out))
     if cols.variant == "published":
         for p in calc.plausibility:
             lo, hi = p.range
             cols.bad |= ~((out >= lo) & (out <= hi))
+    if top and exact_ints is not None and exact_ints.any():  # those rows as the Python ints `compute` gives
+        values = out.astype(object)
+        rows = np.flatnonzero(exact_ints & np.isfinite(out))
+        values[rows] = [int(v) for v in out[rows].tolist()]
+        return values
+    return out
+
+
+_LAST_DAY = dt.date.max.toordinal()
+
+
+def _int_points(cols: Columns, raw: Any, kind: str) -> np.ndarray | None:
+    """The rows whose result is a point sum that Python keeps an int (no float weight met), when the result is that
+    sum itself and its rounding keeps an int an int; a points sum computed with further (`intish`: `compute` decides
+    for a whole-number row)."""
+    found = [v for k, v in cols.memo.items() if k[0] == "int points"]
+    exact = None
+    for total, ints in found:
+        if total is raw and kind in ("none", "round_number"):
+            exact = ints
+        else:
+            cols.intish |= ints
+    return exact
+
+
+def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
+    """A date result (day numbers) as its ISO text, or (weeks, days) as [weeks, days], as `compute_many` writes a
+    value: an object column (a day outside the calendar refuses the row, as `date` arithmetic does)."""
+    out = np.empty(cols.n, dtype=object)
+    if kind == "date":
+        day = np.asarray(raw, dtype=np.int64)
+        cols.bad |= (day < 1) | (day > _LAST_DAY)
+        codes, uniques = pd.factorize(np.where(cols.bad, 1, day))
+        text = np.array([dt.date.fromordinal(int(d)).isoformat() for d in uniques.tolist()], dtype=object)
+        out[:] = text[codes]
+        return out
+    weeks, days = (np.broadcast_to(np.asarray(a, dtype=np.int64), (cols.n,)) for a in raw)
+    if cols.variant == "published":  # the output rules, on the age in weeks (as registry.plausibility reads it)
+        x = weeks + days / 7
+        for lo, hi in plan(cols.calc).output_rules:
+            cols.bad |= ~((x >= lo) & (x <= hi))
+    out[:] = [[w, d] for w, d in zip(weeks.tolist(), days.tolist())]
     return out
 
 
@@ -658,169 +1011,3 @@ def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
     return rnd.rint_or_exact(x, decimals, lambda v: round(v, decimals))
 
-
-def _pow(a: Any, b: Any, cols: Columns) -> np.ndarray:
-    return elementwise(operator.pow, a, b, ok=cols.ok())
-
-
-# ---------------------------------------------------------------------- calculators
-
-@vectorised("body-mass-index", float_result=True)
-def body_mass_index(c: Columns) -> np.ndarray:
-    kg = c.read("weight", "weight")
-    m = c.read("height", "height", unit="m")
-    return kg / (m * m)
-
-
-@vectorised("ideal-body-weight")
-def ideal_body_weight(c: Columns) -> np.ndarray:
-    inches = c.read("height", "height", unit="in")
-    male = c.equals("sex", "Male")
-    base = pick(male, c.const("male_base_weight"), c.const("female_base_weight"))
-    return base + c.const("kg_per_inch_over_base") * (inches - c.const("base_height"))
-
-
-@vectorised("adjusted-body-weight")
-def adjusted_body_weight(c: Columns) -> np.ndarray:
-    ibw = c.sub("ideal-body-weight")
-    kg = c.read("weight", "weight")
-    return ibw + c.const("correction_factor") * (kg - ibw)
-
-
-@vectorised("creatinine-clearance-cockcroft-gault", float_result=True)
-def cockcroft_gault(c: Columns) -> np.ndarray:
-    male = c.equals("sex", "Male")
-    age = c.read("age", "age")
-    kg = c.read("weight", "weight")
-    c.read("height", "height", unit="m")  # read for its checks, as the library does
-    scr = c.read("quantity", "creatinine")
-    if c.benchmark:
-        rule = c.band("weight_rule", c.sub("body-mass-index"))
-        c.bad |= np.isnan(rule)
-        weight = np.where(rule == 0, kg, np.where(rule == 1, np.minimum(c.sub("ideal-body-weight"), kg),
-                                                  c.sub("adjusted-body-weight")))
-    else:
-        weight = kg
-    factor = pick(male, c.const("male_factor"), c.const("female_factor"))
-    return (c.const("age_offset") - age) * weight * factor / (c.const("denominator_factor") * scr)
-
-
-@vectorised("ckd-epi-2021")
-def ckd_epi_2021(c: Columns) -> np.ndarray:
-    age = c.adult_age()
-    female = c.equals("sex", "Female")
-    scr = c.read("quantity", "creatinine")
-    female_kappa, male_kappa, high = c.const("female_kappa"), c.const("male_kappa"), c.const("high_exponent")
-    low = scr <= pick(female, female_kappa, male_kappa)
-    # the library's four branches, (divisor, alpha) each; sic as the library: the benchmark divides men's
-    # low creatinine by its own kappa
-    male_low_divisor = c.const("benchmark_male_low_kappa") if c.benchmark else male_kappa
-    branches = [(male_kappa, high), (male_low_divisor, c.const("male_alpha")), (female_kappa, high),
-                (female_kappa, c.const("female_alpha"))]
-    branch = Grouped(female.view(np.uint8) * np.uint8(2) + low.view(np.uint8), branches)  # (one byte a row)
-    term = elementwise(lambda s, b: (s / b[0]) ** b[1], scr, branch, ok=c.ok())
-    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
-    age_term = _pow(c.const("age_base"), age, c)
-    return c.const("base") * term * age_term * sex_factor
-
-
-@vectorised("meld-na")
-def meld_na(c: Columns) -> np.ndarray:
-    import math
-
-    cr = c.read("quantity", "creatinine")
-    dialysed = c.read("flag", "Dialysis at least twice in the past week") | c.read(
-        "flag", "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
-    floor, ceiling, dial = c.const("creatinine_floor"), c.const("creatinine_ceiling"), c.const("dialysis_creatinine")
-    if c.benchmark:  # sic, as the library: the dialysis rule only applies when floor <= Cr <= ceiling
-        # (clipping gives floor or ceiling outside them, the value itself inside; a NaN row is refused anyway)
-        cr = np.where(dialysed & (cr >= floor) & (cr <= ceiling), dial, np.minimum(np.maximum(cr, floor), ceiling))
-    else:
-        cr = np.where(dialysed, dial, np.minimum(np.maximum(cr, floor), ceiling))
-    bili = np.maximum(c.read("quantity", "Bilirubin"), c.const("bilirubin_floor"))
-    inr = np.maximum(c.read("number", "international normalized ratio"), c.const("inr_floor"))
-    na = np.minimum(np.maximum(c.read("quantity", "Sodium"), c.const("sodium_floor")), c.const("sodium_ceiling"))
-    ok = c.ok()
-    log = lambda a: elementwise(math.log, a, ok=ok)  # noqa: E731
-    meld_i = (c.const("creatinine_coefficient") * log(cr) + c.const("bilirubin_coefficient") * log(bili)
-              + c.const("inr_coefficient") * log(inr) + c.const("intercept"))
-    # round(round(x, dec) * scale) in the variant's mode (solver/library/rounding.py), as the library does
-    tenth, whole = rnd.step(c.calc, c.variant, c.const("meld_decimals")), rnd.step(c.calc, c.variant, 0)
-    meld = rnd.round_array(rnd.round_array(meld_i, tenth) * c.const("meld_scale"), whole)
-    na_gap = c.const("sodium_ceiling") - na
-    raw = meld + c.const("sodium_coefficient") * na_gap - c.const("interaction_coefficient") * meld * na_gap
-    score = np.minimum(rnd.round_array(raw, whole), c.const("score_cap"))
-    return np.where(meld <= c.const("sodium_threshold"), meld, score)
-
-
-@vectorised("has-bled")
-def has_bled(c: Columns) -> np.ndarray:
-    age = c.read("age", "age")
-    drinks = c.read("number", "Number of Alcoholic Drinks Per Week")
-    if c.benchmark:
-        drinks = np.trunc(drinks)  # the library's int(): the reference truncates
-    points = c.calc.tables["points"].points
-    assert points is not None
-    flags = {i.name for i in c.calc.inputs if i.kind == InputKind.boolean}
-    total = np.zeros(c.n)
-    for name, weight in points.items():  # the criteria in the table's order, as the library sums them
-        met = c.read("flag", name) if name in flags else drinks >= c.const("alcohol_threshold")
-        total = total + _weighted(met, weight)
-    return c.band("age_points", age) + total
-
-
-@vectorised("mdrd-gfr")
-def mdrd_gfr(c: Columns) -> np.ndarray:
-    age = c.adult_age()
-    female = c.equals("sex", "Female")
-    scr = c.read("quantity", "creatinine")
-    race_factor = pick(c.equals("Race", "Black"), c.const("black_factor"), c.const("other_race_factor"))
-    sex_factor = pick(female, c.const("female_factor"), c.const("male_factor"))
-    scr_term = _pow(scr, c.const("creatinine_exponent"), c)
-    age_term = _pow(age, c.const("age_exponent"), c)
-    return c.const("base") * scr_term * age_term * race_factor * sex_factor
-
-
-@vectorised("mean-arterial-pressure", float_result=True)
-def mean_arterial_pressure(c: Columns) -> np.ndarray:
-    sbp = c.read("measurement", "Systolic Blood Pressure")
-    dbp = c.read("measurement", "Diastolic Blood Pressure")
-    total = c.const("weight_total")
-    return sbp * c.const("systolic_weight") / total + dbp * c.const("diastolic_weight") / total
-
-
-@vectorised("anion-gap")
-def anion_gap(c: Columns) -> np.ndarray:
-    na = c.read("quantity", "Sodium")
-    cl = c.read("quantity", "Chloride")
-    hco3 = c.read("quantity", "Bicarbonate")
-    return na - (cl + hco3)
-
-
-@vectorised("calcium-correction")
-def calcium_correction(c: Columns) -> np.ndarray:
-    ca = c.read("quantity", "Calcium")
-    alb = c.read("quantity", "Albumin")
-    return c.const("albumin_coefficient") * (c.const("normal_albumin") - alb) + ca
-
-
-@vectorised("cha2ds2-vasc")
-def cha2ds2_vasc(c: Columns) -> np.ndarray:
-    age = c.read("age", "age")
-    female = c.equals("sex", "Female")
-    stroke_like = (c.read("flag", "Stroke") | c.read("flag", "Transient Ischemic Attacks History")
-                   | c.read("flag", "Thromboembolism history"))
-    met = {"female sex": female, "Congestive Heart Failure": c.read("flag", "Congestive Heart Failure"),
-           "Hypertension history": c.read("flag", "Hypertension history"),
-           "stroke, TIA or thromboembolism": stroke_like,
-           "Vascular disease history": c.read("flag", "Vascular disease history"),
-           "Diabetes history": c.read("flag", "Diabetes history")}
-    return c.band("age_points", age) + c.points("points", met)
-
-
-@vectorised("qtc-bazett", float_result=True)
-def qtc_bazett(c: Columns) -> np.ndarray:
-    hr = c.read("measurement", "Heart Rate or Pulse")
-    qt = c.read("measurement", "QT Interval")
-    rr = c.r(c.const("seconds_per_minute") / hr)
-    return qt / _pow(rr, 1 / c.const("rr_root_index"), c)

@@ -18,7 +18,7 @@ def library(req: Request) -> AnswerRecord:
         return skeleton(req, "abstain", abstained=True,
                         reason=f"the library has no function for {req.calc.slug}")
     try:
-        rec = library_record(req.reg, req.calc.slug, req.entities, variant=req.variant)
+        rec = library_record(req.reg, req.calc, req.entities, variant=req.variant)  # the entry solve resolved
     except KeyError as e:  # the library reads a constant or table this version's content lacks
         return skeleton(req, "abstain", abstained=True,
                         reason=f"the current library function cannot compute version {req.calc.active.version}: "

@@ -237,7 +237,7 @@ class Runner:
         out.update(extra)
         return out
 
-    async def _run(self) -> Summary:
+    async def _run(self) -> Summary:  # noqa: C901,PLR0915  the run loop and its bookkeeping
         cfg = self.cfg
         out = cfg.out
         out.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ A = (PEOPLE["author"][0], PEOPLE["author"][1][0])  # (name, role) as governance.
 B = (PEOPLE["chair"][0], PEOPLE["chair"][1][0])
 
 
-def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:
+def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa: PLR0915  one scripted week, step by step
     root = copy_registry(tmp_path / "reg")
     people = committee(root)
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from solver.library import CalculatorError, compute, compute_many
-from solver.library.vectorised import VECTORISED
+from solver.library.functions import COLUMNAR as VECTORISED
 from tests.solver.conftest import reference_cases
 
 CASES = reference_cases()
@@ -74,8 +74,9 @@ def test_every_reference_case_row_by_row(variant):
         if res.attrs["vectorised"]:
             vectorised += 1
             # every valid case went through numpy, except rows where an int among floats could make the library's
-            # result an int (Python's type, which an array of floats cannot carry)
-            assert res.attrs["row_by_row"] <= _mixed_int_rows(ents), cid
+            # result an int (Python's type, which an array of floats cannot carry); a refused row is worded by compute
+            refused = int(res["error"].notna().sum())
+            assert res.attrs["row_by_row"] <= _mixed_int_rows(ents) + refused, cid
     assert vectorised >= 7  # the five, and the body-weight calculators Cockcroft-Gault uses
 
 
@@ -151,3 +152,26 @@ def test_an_empty_optional_column_is_not_given():
     res = compute_many("albumin-corrected-anion-gap", frame)
     assert res["error"][0] == _expected("albumin-corrected-anion-gap", {
         "Sodium": [140.0, "mmol/L"], "Chloride": [100.0, "mmol/L"], "Bicarbonate": [24.0, "mmol/L"]}, "benchmark")[1]
+
+
+@pytest.mark.parametrize("as_text", [False, True])
+def test_pair_cells_are_columnar_with_bad_cells_mixed_in(as_text):
+    """[value, unit] cells (or their JSON text, as a CSV of MedCalc-Bench entities holds them) convert with numpy;
+    ints among floats keep their type, and odd cells (a NaN value, a bool, text, an unknown unit) keep their own
+    error through compute."""
+    cells = [[70, "kg"], [70.5, "kg"], [154, "lbs"], [float("nan"), "kg"], None, [80, "furlongs"], [True, "kg"],
+             ["heavy", "kg"], [2 ** 60, "kg"], [65.0, "kg"], {"kg": 70}, [70, ["kg"]]]
+    heights = [[170, "cm"]] * len(cells)
+    ents = [{"height": h} if c is None else {"weight": c, "height": h} for c, h in zip(cells, heights)]
+    enc = (lambda c: None if c is None else json.dumps(c)) if as_text else (lambda c: c)
+    if as_text:  # text that is no JSON list stays text, as `compute_many` reads a CSV cell
+        ents[10]["weight"] = json.dumps({"kg": 70})
+    frame = pd.DataFrame({"weight": pd.Series([enc(c) for c in cells], dtype=object),
+                          "height": pd.Series([enc(h) for h in heights], dtype=object)})
+    for variant in ("benchmark", "published"):
+        res = _check("body-mass-index", frame, ents, variant)
+        # only the rows with a bad cell leave numpy (compute words their error)
+        assert res.attrs["vectorised"] and res.attrs["row_by_row"] == int(res["error"].notna().sum()) == 8
+    clean = pd.DataFrame({"weight": pd.Series([enc([70 + i % 9, "kg"]) for i in range(500)], dtype=object),
+                          "height": pd.Series([enc([150.5 + i % 40, "cm"]) for i in range(500)], dtype=object)})
+    assert compute_many("body-mass-index", clean).attrs["row_by_row"] == 0

@@ -38,3 +38,29 @@ def test_a_dependency_does_not_see_its_callers_other_inputs_as_its_own():
     reg = get_registry()
     ctx = Context(reg.calculators["body-mass-index"], PATIENT, "benchmark", reg, _compute)
     assert ctx.has("weight") and not ctx.has("creatinine")  # given to the caller, not an input of BMI
+
+
+HEAVY = {"sex": "Male", "age": [60, "years"], "weight": [400, "kg"], "height": [150, "cm"],
+         "creatinine": [1.0, "mg/dL"]}  # BMI 177.8: implausible, but the published formula never reads BMI
+
+
+def test_the_record_lists_the_sub_results_its_computation_used_not_every_declared_dependency():
+    """Cockcroft-Gault as published uses actual weight: no BMI is computed, so none can refuse the answer."""
+    from solver.router.core import solve
+
+    assert compute(CG, HEAVY, variant="published").value == pytest.approx((140 - 60) * 400 / 72, abs=0.01)
+    rec = solve(CG, HEAVY, variant="published")
+    assert rec.value == compute(CG, HEAVY, variant="published").value and rec.sub_results == []
+    bench = solve(CG, PATIENT)  # BMI 32.9: adjusted body weight, with the ideal weight inside it
+    assert [s.calculator for s in bench.sub_results] == ["body-mass-index", "ideal-body-weight",
+                                                         "adjusted-body-weight"]
+    assert bench.sub_results[0].value == compute("body-mass-index", {k: PATIENT[k] for k in ("weight", "height")}).value
+
+
+def test_formula_solve_answers_the_heavy_patient(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from cli.main import main
+
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(HEAVY), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["value"] == pytest.approx(444.44, abs=0.01)

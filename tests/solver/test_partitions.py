@@ -42,3 +42,26 @@ def test_dask_map_partitions_on_a_local_cluster():
     assert out["value"].tolist() == whole["value"].tolist()
     assert out["error"].tolist() == whole["error"].tolist()
     assert out["error"].notna().sum() > 0  # the 'other' rows keep their own error
+
+
+def test_compute_dask_on_two_worker_processes_keeps_the_columnar_path():
+    """A real LocalCluster: two worker processes, each loading the registry itself. The result equals
+    compute_many on the whole table, and the partition function computes columnar on each worker."""
+    columns = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
+    frame = _cohort(2000)
+    whole = compute_many("ckd-epi-2021", frame, columns=columns)
+    fn = PartitionFunction("ckd-epi-2021", columns=columns)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(2)
+        workers = sorted(client.scheduler_info()["workers"])
+        assert len(workers) == 2
+        out = compute_dask("ckd-epi-2021", dd.from_pandas(frame, npartitions=6), columns=columns).compute()
+        # the same partition function, pinned to each worker process in turn
+        runs = [client.submit(fn, frame.iloc[i::2], workers=[w], pure=False).result() for i, w in enumerate(workers)]
+        pids = client.run(__import__("os").getpid)
+    out = out.sort_index()
+    assert out["value"].tolist() == whole["value"].tolist() and out["error"].tolist() == whole["error"].tolist()
+    assert len(set(pids.values())) == 2
+    for res in runs:
+        assert res.attrs["vectorised"] and res.attrs["row_by_row"] == int(res["error"].notna().sum())

@@ -4,7 +4,6 @@ serves the whole family."""
 from __future__ import annotations
 
 from solver.library.context import Context
-from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
 
 
@@ -20,13 +19,12 @@ def _bicarbonate_deficit(ctx: Context) -> float:
     (the benchmark's reference raises ZeroDivisionError at bicarbonate 24 mEq/L)."""
     hco3 = ctx.quantity("Bicarbonate")
     normal = ctx.const("normal_bicarbonate")
-    if hco3 == normal:
-        raise OutOfRange(ctx.slug, "Bicarbonate", f"the delta ratio is undefined at bicarbonate {normal} mEq/L "
-                         "(no change from normal); use the delta gap instead")
+    ctx.refuse(hco3 == normal, "Bicarbonate", lambda: f"the delta ratio is undefined at bicarbonate {normal} mEq/L "
+               "(no change from normal); use the delta gap instead")
     return normal - hco3
 
 
-@calculator("anion-gap")
+@calculator("anion-gap", columnar=True)
 def anion_gap(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     cl = ctx.quantity("Chloride")
@@ -34,19 +32,19 @@ def anion_gap(ctx: Context) -> float:
     return na - (cl + hco3)
 
 
-@calculator("delta-gap")
+@calculator("delta-gap", columnar=True)
 def delta_gap(ctx: Context) -> float:
     _read_own_inputs(ctx)
     return ctx.sub("anion-gap") - ctx.const("normal_anion_gap")
 
 
-@calculator("delta-ratio")
+@calculator("delta-ratio", columnar=True, float_result=True)
 def delta_ratio(ctx: Context) -> float:
     _read_own_inputs(ctx)
     return ctx.sub("delta-gap") / _bicarbonate_deficit(ctx)
 
 
-@calculator("albumin-corrected-anion-gap")
+@calculator("albumin-corrected-anion-gap", columnar=True)
 def albumin_corrected_anion_gap(ctx: Context) -> float:
     _read_own_inputs(ctx)
     ag = ctx.sub("anion-gap")
@@ -54,13 +52,13 @@ def albumin_corrected_anion_gap(ctx: Context) -> float:
     return ag + ctx.const("albumin_coefficient") * (ctx.const("normal_albumin") - alb)
 
 
-@calculator("albumin-corrected-delta-gap")
+@calculator("albumin-corrected-delta-gap", columnar=True)
 def albumin_corrected_delta_gap(ctx: Context) -> float:
     _read_own_inputs(ctx)
     return ctx.sub("albumin-corrected-anion-gap") - ctx.const("normal_anion_gap")
 
 
-@calculator("albumin-corrected-delta-ratio")
+@calculator("albumin-corrected-delta-ratio", columnar=True, float_result=True)
 def albumin_corrected_delta_ratio(ctx: Context) -> float:
     _read_own_inputs(ctx)
     return ctx.sub("albumin-corrected-delta-gap") / _bicarbonate_deficit(ctx)

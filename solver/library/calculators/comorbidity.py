@@ -14,18 +14,16 @@ _CCI_CHOICES = (
 )
 
 
-@calculator("charlson-comorbidity-index")
+@calculator("charlson-comorbidity-index", columnar=True)
 def charlson_comorbidity_index(ctx: Context) -> float:
     score = ctx.band("age_points", ctx.age())
-    score += ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
+    score = score + ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
     cva = ctx.flag("Cerebrovascular Accident")
     tia = ctx.flag("Transient Ischemic Attacks History")
-    if cva or tia:
-        score += ctx.const("cerebrovascular_points")
-    for name, table in _CCI_CHOICES:
+    score = score + ctx.where(cva | tia, ctx.const("cerebrovascular_points"), 0)
+    for name, table in _CCI_CHOICES:  # an option not given scores nothing
         option = ctx.choice(name)
-        if option is not None:
-            score += ctx.lookup(table, option)
+        score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
     return score
 
 
@@ -34,28 +32,26 @@ def charlson_comorbidity_index(ctx: Context) -> float:
 _VTE_HISTORY = ("Previously documented Deep Vein Thrombosis", "Previously Documented Pulmonary Embolism")
 
 
-@calculator("caprini-2005")
+@calculator("caprini-2005", columnar=True)
 def caprini_2005(ctx: Context) -> float:
     ctx.choice("sex")  # required by the benchmark, never scored
     score = ctx.band("age_points" if ctx.benchmark else "published_age_points", ctx.age())
     for name, table in (("Surgery Type", "surgery_points"), ("Mobility", "mobility_points")):
-        option = ctx.choice(name)
-        if option is not None:
-            score += ctx.lookup(table, option)
-    if ctx.has("Body Mass Index (BMI)") and ctx.measurement("Body Mass Index (BMI)") > ctx.const("bmi_threshold"):
-        score += ctx.const("bmi_points")
+        option = ctx.choice(name)  # an option not given scores nothing
+        score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
+    obese = ctx.if_given("Body Mass Index (BMI)", lambda: ctx.measurement("Body Mass Index (BMI)") > ctx.const(
+        "bmi_threshold"), False)
+    score = score + ctx.where(obese, ctx.const("bmi_points"), 0)
     items = ctx.table("risk_factor_points").points or {}
-    score += ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
-                        "risk_factor_points")
+    score = score + ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
+                               "risk_factor_points")
     if not ctx.benchmark:
-        if any(ctx.flag(item) for item in _VTE_HISTORY):
-            score += ctx.const("published_history_of_vte_points")
-        score += ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
-        male = ctx.choice("sex") == "Male"
+        score = score + ctx.where(ctx.any_flag(*_VTE_HISTORY), ctx.const("published_history_of_vte_points"), 0)
+        score = score + ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
+        male = ctx.choice_is("sex", "Male")
         women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}
         for item in women or {}:
-            if ctx.flag(item):
-                if male:
-                    raise BadValue(ctx.slug, item, "is an item for women only, but sex is Male")
-                score += ctx.lookup("published_women_points", item)
+            met = ctx.flag(item)
+            ctx.refuse(met & male, item, lambda: "is an item for women only, but sex is Male", BadValue)
+            score = score + ctx.where(met, ctx.lookup("published_women_points", item), 0)
     return score

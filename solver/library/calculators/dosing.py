@@ -31,7 +31,7 @@ def _mass(ctx: Context, name: str, value: float, unit: str, target: str) -> floa
 
 
 # ---------------------------------------------------------------------- maintenance fluids
-@calculator("maintenance-fluids")
+@calculator("maintenance-fluids", columnar=True)
 def maintenance_fluids(ctx: Context) -> float:
     kg = ctx.weight()
     start = ctx.band("band_start_weight", kg)

@@ -20,13 +20,16 @@ def _mean_arterial_pressure(ctx: Context) -> float:
 def _apache_oxygenation(ctx: Context) -> float:
     fio2 = ctx.measurement("FiO2")
     pre = "" if ctx.benchmark else "published_"
-    if fio2 >= ctx.const("fio2_threshold"):
-        if not ctx.has("A-a gradient"):
-            raise MissingInput(ctx.slug, "A-a gradient", "required when FiO2 is 50 % or more")
+
+    def gradient() -> float:
+        ctx.require("A-a gradient", "required when FiO2 is 50 % or more")
         return ctx.band(pre + "aa_gradient_points", ctx.number("A-a gradient"))
-    if not ctx.has("PaO2"):
-        raise MissingInput(ctx.slug, "PaO2", "required when FiO2 is below 50 %")
-    return ctx.band(pre + "pao2_points", ctx.measurement("PaO2"))
+
+    def pao2() -> float:
+        ctx.require("PaO2", "required when FiO2 is below 50 %")
+        return ctx.band(pre + "pao2_points", ctx.measurement("PaO2"))
+
+    return ctx.select([(fio2 >= ctx.const("fio2_threshold"), gradient)], pao2)
 
 
 def _apache_creatinine(ctx: Context) -> float:
@@ -34,49 +37,45 @@ def _apache_creatinine(ctx: Context) -> float:
     arf = ctx.flag("Acute renal failure")
     crf = ctx.flag("Chronic renal failure")
     if ctx.benchmark:
-        if arf:
-            return ctx.band("creatinine_points_acute_renal_failure", cr)
-        if crf:
-            return ctx.band("creatinine_points_chronic_renal_failure", cr)
-        return ctx.band("creatinine_points", cr)
+        return ctx.select([(arf, lambda: ctx.band("creatinine_points_acute_renal_failure", cr)),
+                           (crf, lambda: ctx.band("creatinine_points_chronic_renal_failure", cr))],
+                          lambda: ctx.band("creatinine_points", cr))
     pts = ctx.band("creatinine_points", cr)
-    return pts * ctx.const("published_acute_renal_failure_multiplier") if arf else pts
+    return ctx.where(arf, pts * ctx.const("published_acute_renal_failure_multiplier"), pts)
 
 
 def _apache_chronic_health(ctx: Context) -> float:
     if ctx.benchmark:
         return 0  # the reference never reads these keys (parameter-name mismatch)
-    if not ctx.flag("History of severe organ failure or immunocompromise"):
-        ctx.choice("Surgery Type")
-        return 0
-    surgery = ctx.choice("Surgery Type")
-    if surgery is None:
-        raise MissingInput(ctx.slug, "Surgery Type", "needed to score the chronic health points when a history of "
-                           "severe organ failure or immunocompromise is given (Nonoperative, Emergency or Elective)")
-    if surgery == "Elective":
-        return ctx.const("chronic_health_elective_points")
-    return ctx.const("chronic_health_nonoperative_points")
+    history = ctx.flag("History of severe organ failure or immunocompromise")
+    ctx.choice("Surgery Type")
+    ctx.refuse(history & ctx.choice_is("Surgery Type", None), "Surgery Type", lambda: (
+        "needed to score the chronic health points when a history of severe organ failure or immunocompromise is "
+        "given (Nonoperative, Emergency or Elective)"), MissingInput)
+    points = ctx.where(ctx.choice_is("Surgery Type", "Elective"), ctx.const("chronic_health_elective_points"),
+                       ctx.const("chronic_health_nonoperative_points"))
+    return ctx.where(history, points, 0)
 
 
-@calculator("apache-ii")
+@calculator("apache-ii", columnar=True)
 def apache_ii(ctx: Context) -> float:
     age = ctx.age()
     score = ctx.band("age_points" if ctx.benchmark else "published_age_points", age)
-    score += _apache_chronic_health(ctx)
-    score += _apache_oxygenation(ctx)
-    score += ctx.band("temperature_points", ctx.temperature("Temperature"))
+    score = score + _apache_chronic_health(ctx)
+    score = score + _apache_oxygenation(ctx)
+    score = score + ctx.band("temperature_points", ctx.temperature("Temperature"))
     published_map = not ctx.benchmark and "published_map_points" in ctx.calc.tables  # since 1.1.0
-    score += ctx.band("published_map_points" if published_map else "map_points", ctx.r(_mean_arterial_pressure(ctx)))
-    score += ctx.band("heart_rate_points", ctx.measurement("Heart Rate or Pulse"))
-    score += ctx.band("respiratory_rate_points", ctx.measurement("respiratory rate"))
-    score += ctx.band("ph_points", ctx.number("pH"))
-    score += ctx.band("sodium_points", ctx.quantity("Sodium"))
-    score += ctx.band("potassium_points", ctx.quantity("Potassium"))
-    score += _apache_creatinine(ctx)
-    score += ctx.band("hematocrit_points", ctx.measurement("Hematocrit"))
-    score += ctx.band("wbc_points", ctx.count_per_litre("White blood cell count"))
+    score = score + ctx.band("published_map_points" if published_map else "map_points", ctx.r(_mean_arterial_pressure(ctx)))
+    score = score + ctx.band("heart_rate_points", ctx.measurement("Heart Rate or Pulse"))
+    score = score + ctx.band("respiratory_rate_points", ctx.measurement("respiratory rate"))
+    score = score + ctx.band("ph_points", ctx.number("pH"))
+    score = score + ctx.band("sodium_points", ctx.quantity("Sodium"))
+    score = score + ctx.band("potassium_points", ctx.quantity("Potassium"))
+    score = score + _apache_creatinine(ctx)
+    score = score + ctx.band("hematocrit_points", ctx.measurement("Hematocrit"))
+    score = score + ctx.band("wbc_points", ctx.count_per_litre("White blood cell count"))
     gcs = ctx.number("Glasgow Coma Score")
-    score += ctx.const("gcs_maximum") - (int(gcs) if ctx.benchmark else gcs)
+    score = score + (ctx.const("gcs_maximum") - (ctx.trunc(gcs) if ctx.benchmark else gcs))
     return score
 
 
@@ -84,7 +83,7 @@ def apache_ii(ctx: Context) -> float:
 
 
 def _dose(ctx: Context, name: str) -> float:
-    return ctx.measurement(name) if ctx.has(name) else 0
+    return ctx.if_given(name, lambda: ctx.measurement(name), 0)
 
 
 def _sofa_cardiovascular(ctx: Context) -> float:
@@ -93,36 +92,32 @@ def _sofa_cardiovascular(ctx: Context) -> float:
     ne = _dose(ctx, "norEPINEPHrine")
     dobu = 0 if ctx.benchmark else _dose(ctx, "DOBUTamine")
     high_cat = ctx.const("catecholamine_high_dose")
-    if dop > ctx.const("dopamine_high_dose") or epi > high_cat or ne > high_cat:
-        key = "high_dose_vasopressor"
-    elif dop > ctx.const("dopamine_moderate_dose") or 0 < epi <= high_cat or 0 < ne <= high_cat:
-        key = "moderate_dose_vasopressor"
-    elif 0 < dop or dobu > 0:
-        key = "low_dose_dopamine_or_dobutamine"
-    elif ctx.has("Systolic Blood Pressure") and ctx.has("Diastolic Blood Pressure"):
-        low = _mean_arterial_pressure(ctx) < ctx.const("map_threshold")
-        key = "map_below_threshold" if low else "none"
-    elif not ctx.benchmark and ctx.flag("Hypotension"):
-        key = "map_below_threshold"
-    else:
-        key = "none"
-    return ctx.lookup("cardiovascular_points", key)
+    pts = lambda key: ctx.lookup("cardiovascular_points", key)  # noqa: E731
+    high = (dop > ctx.const("dopamine_high_dose")) | (epi > high_cat) | (ne > high_cat)
+    moderate = (dop > ctx.const("dopamine_moderate_dose")) | ((0 < epi) & (epi <= high_cat)) | (
+        (0 < ne) & (ne <= high_cat))
+    cases = [(high, pts("high_dose_vasopressor")), (moderate, pts("moderate_dose_vasopressor")),
+             ((0 < dop) | (dobu > 0), pts("low_dose_dopamine_or_dobutamine")),
+             (ctx.has("Systolic Blood Pressure") & ctx.has("Diastolic Blood Pressure"),
+              lambda: ctx.where(_mean_arterial_pressure(ctx) < ctx.const("map_threshold"), pts("map_below_threshold"),
+                                pts("none")))]
+    if not ctx.benchmark:
+        cases.append((lambda: ctx.flag("Hypotension"), pts("map_below_threshold")))
+    return ctx.select(cases, pts("none"))
 
 
 def _sofa_renal(ctx: Context) -> float:
-    pts: float = 0
-    if ctx.has("creatinine"):
-        pts = ctx.band("creatinine_points" if ctx.benchmark else "published_creatinine_points",
-                       ctx.quantity("creatinine"))
-    if ctx.has("Urine Output"):
-        pts = max(pts, ctx.band("urine_output_points", ctx.measurement("Urine Output")))
-    return pts
+    pts = ctx.if_given("creatinine", lambda: ctx.band(
+        "creatinine_points" if ctx.benchmark else "published_creatinine_points", ctx.quantity("creatinine")), 0)
+    return ctx.if_given("Urine Output", lambda: ctx.maximum(pts, ctx.band(
+        "urine_output_points", ctx.measurement("Urine Output"))), pts)
 
 
 def _sofa_liver(ctx: Context) -> float:
     """Liver points; the published variant scores a µmol/L bilirubin by the table's SI bands (from 1.1.0)."""
     bilirubin = ctx.quantity("Bilirubin")  # mg/dL
     if not ctx.benchmark and "published_bilirubin_points_umol" in ctx.calc.tables:
+        ctx.scalar_only("the published SOFA reads a µmol/L bilirubin as given")
         given, unit = ctx._pair("Bilirubin")
         if unit == "µmol/L":
             ctx.note("Bilirubin", ctx.raw("Bilirubin"), given, unit)  # the value used, as given
@@ -130,16 +125,17 @@ def _sofa_liver(ctx: Context) -> float:
     return ctx.band("bilirubin_points", bilirubin)
 
 
-@calculator("sofa")
+@calculator("sofa", columnar=True)
 def sofa(ctx: Context) -> float:
     ratio = ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent")))
-    supported = ctx.flag("On mechanical ventilation") or ctx.flag("Continuous positive airway pressure")
-    table = "pf_points_supported" if supported else "pf_points_unsupported"
-    score = ctx.band(table if ctx.benchmark else "published_" + table, ratio)
-    score += _sofa_cardiovascular(ctx)
+    supported = ctx.any_flag("On mechanical ventilation", "Continuous positive airway pressure")
+    pre = "" if ctx.benchmark else "published_"
+    score = ctx.select([(supported, lambda: ctx.band(pre + "pf_points_supported", ratio))],
+                       lambda: ctx.band(pre + "pf_points_unsupported", ratio))
+    score = score + _sofa_cardiovascular(ctx)
     gcs = ctx.number("Glasgow Coma Score")
-    score += ctx.band("gcs_points", gcs)
-    score += _sofa_liver(ctx)
-    score += ctx.band("platelet_points", ctx.count_per_litre("Platelet count"))
-    score += _sofa_renal(ctx)
+    score = score + ctx.band("gcs_points", gcs)
+    score = score + _sofa_liver(ctx)
+    score = score + ctx.band("platelet_points", ctx.count_per_litre("Platelet count"))
+    score = score + _sofa_renal(ctx)
     return score

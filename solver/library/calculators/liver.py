@@ -1,88 +1,79 @@
 """Liver: FIB-4 fibrosis index, MELD-Na (UNOS/OPTN) and its successor MELD 3.0."""
 from __future__ import annotations
 
-import math
-
 from solver.library.context import Context
-from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
-from solver.library.rounding import round_value, step
+from solver.library.rounding import step
 
 
-@calculator("fib-4")
+@calculator("fib-4", columnar=True, float_result=True)
 def fib_4(ctx: Context) -> float:
     age = ctx.age()
     alt = ctx.measurement("Alanine aminotransferase")
     ast = ctx.measurement("Aspartate aminotransferase")
     platelets = ctx.count_per_litre("Platelet count") / ctx.const("platelets_per_billion")
-    return age * ast / (platelets * math.sqrt(alt))
+    return age * ast / (platelets * ctx.sqrt(alt))
 
 
-@calculator("meld-na")
+@calculator("meld-na", columnar=True)
 def meld_na(ctx: Context) -> float:
     cr = ctx.quantity("creatinine")
-    dialysed = ctx.flag("Dialysis at least twice in the past week") or ctx.flag(
-        "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
-    floor, ceiling = ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")
-    if ctx.benchmark:
-        # sic: the reference reaches the dialysis rule only when floor <= Cr <= ceiling
-        if cr < floor:
-            cr = floor
-        elif cr > ceiling:
-            cr = ceiling
-        elif dialysed:
-            cr = ctx.const("dialysis_creatinine")
+    dialysed = ctx.any_flag("Dialysis at least twice in the past week",
+                            "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
+    floor, ceiling, dialysis = ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"), ctx.const(
+        "dialysis_creatinine")
+    if ctx.benchmark:  # sic: the reference reaches the dialysis rule only when floor <= Cr <= ceiling
+        cr = ctx.select([(cr < floor, floor), (cr > ceiling, ceiling), (dialysed, dialysis)], cr)
     else:
-        cr = ctx.const("dialysis_creatinine") if dialysed else min(max(cr, floor), ceiling)
-    bili = max(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
-    inr = max(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
-    na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
-    meld_i = (ctx.const("creatinine_coefficient") * math.log(cr) + ctx.const("bilirubin_coefficient") * math.log(bili)
-              + ctx.const("inr_coefficient") * math.log(inr) + ctx.const("intercept"))
+        cr = ctx.where(dialysed, dialysis, ctx.clip(cr, floor, ceiling))
+    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    meld_i = (ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient") * ctx.log(bili)
+              + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
     # two rounding steps, each in the variant's mode (registry: output.published_rounding)
     tenth, whole = step(ctx.calc, ctx.variant, ctx.const("meld_decimals")), step(ctx.calc, ctx.variant, 0)
-    meld = int(round_value(round_value(meld_i, tenth) * ctx.const("meld_scale"), whole))
-    if meld <= ctx.const("sodium_threshold"):
-        return meld
+    meld = ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const("meld_scale"), whole)
     na_gap = ctx.const("sodium_ceiling") - na
-    score = int(round_value(meld + ctx.const("sodium_coefficient") * na_gap
-                            - ctx.const("interaction_coefficient") * meld * na_gap, whole))
-    return min(score, ctx.const("score_cap"))
+    score = ctx.round_to(meld + ctx.const("sodium_coefficient") * na_gap
+                         - ctx.const("interaction_coefficient") * meld * na_gap, whole)
+    return ctx.where(meld <= ctx.const("sodium_threshold"), meld, ctx.minimum(score, ctx.const("score_cap")))
 
 
-@calculator("meld-3-0")
+@calculator("meld-3-0", columnar=True)
 def meld_3_0(ctx: Context) -> float:
     """MELD 3.0 (Kim 2021): no benchmark exists, so both variants compute the published equation."""
-    dialysed = ctx.flag("Dialysis at least twice in the past week") or ctx.flag(
-        "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
+    dialysed = ctx.any_flag("Dialysis at least twice in the past week",
+                            "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     cr = ctx.quantity("creatinine")
-    if dialysed:
-        cr = ctx.const("dialysis_creatinine")
-    else:
-        cr = min(max(cr, ctx.const("creatinine_floor")), ctx.const("creatinine_ceiling"))
-    bili = max(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
-    inr = max(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
-    na = min(max(ctx.quantity("Sodium"), ctx.const("sodium_floor")), ctx.const("sodium_ceiling"))
-    alb = min(max(ctx.quantity("Albumin"), ctx.const("albumin_floor")), ctx.const("albumin_ceiling"))
-    female = 1 if ctx.choice("sex") == "Female" else 0
-    if ctx.has("age"):
+    cr = ctx.where(dialysed, ctx.const("dialysis_creatinine"),
+                   ctx.clip(cr, ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")))
+    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    alb = ctx.clip(ctx.quantity("Albumin"), ctx.const("albumin_floor"), ctx.const("albumin_ceiling"))
+    female = ctx.where(ctx.choice_is("sex", "Female"), 1, 0)
+
+    def adolescent() -> bool:
         age = ctx.age()
-        if age < ctx.const("adolescent_min_age"):
-            raise OutOfRange(ctx.slug, "age", f"{age:g} years: MELD applies from {ctx.const('adolescent_min_age')} "
-                             "years; use the PELD score for younger candidates")
-        if age < ctx.const("adult_age"):
-            female = 1  # adolescents receive the female points whatever their sex (OPTN implementation)
+        ctx.refuse(age < ctx.const("adolescent_min_age"), "age", lambda: (
+            f"{age:g} years: MELD applies from {ctx.const('adolescent_min_age')} years; use the PELD score for "
+            "younger candidates"))
+        return age < ctx.const("adult_age")
+
+    # adolescents receive the female points whatever their sex (OPTN implementation)
+    female = ctx.where(ctx.if_given("age", adolescent, False), 1, female)
     na_gap = ctx.const("sodium_ceiling") - na
     alb_gap = ctx.const("albumin_ceiling") - alb
-    ln_bili, ln_cr = math.log(bili), math.log(cr)
+    ln_bili, ln_cr = ctx.log(bili), ctx.log(cr)
     score = (ctx.const("female_coefficient") * female
             + ctx.const("bilirubin_coefficient") * ln_bili
             + ctx.const("sodium_coefficient") * na_gap
             - ctx.const("sodium_bilirubin_coefficient") * na_gap * ln_bili
-            + ctx.const("inr_coefficient") * math.log(inr)
+            + ctx.const("inr_coefficient") * ctx.log(inr)
             + ctx.const("creatinine_coefficient") * ln_cr
             + ctx.const("albumin_coefficient") * alb_gap
             - ctx.const("albumin_creatinine_coefficient") * alb_gap * ln_cr
             + ctx.const("intercept"))
     cap = ctx.calc.constants.get("score_cap")  # absent before 1.1.0: no cap
-    return score if cap is None else min(score, cap.value)
+    return score if cap is None else ctx.minimum(score, cap.value)

@@ -1,13 +1,11 @@
 """Arithmetic of body and circulation: mean arterial pressure, body surface area, target weight."""
 from __future__ import annotations
 
-import math
-
 from solver.library.context import Context
 from solver.library.functions import calculator
 
 
-@calculator("mean-arterial-pressure")
+@calculator("mean-arterial-pressure", columnar=True, float_result=True)
 def mean_arterial_pressure(ctx: Context) -> float:
     sbp = ctx.measurement("Systolic Blood Pressure")
     dbp = ctx.measurement("Diastolic Blood Pressure")
@@ -15,14 +13,14 @@ def mean_arterial_pressure(ctx: Context) -> float:
     return sbp * ctx.const("systolic_weight") / total + dbp * ctx.const("diastolic_weight") / total
 
 
-@calculator("body-surface-area")
+@calculator("body-surface-area", columnar=True, float_result=True)
 def body_surface_area(ctx: Context) -> float:
     cm = ctx.height(unit="cm")
     kg = ctx.weight()
-    return math.sqrt(kg * cm / ctx.const("mosteller_divisor"))
+    return ctx.sqrt(kg * cm / ctx.const("mosteller_divisor"))
 
 
-@calculator("target-weight")
+@calculator("target-weight", columnar=True)
 def target_weight(ctx: Context) -> float:
     bmi = ctx.measurement("Body Mass Index (BMI)")
     m = ctx.height(unit="m")

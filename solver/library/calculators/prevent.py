@@ -7,35 +7,40 @@ the equations cover) is read from the registry entry through `ctx`.
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from solver.library.context import Context
-from solver.library.errors import MissingInput, OutOfRange
+from solver.library.errors import MissingInput
 from solver.library.functions import calculator
 
 SLUG = "prevent-10-year"
 _TC, _HDL = "Total cholesterol", "high-density lipoprotein cholesterol"
 
 
-def _covered(ctx: Context, name: str, value: float, limits: str, unit: str, given: str | None = None) -> float:
+def _covered(ctx: Context, name: str, value: float, limits: str, unit: str,
+             shown: Callable[[], str] | None = None) -> float:
     """Refuse a value outside the range the equations were derived on (constants min_/max_<limits>)."""
     lo, hi = ctx.const(f"min_{limits}"), ctx.const(f"max_{limits}")
-    if not lo <= value <= hi:
-        shown = given or f"{value:g} {unit}"
-        raise OutOfRange(ctx.slug, name, f"{shown} is outside the {lo} to {hi} {unit} the PREVENT equations cover")
+    ctx.refuse((value < lo) | (value > hi), name, lambda: (
+        f"{shown() if shown else f'{value:g} {unit}'} is outside the {lo} to {hi} {unit} the PREVENT equations cover"))
     return value
 
 
 def _cholesterol_mmol(ctx: Context, name: str, limits: str) -> float:
     """Cholesterol in the mmol/L the equations use: mg/dL x the equations' factor; mmol/L as given."""
     mg_dl = ctx.quantity(name)  # accepted unit and plausibility checked, in mg/dL
-    value, unit = ctx.raw(name)
     factor = ctx.const("cholesterol_mmol_per_mg_dl")
-    if unit == "mmol/L":
-        mmol, mg_dl = float(value), value / factor
-        ctx.note(name, [value, unit], mg_dl, "mg/dL")
-    else:
-        mmol = mg_dl * factor
-    _covered(ctx, name, mg_dl, limits, "mg/dL", f"{value:g} {unit} ({mg_dl:.4g} mg/dL)" if unit == "mmol/L" else None)
+    in_mmol = ctx.unit_is(name, "mmol/L")
+
+    def as_given() -> float:
+        value = ctx.given_number(name)
+        ctx.note(name, [value, "mmol/L"], value / factor, "mg/dL")
+        return value * 1.0  # (a float, as float(value))
+
+    mmol = ctx.select([(in_mmol, as_given)], lambda: mg_dl * factor)
+    mg_dl = ctx.select([(in_mmol, lambda: ctx.given_number(name) / factor)], mg_dl)
+    _covered(ctx, name, mg_dl, limits, "mg/dL", lambda: f"{ctx.given_number(name):g} mmol/L ({mg_dl:.4g} mg/dL)"
+             if in_mmol else f"{mg_dl:g} mg/dL")
     return mmol
 
 
@@ -49,18 +54,18 @@ def _terms(ctx: Context) -> dict[str, float]:
     egfr_name, bmi_name = "estimated glomerular filtration rate", "Body Mass Index (BMI)"
     egfr = _covered(ctx, egfr_name, ctx.measurement(egfr_name), "egfr", "mL/min/1.73 m²")
     bmi = _covered(ctx, bmi_name, ctx.measurement(bmi_name), "bmi", "kg/m^2")
-    flag = {k: 1.0 if ctx.flag(n) else 0.0 for k, n in (
+    flag = {k: ctx.where(ctx.flag(n), 1.0, 0.0) for k, n in (
         ("diabetes", "Diabetes history"), ("smoker", "Smoker"),
         ("bp_treated", "Blood pressure being treated with medicines"), ("statin", "Statin use"))}
     a = (age - c("age_center")) / c("age_per")
     t = {
         "age": a, "non_hdl": tc - hdl - c("non_hdl_center"), "hdl": (hdl - c("hdl_center")) / c("hdl_per"),
-        "sbp_below_110": (min(sbp, c("sbp_knot")) - c("sbp_knot")) / c("sbp_per"),
-        "sbp_110_up": (max(sbp, c("sbp_knot")) - c("sbp_center")) / c("sbp_per"),
-        "bmi_below_30": (min(bmi, c("bmi_knot")) - c("bmi_center")) / c("bmi_per"),
-        "bmi_30_up": (max(bmi, c("bmi_knot")) - c("bmi_knot")) / c("bmi_per"),
-        "egfr_below_60": (min(egfr, c("egfr_knot")) - c("egfr_knot")) / c("egfr_per"),
-        "egfr_60_up": (max(egfr, c("egfr_knot")) - c("egfr_center")) / c("egfr_per"),
+        "sbp_below_110": (ctx.minimum(sbp, c("sbp_knot")) - c("sbp_knot")) / c("sbp_per"),
+        "sbp_110_up": (ctx.maximum(sbp, c("sbp_knot")) - c("sbp_center")) / c("sbp_per"),
+        "bmi_below_30": (ctx.minimum(bmi, c("bmi_knot")) - c("bmi_center")) / c("bmi_per"),
+        "bmi_30_up": (ctx.maximum(bmi, c("bmi_knot")) - c("bmi_knot")) / c("bmi_per"),
+        "egfr_below_60": (ctx.minimum(egfr, c("egfr_knot")) - c("egfr_knot")) / c("egfr_per"),
+        "egfr_60_up": (ctx.maximum(egfr, c("egfr_knot")) - c("egfr_center")) / c("egfr_per"),
         **flag, "constant": 1.0,
     }
     t["bp_treated_sbp_110_up"] = t["bp_treated"] * t["sbp_110_up"]
@@ -70,14 +75,23 @@ def _terms(ctx: Context) -> dict[str, float]:
     return t
 
 
-@calculator(SLUG)
+@calculator(SLUG, columnar=True)
 def prevent_10_year(ctx: Context) -> float:
     outcome = ctx.choice("outcome")  # the registry's default when not given
-    if outcome is None:
-        raise MissingInput(ctx.slug, "outcome", "no outcome given and the registry entry names no default")
-    # coefficients are named <sex>_<outcome>_<term>: "heart failure" -> female_heart_failure_age
-    prefix = f"{'male' if ctx.choice('sex') == 'Male' else 'female'}_{outcome.lower().replace(' ', '_')}_"
+    ctx.refuse(ctx.is_none(outcome), "outcome", lambda: "no outcome given and the registry entry names no default",
+               MissingInput)
+    male = ctx.choice_is("sex", "Male")
     terms = _terms(ctx)
     consts = ctx.calc.constants
-    x = sum(ctx.const(prefix + name) * value for name, value in terms.items() if prefix + name in consts)
-    return ctx.const("percent") * math.exp(x) / (1 + math.exp(x))
+
+    def risk(prefix: str) -> float:
+        # coefficients are named <sex>_<outcome>_<term>: "heart failure" -> female_heart_failure_age
+        x = sum(ctx.const(prefix + name) * value for name, value in terms.items() if prefix + name in consts)
+        return ctx.const("percent") * ctx.exp(x) / (1 + ctx.exp(x))
+
+    cases = []
+    for option in ctx.spec("outcome").options:
+        key = option.lower().replace(" ", "_")
+        chosen = ctx.choice_is("outcome", option)
+        cases.extend([(chosen & male, lambda k=key: risk(f"male_{k}_")), (chosen, lambda k=key: risk(f"female_{k}_"))])
+    return ctx.select(cases, math.nan)  # (no option: refused above)

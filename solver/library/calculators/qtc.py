@@ -16,25 +16,25 @@ def _rr(ctx: Context) -> tuple[float, float]:
     return qt, ctx.r(ctx.const("seconds_per_minute") / hr)
 
 
-@calculator("qtc-bazett")
+@calculator("qtc-bazett", columnar=True, float_result=True)
 def qtc_bazett(ctx: Context) -> float:
     qt, rr = _rr(ctx)
-    return qt / rr ** (1 / ctx.const("rr_root_index"))
+    return qt / ctx.pow(rr, 1 / ctx.const("rr_root_index"))
 
 
-@calculator("qtc-fridericia")
+@calculator("qtc-fridericia", columnar=True, float_result=True)
 def qtc_fridericia(ctx: Context) -> float:
     qt, rr = _rr(ctx)
-    return qt / rr ** (1 / ctx.const("rr_root_index"))
+    return qt / ctx.pow(rr, 1 / ctx.const("rr_root_index"))
 
 
-@calculator("qtc-framingham")
+@calculator("qtc-framingham", columnar=True)
 def qtc_framingham(ctx: Context) -> float:
     qt, rr = _rr(ctx)
     return qt + ctx.const("rr_slope") * (ctx.const("reference_rr") - rr)
 
 
-@calculator("qtc-hodges")
+@calculator("qtc-hodges", columnar=True)
 def qtc_hodges(ctx: Context) -> float:
     qt, rr = _rr(ctx)
     if ctx.benchmark:
@@ -44,7 +44,7 @@ def qtc_hodges(ctx: Context) -> float:
     return qt + ctx.const("heart_rate_slope") * (rate - ctx.const("reference_heart_rate"))
 
 
-@calculator("qtc-rautaharju")
+@calculator("qtc-rautaharju", columnar=True, float_result=True)
 def qtc_rautaharju(ctx: Context) -> float:
     hr = ctx.measurement("Heart Rate or Pulse")
     qt = ctx.measurement("QT Interval")

@@ -10,10 +10,10 @@ from solver.library.context import Context
 from solver.library.functions import calculator
 
 
-@calculator("cha2ds2-vasc")
+@calculator("cha2ds2-vasc", columnar=True)
 def cha2ds2_vasc(ctx: Context) -> float:
     age = ctx.age()
-    met = {"female sex": ctx.choice("sex") == "Female", **_stroke_risk_criteria(ctx)}
+    met = {"female sex": ctx.choice_is("sex", "Female"), **_stroke_risk_criteria(ctx)}
     return ctx.band("age_points", age) + ctx.points(met)
 
 
@@ -27,21 +27,21 @@ def _stroke_risk_criteria(ctx: Context) -> dict[str, bool]:
     return {
         "Congestive Heart Failure": f["Congestive Heart Failure"],
         "Hypertension history": f["Hypertension history"],
-        "stroke, TIA or thromboembolism": f["Stroke"] or f["Transient Ischemic Attacks History"]
-        or f["Thromboembolism history"],
+        "stroke, TIA or thromboembolism": f["Stroke"] | f["Transient Ischemic Attacks History"]
+        | f["Thromboembolism history"],
         "Vascular disease history": f["Vascular disease history"],
         "Diabetes history": f["Diabetes history"],
     }
 
 
-@calculator("cha2ds2-va")
+@calculator("cha2ds2-va", columnar=True)
 def cha2ds2_va(ctx: Context) -> float:
     """CHA2DS2-VA (ESC 2024): CHA2DS2-VASc without the sex category; no benchmark, one variant."""
     age = ctx.age()
     return ctx.band("age_points", age) + ctx.points(_stroke_risk_criteria(ctx))
 
 
-@calculator("wells-pe")
+@calculator("wells-pe", columnar=True)
 def wells_pe(ctx: Context) -> float:
     hr = ctx.measurement("Heart Rate or Pulse")
     dvt_signs = "Clinical signs and symptoms of Deep Vein Thrombosis"
@@ -51,12 +51,10 @@ def wells_pe(ctx: Context) -> float:
         dvt_signs: ctx.flag(dvt_signs),
         pe_first: ctx.flag(pe_first),
         "heart rate above threshold": hr > ctx.const("heart_rate_threshold"),
-        "immobilization or recent surgery": any(
-            [ctx.flag("Immobilization for at least 3 days"), ctx.flag("Surgery in the previous 4 weeks")]
-        ),
-        "previous PE or DVT": any(
-            [ctx.flag("Previously Documented Pulmonary Embolism"), ctx.flag("Previously documented Deep Vein Thrombosis")]
-        ),
+        "immobilization or recent surgery": ctx.flag("Immobilization for at least 3 days")
+        | ctx.flag("Surgery in the previous 4 weeks"),
+        "previous PE or DVT": ctx.flag("Previously Documented Pulmonary Embolism")
+        | ctx.flag("Previously documented Deep Vein Thrombosis"),
         "Hemoptysis": ctx.flag("Hemoptysis"),
         malignancy: ctx.flag(malignancy),
     }
@@ -76,12 +74,11 @@ _WELLS_DVT_SINGLE = (
 )
 
 
-@calculator("wells-dvt")
+@calculator("wells-dvt", columnar=True)
 def wells_dvt(ctx: Context) -> float:
     met = ctx.flags(_WELLS_DVT_SINGLE)
-    met["bedridden or recent major surgery"] = any(
-        [ctx.flag("Bedridden recently >3 days"), ctx.flag("Major surgery within 12 weeks")]
-    )
+    met["bedridden or recent major surgery"] = ctx.flag("Bedridden recently >3 days") | ctx.flag(
+        "Major surgery within 12 weeks")
     return ctx.points(met)
 
 
@@ -94,13 +91,12 @@ _RCRI_FLAGS = (
 )
 
 
-@calculator("revised-cardiac-risk-index")
+@calculator("revised-cardiac-risk-index", columnar=True)
 def revised_cardiac_risk_index(ctx: Context) -> float:
     met = ctx.flags(_RCRI_FLAGS)
     creatinine = "Pre-operative creatinine"
-    met["creatinine above threshold"] = ctx.has(creatinine) and ctx.quantity(creatinine) > ctx.const(
-        "creatinine_threshold"
-    )
+    met["creatinine above threshold"] = ctx.if_given(creatinine, lambda: ctx.quantity(creatinine) > ctx.const(
+        "creatinine_threshold"), False)
     return ctx.points(met)
 
 
@@ -115,7 +111,7 @@ _HEART_RISK_FACTORS = (
 )
 
 
-@calculator("heart-score")
+@calculator("heart-score", columnar=True)
 def heart_score(ctx: Context) -> float:
     history = ctx.lookup("history_points", ctx.choice("Suspicion History"))
     ecg = ctx.lookup("ecg_points", ctx.choice("Electrocardiogram Test"))
@@ -127,8 +123,8 @@ def heart_score(ctx: Context) -> float:
         # Known atherosclerotic disease (prior MI, PCI/CABG, stroke/TIA, PAD) scores the maximum
         # risk-factor points on its own; the benchmark counts it as one ordinary factor and never
         # reads the TIA history.
-        if ctx.flag("atherosclerotic disease") or ctx.flag("Transient Ischemic Attacks History"):
-            risk = max(risk, ctx.const("published_atherosclerosis_points"))
+        known = ctx.any_flag("atherosclerotic disease", "Transient Ischemic Attacks History")
+        risk = ctx.where(known, ctx.maximum(risk, ctx.const("published_atherosclerosis_points")), risk)
     return history + ecg + age + risk + troponin
 
 
@@ -143,18 +139,18 @@ _HAS_BLED_FLAGS = (
 )
 
 
-@calculator("has-bled")
+@calculator("has-bled", columnar=True)
 def has_bled(ctx: Context) -> float:
     age = ctx.age()
     drinks = ctx.number("Number of Alcoholic Drinks Per Week")
     if ctx.benchmark:
-        drinks = int(drinks)  # the reference truncates; the threshold is whole, so this never changes a point
+        drinks = ctx.trunc(drinks)  # the reference truncates; the threshold is whole, so this never changes a point
     met = ctx.flags(_HAS_BLED_FLAGS)
     met["alcohol use"] = drinks >= ctx.const("alcohol_threshold")
     return ctx.band("age_points", age) + ctx.points(met)
 
 
-@calculator("perc-rule")
+@calculator("perc-rule", columnar=True)
 def perc_rule(ctx: Context) -> float:
     met = {
         "age at or above threshold": ctx.age() >= ctx.const("age_threshold"),
@@ -163,9 +159,8 @@ def perc_rule(ctx: Context) -> float:
         "Unilateral Leg Swelling": ctx.flag("Unilateral Leg Swelling"),
         "Hemoptysis": ctx.flag("Hemoptysis"),
         "Recent surgery or trauma": ctx.flag("Recent surgery or trauma"),
-        "prior PE or DVT": any(
-            [ctx.flag("Previously Documented Pulmonary Embolism"), ctx.flag("Previously documented Deep Vein Thrombosis")]
-        ),
+        "prior PE or DVT": ctx.flag("Previously Documented Pulmonary Embolism")
+        | ctx.flag("Previously documented Deep Vein Thrombosis"),
         "Hormone use": ctx.flag("Hormone use"),
     }
     return ctx.points(met)

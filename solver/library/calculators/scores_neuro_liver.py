@@ -9,7 +9,7 @@ from solver.library.errors import BadValue
 from solver.library.functions import calculator
 
 
-@calculator("glasgow-coma-scale")
+@calculator("glasgow-coma-scale", columnar=True)
 def glasgow_coma_scale(ctx: Context) -> float:
     parts = (
         ("Best eye response", "eye_points"),
@@ -19,19 +19,20 @@ def glasgow_coma_scale(ctx: Context) -> float:
     total: float = 0
     for name, table in parts:
         response = ctx.choice(name)
-        if not ctx.benchmark and response == ctx.const("not_testable"):
-            # Teasdale: an untestable component is recorded as NT and no total is formed.
-            raise BadValue(ctx.slug, name, "a component that is not testable is reported as NT; the published "
-                           "scale defines no total score (the benchmark variant scores it 4)")
-        total += ctx.lookup(table, response)
+        if not ctx.benchmark:  # Teasdale: an untestable component is recorded as NT and no total is formed
+            ctx.refuse(ctx.choice_is(name, ctx.const("not_testable")), name, lambda: (
+                "a component that is not testable is reported as NT; the published scale defines no total score "
+                "(the benchmark variant scores it 4)"), BadValue)
+        total = total + ctx.lookup(table, response)
     return total
 
 
-@calculator("child-pugh")
+@calculator("child-pugh", columnar=True)
 def child_pugh(ctx: Context) -> float:
     inr = ctx.number("international normalized ratio")
     bilirubin = ctx.quantity("Bilirubin")  # mg/dL, converted with the registry's (benchmark) molar mass
     if not ctx.benchmark:
+        ctx.scalar_only("the published Child-Pugh rescales a molar bilirubin as given")
         # The benchmark's molar mass (548.66, sic) is on the input; the published variant converts
         # molar units with bilirubin's true molar mass from units.yaml. The exact conversion is
         # linear in the molar mass, so rescaling gives the same number as converting afresh.

@@ -7,10 +7,7 @@ registry entry through `ctx`.
 """
 from __future__ import annotations
 
-import math
-
 from solver.library.context import Context
-from solver.library.errors import OutOfRange
 from solver.library.functions import calculator
 
 _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_total_cholesterol", "ln_hdl",
@@ -18,76 +15,84 @@ _PCE_TERMS = ("ln_age", "ln_age_squared", "ln_total_cholesterol", "ln_age_ln_tot
               "ln_age_ln_untreated_sbp", "smoker", "ln_age_smoker", "diabetes")
 
 
-def pce_group(sex: str | None, race: str | None) -> str:
-    """The equation a patient uses: African American equations, else the white ones."""
-    return ("black_" if race == "African American" else "white_") + ("male" if sex == "Male" else "female")
-
-
-@calculator("pooled-cohort-equations")
+@calculator("pooled-cohort-equations", columnar=True)
 def pooled_cohort_equations(ctx: Context) -> float:
-    group = pce_group(ctx.choice("sex"), ctx.choice("Race"))
+    male = ctx.choice_is("sex", "Male")
+    black = ctx.choice_is("Race", "African American")  # the African American equations, else the white ones
     age = ctx.age()
-    if not ctx.const("min_age") <= age <= ctx.const("max_age"):
-        raise OutOfRange(ctx.slug, "age", f"{age:g} years is outside the {ctx.const('min_age')} to "
-                         f"{ctx.const('max_age')} years the Pooled Cohort Equations cover")
+    ctx.refuse((age < ctx.const("min_age")) | (age > ctx.const("max_age")), "age", lambda: (
+        f"{age:g} years is outside the {ctx.const('min_age')} to {ctx.const('max_age')} years the Pooled Cohort "
+        "Equations cover"))
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
     sbp = ctx.measurement("Systolic Blood Pressure")
     treated = ctx.flag("Blood pressure being treated with medicines")
-    smoker = 1.0 if ctx.flag("Smoker") else 0.0
-    diabetes = 1.0 if ctx.flag("Diabetes history") else 0.0
-    la, ltc, lhdl, lsbp = math.log(age), math.log(tc), math.log(hdl), math.log(sbp)
+    smoker = ctx.where(ctx.flag("Smoker"), 1.0, 0.0)
+    diabetes = ctx.where(ctx.flag("Diabetes history"), 1.0, 0.0)
+    la, ltc, lhdl, lsbp = ctx.log(age), ctx.log(tc), ctx.log(hdl), ctx.log(sbp)
     value = {
         "ln_age": la, "ln_age_squared": la * la, "ln_total_cholesterol": ltc, "ln_age_ln_total_cholesterol": la * ltc,
         "ln_hdl": lhdl, "ln_age_ln_hdl": la * lhdl,
-        "ln_treated_sbp": lsbp if treated else 0.0, "ln_age_ln_treated_sbp": la * lsbp if treated else 0.0,
-        "ln_untreated_sbp": 0.0 if treated else lsbp, "ln_age_ln_untreated_sbp": 0.0 if treated else la * lsbp,
+        "ln_treated_sbp": ctx.where(treated, lsbp, 0.0), "ln_age_ln_treated_sbp": ctx.where(treated, la * lsbp, 0.0),
+        "ln_untreated_sbp": ctx.where(treated, 0.0, lsbp), "ln_age_ln_untreated_sbp": ctx.where(treated, 0.0, la * lsbp),
         "smoker": smoker, "ln_age_smoker": la * smoker, "diabetes": diabetes,
     }
     consts = ctx.calc.constants
-    total = sum(ctx.const(f"{group}_{t}") * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
-    survival = ctx.const(f"{group}_baseline_survival")
-    return ctx.const("percent") * (1 - survival ** math.exp(total - ctx.const(f"{group}_mean")))
+
+    def risk(group: str) -> float:
+        total = sum(ctx.const(f"{group}_{t}") * value[t] for t in _PCE_TERMS if f"{group}_{t}" in consts)
+        survival = ctx.const(f"{group}_baseline_survival")
+        return ctx.const("percent") * (1 - ctx.pow(survival, ctx.exp(total - ctx.const(f"{group}_mean"))))
+
+    return ctx.select([(black & male, lambda: risk("black_male")), (black, lambda: risk("black_female")),
+                       (male, lambda: risk("white_male"))], lambda: risk("white_female"))
 
 
-@calculator("qsofa")
+@calculator("qsofa", columnar=True)
 def qsofa(ctx: Context) -> float:
-    score: float = 0
-    if ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"):
-        score += ctx.lookup("points", "respiratory rate")
-    if ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"):
-        score += ctx.lookup("points", "Systolic Blood Pressure")
-    gcs = ctx.number("Glasgow Coma Score") if ctx.has("Glasgow Coma Score") else ctx.const("gcs_normal")
-    if gcs < ctx.const("gcs_normal") or ctx.flag("Altered mental status"):
-        score += ctx.lookup("points", "altered mentation")
+    def pts(item: str, met: bool) -> float:
+        return ctx.where(met, ctx.lookup("points", item), 0)
+
+    score = pts("respiratory rate", ctx.measurement("respiratory rate") >= ctx.const("respiratory_rate_threshold"))
+    score = score + pts("Systolic Blood Pressure", ctx.measurement("Systolic Blood Pressure") <= ctx.const("systolic_threshold"))
+    gcs = ctx.if_given("Glasgow Coma Score", lambda: ctx.number("Glasgow Coma Score"), ctx.const("gcs_normal"))
+    low_gcs = gcs < ctx.const("gcs_normal")
+    altered = ctx.select([(low_gcs, True)], lambda: ctx.flag("Altered mental status"))  # `or`: read when needed
+    score = score + pts("altered mentation", altered)
     return score
 
 
 def _triglycerides_mg_dl(ctx: Context) -> float:
     """Triglycerides in mg/dL; mmol/L with the conventional factor (from 1.1.0; before it, the molar mass)."""
-    value, unit = ctx._pair("Triglycerides")
-    if unit != "mmol/L" or "triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:
-        return ctx.quantity("Triglycerides")
-    ctx._accept("Triglycerides", unit)
-    mg_dl = value * ctx.const("triglyceride_mg_dl_per_mmol_l")
-    ctx.check_range("Triglycerides", mg_dl, ctx.spec("Triglycerides").unit)
-    return ctx.note("Triglycerides", [value, unit], mg_dl, ctx.spec("Triglycerides").unit)
+    name = "Triglycerides"
+    ctx.given_number(name)  # a malformed pair is refused before anything else
+    if "triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:
+        return ctx.quantity(name)
+
+    def from_mmol() -> float:
+        ctx.accept_unit(name, "mmol/L")
+        value = ctx.given_number(name)
+        mg_dl = value * ctx.const("triglyceride_mg_dl_per_mmol_l")
+        ctx.check_range(name, mg_dl, ctx.spec(name).unit)
+        return ctx.note(name, [value, "mmol/L"], mg_dl, ctx.spec(name).unit)
+
+    return ctx.select([(ctx.unit_is(name, "mmol/L"), from_mmol)], lambda: ctx.quantity(name))
 
 
-@calculator("ldl-sampson")
+@calculator("ldl-sampson", columnar=True)
 def ldl_sampson(ctx: Context) -> float:
     tc = ctx.quantity("Total cholesterol")
     hdl = ctx.quantity("high-density lipoprotein cholesterol")
     tg = _triglycerides_mg_dl(ctx)
-    if tg > ctx.const("max_triglycerides"):
-        raise OutOfRange(ctx.slug, "Triglycerides", f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} "
-                         "mg/dL the Sampson equation was validated for; measure LDL directly")
+    ctx.refuse(tg > ctx.const("max_triglycerides"), "Triglycerides", lambda: (
+        f"{tg:g} mg/dL is above the {ctx.const('max_triglycerides')} mg/dL the Sampson equation was validated for; "
+        "measure LDL directly"))
     vldl = (tg / ctx.const("triglyceride_divisor") + tg * (tc - hdl) / ctx.const("triglyceride_non_hdl_divisor")
             - tg * tg / ctx.const("triglyceride_squared_divisor"))
     return tc / ctx.const("total_cholesterol_divisor") - hdl / ctx.const("hdl_divisor") - vldl - ctx.const("intercept")
 
 
-@calculator("sodium-correction-katz")
+@calculator("sodium-correction-katz", columnar=True)
 def sodium_correction_katz(ctx: Context) -> float:
     na = ctx.quantity("Sodium")
     glucose = ctx.quantity("Glucose")
