@@ -308,3 +308,61 @@ def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, 
     code, _, err = formula(capsys, root, "texts", "render")
     assert code == 0, err
     assert problems(root) == []
+
+
+# ---------------------------------------------------------------------- formula show
+
+
+def _decision_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  decisions on version"))
+    return [line for line in lines[start + 1:] if line.startswith("    - ")][:10]
+
+
+def test_show_names_the_active_versions_verified_decisions_with_keys(capsys, root: Path) -> None:
+    mine = {v.principal: v for v in decision_views(root, SODIUM) if v.version == NEWER}
+    fps, day = {p: v.fingerprint for p, v in mine.items()}, mine["author"].date
+    code, out, err = formula(capsys, root, "show", SODIUM)
+    assert code == 0, err
+    assert f"  decisions on version {NEWER} " in out
+    assert _decision_lines(out)[:2] == [
+        f"    - draft by R. Maintainer (clinical informatician) on {day}, key {fps['author']}: verified",
+        f"    - approve by B. Pharmacist (renal pharmacist) on {mine['pharmacist'].date}, key "
+        f"{fps['pharmacist']}: verified"]
+    code, out, _ = formula(capsys, root, "show", SODIUM, "--format", "json")
+    shown = json.loads(out)["active_decisions"]
+    assert [(d["decision"], d["principal"], d["state"]) for d in shown] == [("draft", "author", "verified"),
+                                                                           ("approve", "pharmacist", "verified")]
+
+
+def test_show_never_calls_an_edited_decision_verified(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
+    code, out, err = formula(capsys, root, "show", SODIUM)  # a calculator that fails validation is left out
+    assert code == 1 and f"{SODIUM} is left out" in err and "does not match the statement" in err
+    assert "verified" not in out
+
+
+def test_show_marks_the_shipped_history_as_recorded_before_signing(capsys) -> None:
+    from cli.main import main
+
+    assert main(["show", SODIUM]) == 0
+    lines = _decision_lines(capsys.readouterr().out)
+    assert lines and all("recorded before signing (not verified)" in line or "(typed, not verified)" in line
+                         for line in lines)
+    assert not any(line.endswith(": verified") for line in lines)
+
+
+def test_show_says_typed_records_are_not_verified(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    set_policy(root, require_signatures=False)
+    formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft", "--by", "A. Author",
+            "--role", "informatician")
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B. Chair", "--role", "chair",
+                             "--reason", "ok")
+    assert code == 0, err
+    code, out, _ = formula(capsys, root, "show", SODIUM)
+    lines = _decision_lines(out)
+    assert "    - released by A. Author (informatician) (typed, not verified)" in lines
+    assert any(line.startswith("    - approved by B. Chair (chair) on ") and line.endswith("(typed, not verified)")
+               for line in lines)
+    assert not any(line.endswith(": verified") for line in lines)
