@@ -30,6 +30,7 @@ from registry.deciding import DecisionRefused, check_approver, main_head, signin
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
+from registry.rejections import REJECTED_DIR
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
@@ -877,9 +878,6 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
 # ---------------------------------------------------------------------- reject
 
 
-REJECTED_DIR = "rejected"
-
-
 def reject(root: Path | str | None, ref: str, version: str, by: str | None = None, role: str | None = None, *,
            reason: str, key: str | Path | None = None) -> str:
     """Reject a waiting draft: the draft file goes, and who rejected it, when and why is kept on record
@@ -893,7 +891,7 @@ def reject(root: Path | str | None, ref: str, version: str, by: str | None = Non
         c = _calc(reg, ref)
         dpath, drt = _waiting_draft(reg, c.slug, version)
         entry = _plain(drt["versions"][-1])
-        log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
+        log = reg.formulas_dir / REJECTED_DIR / f"{c.slug}.yaml"
         records = list(load_file(log) or []) if log.exists() else []
         if signing(_policy(reg), key):
             who = _signed_rejection(reg, c, version, entry, (key, by, role), today, why, records)
@@ -922,10 +920,12 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
     t, ident, acting = _identity(reg, *signer, today)
     a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
     mine = [x.entry for x in a.checked if x.entry.in_draft]
-    rec = _sign(ident, acting, slug=c.slug, version=version, content=(mine[0].content if mine else None) or "",
+    content = (mine[0].content if mine else None) or ""
+    rec = _sign(ident, acting, slug=c.slug, version=version, content=content,
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
+                    "content": content,  # what the decisions sign: validation verifies them (registry.rejections)
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
     return ident.person.name, acting
 

@@ -366,3 +366,65 @@ def test_show_says_typed_records_are_not_verified(capsys, tmp_path: Path) -> Non
     assert any(line.startswith("    - approved by B. Chair (chair) on ") and line.endswith("(typed, not verified)")
                for line in lines)
     assert not any(line.endswith(": verified") for line in lines)
+
+
+# ---------------------------------------------------------------------- rejected drafts on record
+
+REJECTED = f"formulas/drafts/rejected/{SODIUM}.yaml"
+
+
+@pytest.fixture()
+def rejected(capsys, root: Path) -> Path:
+    """`root` with a further draft, rejected by the chair: its record verifies."""
+    from registry.versions import bump
+
+    people = Committee(root, {"author": make_key("author"), "chair": make_key("chair")})
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=95", "--reason", "reference 95",
+                           *people.args("author"))
+    assert code == 0, err
+    code, out, err = formula(capsys, root, "reject", SODIUM, bump(NEWER, "minor"), "--reason", "no evidence",
+                             *people.args("chair"))
+    assert code == 0 and "rejected by Dr A. Chair" in out, err
+    assert problems(root) == []
+    return root
+
+
+def _edit_rejection(root: Path, change: Any) -> None:
+    import yaml
+
+    path = root / REJECTED  # a list, as `formula reject` writes it
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def test_an_edited_rejection_record(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"][-1].__setitem__("reason", "no evidence at all"))
+    _fails(capsys, rejected, REJECTED, "rejection 1", "reject decision (chair", "does not match the statement")
+
+
+def test_a_rejection_forged_under_another_principal(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"][-1].__setitem__("principal", "pharmacist"))
+    _fails(capsys, rejected, REJECTED, "reject decision (pharmacist", "signed with the key of chair")
+
+
+def test_a_rejection_record_with_other_content(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0].__setitem__("content", "sha256:" + "0" * 64))
+    _fails(capsys, rejected, REJECTED, "draft decision (author", "does not match the statement")
+
+
+def test_a_rejection_record_without_its_draft_decision(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"].pop(0))
+    _fails(capsys, rejected, REJECTED, "rejection 1", "its draft decision first")
+
+
+def test_a_rejection_record_moved_to_another_calculator(capsys, rejected: Path) -> None:
+    (rejected / REJECTED).rename(rejected / "formulas" / "drafts" / "rejected" / "anion-gap.yaml")
+    _fails(capsys, rejected, "formulas/drafts/rejected/anion-gap.yaml", "rejection 1", "does not match the statement")
+
+
+def test_a_typed_rejection_under_required_signatures(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d.append({"version": "9.0.0", "changelog": "x", "effective": "2026-12-01",
+                                                  "rejected_by": {"who": "Dr A. Chair", "role": "chair",
+                                                                  "date": "2026-12-01", "reason": "no"}}))
+    _fails(capsys, rejected, REJECTED, "rejection 2 (version 9.0.0)", "a typed rejection")
