@@ -317,7 +317,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     if args.format == "json":
-        print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        from registry.signatures import views
+
+        checked = [d.model_dump() for d in views(reg, c) if d.version == c.active.version]
+        print(json.dumps({**c.model_dump(mode="json"), "active_decisions": checked}, indent=2, ensure_ascii=False))
     else:
         say(show_text(reg, c))
     return 0
