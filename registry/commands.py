@@ -184,7 +184,8 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: PLR0915  argpars
                        "is invalid but some rest on history recorded before signing (the shipped registry); 1 when "
                        "a decision is invalid.")
     _root(p)
-    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table (one line per active version) or json (every active version with its state and approvers)")
     p.set_defaults(handler=cmd_verify)
 
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
@@ -350,7 +351,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
         say(render_table(shown, ["version", "status", "effective", "changelog", "signing", "released_by", "approved",
                                  "next_review", "hash"],
-                         drop=["released_by", "hash", "approved", "next_review"]))
+                         drop=["approved", "released_by", "next_review", "hash"]))  # who approved goes last
     return 0
 
 
@@ -617,7 +618,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
              for r in rows]
     say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
                              "reason", "base", "approved_by"],
-                     drop=["approved_by", "base", "reason", "since", "signing"]))
+                     drop=["signing", "approved_by", "since", "base"]))  # the reason is never dropped
     print(f"\n{len(rows)} version(s) pending")
     return 0
 
