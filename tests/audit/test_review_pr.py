@@ -1,0 +1,177 @@
+"""`formula review-pr` on a real git repository: the shipped registry committed on main, a change on a branch.
+
+The expected numbers come from the Devine formula itself, not from the report: IBW is 50 (or 45.5) kg
+plus 2.3 kg per inch above the base height, so moving the base from 60 to 61 inches lowers every
+patient's IBW by exactly 2.3 kg.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from registry.loader import PROJECT_ROOT
+from tests.helpers import copy_registry, run
+
+IBW = "ideal-body-weight"
+DEPENDANTS = ["adjusted-body-weight", "creatinine-clearance-cockcroft-gault"]
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
+CALCIUM = "calcium-correction"  # no calculator depends on it
+CALCIUM_OPENING = "Total serum calcium corrected for a low albumin"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def make_repo(dest: Path) -> Path:
+    """The shipped registry and one stored run committed on `main`, then a branch `change` checked out."""
+    copy_registry(dest)
+    shutil.copytree(PROJECT_ROOT / "results" / "embedded" / "gold-solve", dest / "results" / "gold-solve")
+    git(dest, "init", "-q", "-b", "main")
+    git(dest, "add", "-A")
+    git(dest, "commit", "-qm", "registry")
+    git(dest, "checkout", "-qb", "change")
+    return dest
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    return make_repo(tmp_path / "repo")
+
+
+def review(capsys: pytest.CaptureFixture[str], repo: Path, *extra: str) -> tuple[int, dict, str]:
+    code, out, err = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--format", "json", *extra)
+    return code, (json.loads(out) if out.strip() else {}), err
+
+
+def by_slug(report: dict) -> dict[str, dict]:
+    return {c["slug"]: c for c in report["calculators"]}
+
+
+def edit_active_text(repo: Path, slug: str, old: str, new: str) -> None:
+    """Change the active (last) version's text of a calculator by hand."""
+    path = repo / "formulas" / f"{slug}.yaml"
+    text = path.read_text(encoding="utf-8")
+    head, sep, tail = text.rpartition(old)
+    assert sep, f"{old!r} not in {path.name}"
+    path.write_text(head + new + tail, encoding="utf-8")
+
+
+def gold_solve_rows(repo: Path, slugs: set[str]) -> int:
+    lines = (repo / "results" / "gold-solve" / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    return sum(json.loads(line)["text_slug"] in slugs for line in lines if line.strip())
+
+
+def test_a_constant_fix_is_reported_with_its_values_answers_dependants_and_stale_runs(repo, capsys) -> None:
+    code, _, err = run(capsys, "fix", IBW, "--set", "base_height=61", "--reason", "base height of 61 inches",
+                       "--by", "A. Reviewer", "--role", "pharmacist", "--with-dependants", "--root", str(repo))
+    assert code == 0, err
+    git(repo, "add", "-A")  # the new snapshots under formulas/history/ too (without them the head is invalid)
+    git(repo, "commit", "-qm", "fix")
+
+    code, report, err = review(capsys, repo)
+    assert code == 0, err
+    assert report["exit"] == 0 and report["problems"] == [] and report["kind"] == "clinical change"
+    calcs = by_slug(report)
+    assert set(calcs) == {IBW, *DEPENDANTS}
+    ibw = calcs[IBW]
+    assert (ibw["base_version"], ibw["head_version"], ibw["kind"]) == ("1.0.1", "1.1.0", "clinical change")
+    [change] = ibw["changes"]
+    assert (change["what"], change["name"], change["old"], change["new"], change["unit"]) == (
+        "constant", "base_height", 60, 61, "in")
+    effect = ibw["effect"]
+    assert effect["computed"] and effect["cases"] == 40 and effect["changed"] == 40  # every IBW moves
+    assert effect["largest_abs"] == 2.3  # one inch of the Devine formula
+    assert len(effect["examples"]) == 3
+    assert all(round(x["before"] - x["after"], 6) == 2.3 for x in effect["examples"])
+    assert ibw["dependants"] == DEPENDANTS
+    assert any("+" in line and "61 inches" in line for line in ibw["text_diff"])
+    assert [(d["decision"], d["name"], d["state"]) for d in ibw["decisions"]] == [
+        ("released", "A. Reviewer", "unsigned")]
+    # the dependants are computed too, and the stored run's cases of all three become stale
+    assert calcs["adjusted-body-weight"]["effect"]["changed"] == 40
+    [stale] = report["stale_runs"]
+    assert stale["run"] == "results/gold-solve/results.jsonl"
+    assert stale["calculators"] == sorted({IBW, *DEPENDANTS})
+    assert stale["stale"] == gold_solve_rows(repo, {IBW, *DEPENDANTS})
+
+    # the committed head names the same review; the markdown is the same bytes each time
+    code, by_rev, _ = review(capsys, repo, "--head", "change")
+    assert code == 0 and by_rev["calculators"] == report["calculators"] and by_rev["head"]["commit"] == git(
+        repo, "rev-parse", "change")
+    first = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert first == run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert first[0] == 0 and first[1].startswith("## Registry review: main (")
+
+
+def test_a_hand_edit_without_a_release_exits_1_and_names_the_problem(repo, capsys) -> None:
+    from tests.helpers import edit
+
+    edit(repo / "formulas" / f"{IBW}.yaml", "value: 60", "value: 61")
+    code, report, _ = review(capsys, repo)
+    assert code == 1 and report["exit"] == 1
+    assert any(IBW in p and "R-LOCK-CHANGED" in p for p in report["problems"]), report["problems"]
+    ibw = by_slug(report)[IBW]
+    assert ibw["head_version"] == ibw["base_version"]  # no release: the version did not move
+    assert ibw["effect"]["from_unreleased_edit"] and ibw["effect"]["changed"] == 40
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert code == 1 and "does not validate" in out and "R-LOCK-CHANGED" in out
+
+
+def test_an_unknown_base_or_a_shallow_clone_is_a_tool_error_saying_how_to_fetch(repo, tmp_path, capsys) -> None:
+    code, out, err = run(capsys, "review-pr", "--base", "no-such-branch", "--root", str(repo))
+    assert code == 2 and out == ""
+    assert "unknown revision 'no-such-branch'" in err and "git fetch origin no-such-branch" in err
+    code, _, err = run(capsys, "review-pr", "--base=--output=/tmp/x", "--root", str(repo))
+    assert code == 2 and "is not a revision" in err
+
+    (repo / "note").write_text("x", encoding="utf-8")
+    git(repo, "add", "note")
+    git(repo, "commit", "-qm", "second")
+    shallow = tmp_path / "shallow"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--branch", "change", f"file://{repo}", str(shallow)],
+                   check=True, capture_output=True)
+    base = git(repo, "rev-parse", "main")
+    code, _, err = run(capsys, "review-pr", "--base", base, "--root", str(shallow))
+    assert code == 2 and "shallow" in err and "git fetch --unshallow" in err
+
+    plain = copy_registry(tmp_path / "plain")
+    code, _, err = run(capsys, "review-pr", "--base", "main", "--root", str(plain))
+    assert code == 2 and "not inside a git repository" in err
+
+
+def test_a_change_of_wording_only_is_reported_as_such(repo, capsys) -> None:
+    edit_active_text(repo, CALCIUM, CALCIUM_OPENING, "Total serum calcium, corrected for a low albumin")
+    code, _, err = run(capsys, "release", CALCIUM, "--reason", "wording", "--part", "patch", "--root", str(repo))
+    assert code == 0, err
+    code, report, _ = review(capsys, repo)
+    assert code == 0 and report["kind"] == "wording only"
+    [calcium] = report["calculators"]
+    assert calcium["kind"] == "wording only" and calcium["effect"]["changed"] == 0
+    assert calcium["effect"]["cases"] == calcium["effect"]["match_after"] > 0
+    assert [c["what"] for c in calcium["changes"]] == []  # the text is the only change
+    assert any(line.startswith("+Total serum calcium, corrected") for line in calcium["text_diff"])
+    # a review sign-off is bookkeeping: no content moves
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "wording")
+    code, _, err = run(capsys, "review", CALCIUM, "--by", "B. Chair", "--role", "chair", "--root", str(repo))
+    assert code == 0, err
+    code, report, _ = run_head(capsys, repo)
+    assert code == 0 and report["kind"] == "bookkeeping only"
+    [calcium] = report["calculators"]
+    assert calcium["effect"] is None and [(d["decision"], d["name"], d["state"]) for d in calcium["decisions"]] == [
+        ("reviewed", "B. Chair", "unsigned")]
+
+
+def run_head(capsys: pytest.CaptureFixture[str], repo: Path) -> tuple[int, dict, str]:
+    code, out, err = run(capsys, "review-pr", "--base", "change", "--root", str(repo), "--format", "json")
+    return code, json.loads(out), err
+
+
+def test_no_change_is_a_clean_review(repo, capsys) -> None:
+    code, report, _ = review(capsys, repo)
+    assert code == 0 and report["calculators"] == [] and report["kind"] is None and report["stale_runs"] == []
