@@ -55,6 +55,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "due": (_REG, "calculators whose review is due"),
     "changelog": (_REG, "every released version across the registry: who, why, what changed"),
     "stale": (_REG, "stored results produced by a text or version that has since changed"),
+    "verify": (_REG, "for consumers: is every active version reached through valid signed decisions?"),
     "texts": ("registry.texts_cli", "the supplied formula texts rendered from the registry"),
     "solve": (_SOLVE, "compute one calculator from its gold variables"),
     "replay": ("solver.replay_cli", "recompute an answer record and compare"),

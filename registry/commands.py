@@ -104,8 +104,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("version", help="the draft's version, e.g. 1.1.0")
-    p.add_argument("--by", required=True, help="who approves")
-    p.add_argument("--role", required=True, help="their role, e.g. 'chair, drug and therapeutics committee'")
+    _key(p)
+    p.add_argument("--by", help="the approver's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the approver's roles in governance.yaml (default: their first)")
     p.add_argument("--reason", required=True, help="why the change is approved (recorded with the approval)")
     p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
     p.set_defaults(handler=cmd_approve)
@@ -116,8 +117,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("version", help="the draft's version")
-    p.add_argument("--by", required=True, help="who rejects")
-    p.add_argument("--role", required=True, help="their role")
+    _key(p)
+    p.add_argument("--by", help="the principal who rejects (optional: it must be the key's)")
+    p.add_argument("--role", help="which of their roles in governance.yaml (default: their first)")
     p.add_argument("--reason", required=True, help="why the draft is rejected")
     p.set_defaults(handler=cmd_reject)
 
@@ -146,8 +148,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "before the version took effect, or before the last review.")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
-    p.add_argument("--by", required=True, help="the reviewer's name")
-    p.add_argument("--role", required=True, help="the reviewer's role, e.g. 'clinical pharmacist'")
+    _key(p)
+    p.add_argument("--by", help="the reviewer's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the reviewer's roles in governance.yaml (default: their first)")
     p.add_argument("--date", help="review date YYYY-MM-DD (default: today)")
     p.add_argument("--next-due", help="next review due YYYY-MM-DD (default: --interval-days after the review)")
     p.add_argument("--interval-days", type=int, default=365, help="days from this review to the next (1 to 3653; "
@@ -172,6 +175,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="markdown (to publish), table (one line per version, fits the terminal) or json")
     p.set_defaults(handler=cmd_changelog)
 
+    p = sub.add_parser("verify", help="for consumers: is every active version reached through valid signed decisions?",
+                       description="Checks every signature, the decision chain and the policy. Exit 0 only when "
+                       "every active version rests on valid signed decisions that satisfy the policy; 3 when none "
+                       "is invalid but some rest on history recorded before signing (the shipped registry); 1 when "
+                       "a decision is invalid.")
+    _root(p)
+    p.add_argument("--format", choices=["table", "json"], default="table")
+    p.set_defaults(handler=cmd_verify)
+
     p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
                        description="Reads a results.jsonl (one JSON object per line naming its calculator by "
                        "slug/text_slug or calculator_id, with text_version and/or text_sha256) and lists the "
@@ -192,8 +204,9 @@ def _release_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--part", choices=["major", "minor", "patch"], default="minor", help="which part to bump")
     p.add_argument("--date", help="effective date YYYY-MM-DD (default: today); a future date keeps the current "
                    "version active until then")
-    p.add_argument("--by", help="who releases (recorded on the version)")
-    p.add_argument("--role", help="their role")
+    _key(p)
+    p.add_argument("--by", help="the author's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the author's roles in governance.yaml (default: their first)")
     p.add_argument("--draft", action="store_true", help="make a draft that becomes active only through `formula approve`")
     p.add_argument("--with-dependants", action="store_true",
                    help="also release every calculator that depends on this one (e.g. Cockcroft-Gault after ideal "
@@ -201,6 +214,12 @@ def _release_args(p: argparse.ArgumentParser) -> None:
 
 
 _root = add_root
+
+
+def _key(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--key", help="your OpenSSH signing key (or its .pub, the key held by ssh-agent); default "
+                   "$FORMULA_SIGNING_KEY. The decision is signed, and recorded as the principal "
+                   "formulas/policy/allowed_signers gives this key")
 
 
 def _fmt(p: argparse.ArgumentParser) -> None:
@@ -508,7 +527,7 @@ def _maintain(root: Path | None, action: Callable[[], str]) -> int:
 
 def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
     return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft,
-                with_dependants=args.with_dependants)
+                with_dependants=args.with_dependants, key=args.key)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
@@ -528,14 +547,14 @@ def cmd_approve(args: argparse.Namespace) -> int:
     from registry.release import approve
 
     return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role,
-                                                date=args.date, reason=args.reason))
+                                                date=args.date, reason=args.reason, key=args.key))
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
     from registry.release import reject
 
     return _maintain(args.root, lambda: reject(args.root, args.calculator, args.version, args.by, args.role,
-                                               reason=args.reason))
+                                               reason=args.reason, key=args.key))
 
 
 def cmd_pending(args: argparse.Namespace) -> int:
@@ -581,7 +600,7 @@ def cmd_review(args: argparse.Namespace) -> int:
     from registry.release import review
 
     return _maintain(args.root, lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
-                                    next_due=args.next_due, interval_days=args.interval_days))
+                                    next_due=args.next_due, interval_days=args.interval_days, key=args.key))
 
 
 def cmd_due(args: argparse.Namespace) -> int:
@@ -639,6 +658,29 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     else:
         say(markdown(entries))
     return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from registry.signatures import BEFORE_SIGNING, INVALID, report
+
+    reg = load(args.root)
+    status, out = report(reg)
+    if args.format == "json":
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return status
+    for p in out["problems"]:
+        say(printable(p))
+    n = out["active_versions"]
+    if status == INVALID:
+        say(printable(f"verify: FAILED: {len(out['problems'])} problem(s); {out['invalid']} of {n} active versions do "
+                      "not rest on valid signed decisions under the policy"), file=sys.stderr)
+    elif status == BEFORE_SIGNING:
+        say(printable(f"verify: not verified: {out['recorded_before_signing']} of {n} active versions rest on "
+                      f"decisions recorded before signing (no signature proves who approved them); "
+                      f"{out['verified']} verified"), file=sys.stderr)
+    else:
+        print(f"verify: OK: all {n} active versions reached through valid signed decisions under the policy")
+    return status
 
 
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:

@@ -20,6 +20,9 @@ def check(reg: Registry) -> None:
     _benchmark_ids(reg)
     _drafts(reg)
     _policy(reg)
+    from registry.signatures import check as signatures
+
+    signatures(reg)
 
 
 def _policy(reg: Registry) -> None:

@@ -19,19 +19,23 @@ import dataclasses
 import datetime as dt
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import ValidationError
 
 from registry import clock
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
+from registry.deciding import DecisionRefused, check_approver, main_head, signing
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
+
+if TYPE_CHECKING:
+    from registry import signatures as sg
 
 
 class ReleaseError(Exception):
@@ -283,6 +287,27 @@ def _policy(reg: Registry) -> Policy:
         raise ReleaseError(f"{e}: fix the policy file first (approvals are refused while it is invalid)") from None
 
 
+def _identity(reg: Registry, key: str | Path | None, by: str | None, role: str | None,
+              day: dt.date) -> tuple["sg.Trust", "sg.Identity", str]:
+    from registry.deciding import identity
+
+    try:
+        return identity(reg, key, by, role, day)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+
+
+def _sign(ident: "sg.Identity", role: str, **kw: Any) -> dict[str, Any]:
+    from registry.deciding import sign
+
+    try:
+        rec = sign(ident, role, **kw)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+    rec["signature"] = block(rec["signature"])
+    return rec
+
+
 def _four_eyes(pol: Policy, slug: str, version: str, entry: Any, who: tuple[str, str]) -> None:
     """Refuse an approval the policy does not allow: by the draft's author, or by a role not listed."""
     author = (_plain(entry.get("released_by")) or {}).get("who")
@@ -398,11 +423,12 @@ def _plain(x: Any) -> Any:
 
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False, labels: list[str] | None = None) -> str:
+            with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None) -> str:
     """Release a calculator's edited content (or `sets`, constant values) as a new version.
 
-    With `draft`, the version waits in formulas/drafts/ for `formula approve`. With a future
-    effective date, it waits there approved until `formula activate`.
+    With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four eyes every
+    version does (the author's key cannot approve it). With a future effective date, an approved
+    version waits there until `formula activate`.
     """
     reason = _reason(reason)
     if part not in ("major", "minor", "patch"):
@@ -410,22 +436,35 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     assignments = parse_assignments(sets or [])
     names = parse_labels(labels or [])
     effective = parse_date(date, "--date")
-    who = _who(by, role)
     today = clock.today()
-    if draft and who is None:
-        raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone else "
-                           "approves it")
-    if effective > today and not draft and who is None:
-        raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give --by and "
-                           "--role (who makes it), then someone else approves it with `formula approve`")
     with writing(root) as base:
         reg = _loaded(base, "releasing")
         pol = _policy(reg)
-        self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
-            and pol.role_allowed(who[1])
-        draft = draft or (effective > today and not self_approved)
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
+        signer: tuple[Any, str] | None = None
+        forced = False
+        if signing(pol, key):
+            _, ident, acting = _identity(reg, key, by, role, today)
+            who: tuple[str, str] | None = (ident.principal, acting)
+            signer = (ident, acting)
+            direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
+            forced = not draft and not direct
+            self_approved = False
+            kind = "draft" if draft or forced else "release"
+            draft = draft or forced
+        else:
+            who = _who(by, role)
+            if draft and who is None:
+                raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone "
+                                   "else approves it")
+            if effective > today and not draft and who is None:
+                raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give "
+                                   "--by and --role (who makes it), then someone else approves it with "
+                                   "`formula approve`")
+            self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
+                and pol.role_allowed(who[1])
+            draft = draft or (effective > today and not self_approved)
         dirty = unreleased(reg)
         others = {s: why for s, why in dirty.items()
                   if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
@@ -478,7 +517,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,
                                      "effective": effective, "text": rt["versions"][_active_index(rt)]["text"],
                                      "changelog": note}
-            if who:
+            if who and signer is None:  # a typed record, where the policy does not require signatures
                 entry["released_by"] = _signoff(who, today)
             if self_approved and who:  # only where the policy file allows an author to approve their own change
                 entry["approved_by"] = _signoff(who, today, "released with a future effective date; the policy "
@@ -496,6 +535,12 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             old_hash = plan.lock[slug][old.version]
             if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
+            if signer is not None:
+                rt["versions"][-1]["decisions"] = [_sign(
+                    signer[0], signer[1], slug=slug, version=new_version, content=ver.content_hash(new_data),
+                    effective=effective, decision=kind, day=today, reason=note, previous=main_head(reg, calc))]
+                text = rt_dump(rt)
+                proposed = _validated(text, path)
             tried[slug] = proposed
             if waiting:
                 plan.changes[draft_path(reg, slug)] = text
@@ -508,6 +553,14 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         plan.commit()
         checked = _checks(reg, {**reg.calculators, **tried}, targets)
     was = c.active.version
+    if forced:
+        need = pol.required(c.slug)
+        return (f"{c.slug}: drafted {released[0].split()[-1]}, not active: under four eyes "
+                f"(formulas/{POLICY_FILE.as_posix()}) it needs {need} signed approval(s) by someone other than "
+                f"{who[0] if who else 'its author'}; {was} stays active. Review it with "
+                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve {c.slug} "
+                f"{released[0].split()[-1]} --key ...` (`formula pending` lists what waits)"
+                + (f"; effective {effective} once approved" if effective > today else "") + checked)
     if draft:
         when = f", effective {effective} once approved" if effective > today else ""
         return (f"{c.slug}: drafted {released[0].split()[-1]}{when} (active stays {was}); it awaits approval by "
@@ -537,15 +590,14 @@ def _waiting_draft(reg: Registry, slug: str, version: str) -> tuple[Path, Any]:
         raise ReleaseError(f"{slug}'s draft is version {found}, not {version!r}")
     return dpath, drt
 
-def approve(root: Path | str | None, ref: str, version: str, by: str, role: str, *, date: str | None = None,
-            reason: str = "") -> str:
-    """Approve a draft: it becomes active now, or on its effective date (then `formula activate`).
+def approve(root: Path | str | None, ref: str, version: str, by: str | None = None, role: str | None = None, *,
+            date: str | None = None, reason: str = "", key: str | Path | None = None) -> str:
+    """Approve a draft: it becomes active once its approvals satisfy the policy, now or on its effective date
+    (then `formula activate`).
 
-    Four eyes: the approver must differ from the draft's author unless the policy file says otherwise.
+    Four eyes: an approver's principal and key differ from the draft's author's unless the policy file says
+    otherwise; k of n: the policy's number of distinct approving principals.
     """
-    who = _who(by, role)
-    if who is None:
-        raise ReleaseError("--by and --role must name who approves and their role")
     if not reason or not reason.strip():
         raise ReleaseError("--reason must say why the change is approved (it is recorded with the approval)")
     today = clock.today()
@@ -556,15 +608,16 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
         reg = _loaded(base, "approving")
         c = _calc(reg, ref)
         dpath, drt = _waiting_draft(reg, c.slug, version)
+        pol = _policy(reg)
+        if signing(pol, key):
+            return _approve_signed(reg, c, version, (dpath, drt), (key, by, role), when, reason.strip())
+        who = _who(by, role)
+        if who is None:
+            raise ReleaseError("--by and --role must name who approves and their role")
         entry = drt["versions"][-1]
         if entry.get("approved_by"):
             raise ReleaseError(f"{c.slug} {version} is already approved; it becomes active on {entry['effective']}")
-        base_active = drt["versions"][_active_index(drt)]["version"]
-        if base_active != c.active.version:
-            raise ReleaseError(f"the draft was made from {base_active}, but {c.active.version} is active now: "
-                               "remove the draft and make it again")
-        if c.slug in unreleased(reg):
-            raise ReleaseError(f"{c.slug} has unreleased hand edits; release or undo them before approving")
+        _base_checks(reg, c, drt)
         _four_eyes(_policy(reg), c.slug, version, entry, who)
         released_on = _plain(entry.get("released_by", {}) or {}).get("date")
         if released_on and when.isoformat() < released_on:
@@ -588,6 +641,71 @@ def approve(root: Path | str | None, ref: str, version: str, by: str, role: str,
             + checked)
 
 
+def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
+    base_active = drt["versions"][_active_index(drt)]["version"]
+    if base_active != c.active.version:
+        raise ReleaseError(f"the draft was made from {base_active}, but {c.active.version} is active now: "
+                           "remove the draft and make it again")
+    if c.slug in unreleased(reg):
+        raise ReleaseError(f"{c.slug} has unreleased hand edits; release or undo them before approving")
+
+
+def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Path, Any],
+                    signer: tuple[str | Path | None, str | None, str | None], when: dt.date, reason: str) -> str:
+    """A signed approval, under the registry lock: counted once per principal and key; promoted at k of n."""
+    from registry import signatures as sg
+
+    dpath, drt = draft
+    _base_checks(reg, c, drt)
+    t, ident, acting = _identity(reg, *signer, when)
+    a = sg.audit(reg, c, t)
+    try:
+        check_approver(t, a, c.slug, version, ident, acting)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+    mine = [x for x in a.checked if x.entry.in_draft]
+    if when < mine[0].entry.d.date:
+        raise ReleaseError(f"--date {when} is before the draft was made ({mine[0].entry.d.date})")
+    effective = dt.date.fromisoformat(_plain(drt["versions"][-1]["effective"]))
+    content = mine[0].entry.content or ""
+    rec = _sign(ident, acting, slug=c.slug, version=version, content=content, effective=effective,
+                decision="approve", day=when, reason=reason, previous=sg.head([x.entry for x in a.checked]))
+    drt["versions"][-1].setdefault("decisions", []).append(rec)
+    _validated(rt_dump(drt), dpath)
+    new = sg.Checked(sg.Entry(c.slug, version, effective, content, sg.Decision.model_validate(_plain(rec)), "", 1,
+                              True), ident.fingerprint, None)
+    counted, _ = sg.tally(t, c.slug, [*mine, new])
+    need = t.policy.required(c.slug)
+    plan = _Plan(reg)
+    said = f"{c.slug} {version}: approved by {ident.person.name} ({ident.principal}, {acting}) on {when}"
+    if len(counted) < need:
+        plan.changes[dpath] = rt_dump(drt)
+        plan.commit()
+        return (f"{said}; {len(counted)} of {need} approvals, so it waits for {need - len(counted)} more "
+                f"(by principals other than {mine[0].entry.d.principal}); {c.active.version} stays active")
+    if effective > clock.today():
+        plan.changes[dpath] = rt_dump(drt)
+        plan.commit()
+        return (f"{said}; {c.active.version} stays active until {effective} (run `formula activate` on or after "
+                "that day)")
+    plan.promote(c.slug, drt)
+    plan.changes[dpath] = None
+    plan.finish([c.slug])
+    plan.commit()
+    return f"{said}; now active (was {c.active.version})" + _checks(reg, plan.calcs, [c.slug])
+
+
+def _draft_approved(reg: Registry, slug: str, entry: Any) -> bool:
+    """Whether a waiting draft's approvals satisfy the policy (signed), or it records an approval (typed)."""
+    if not entry.get("decisions"):
+        return bool(entry.get("approved_by"))
+    from registry import signatures as sg
+
+    t = sg.trust(reg.formulas_dir)
+    counted, need, why = sg.draft_state(t, sg.audit(reg, reg.calculators[slug], t), slug)
+    return not why and len(counted) >= need
+
+
 def activate(root: Path | str | None, *, on: str | None = None) -> str:
     """Make every approved draft whose effective date has come the active version."""
     day = parse_date(on, "--on")
@@ -601,10 +719,10 @@ def activate(root: Path | str | None, *, on: str | None = None) -> str:
             slug = dpath.stem
             drt = rt_load(dpath)
             entry = drt["versions"][-1]
-            if not entry.get("approved_by") or dt.date.fromisoformat(_plain(entry["effective"])) > day:
-                continue
             if slug not in reg.calculators:
                 raise ReleaseError(f"{reg.rel(dpath)} names no calculator of the registry")
+            if dt.date.fromisoformat(_plain(entry["effective"])) > day or not _draft_approved(reg, slug, entry):
+                continue
             done.append(f"{slug} {plan.promote(slug, drt)}")
             plan.changes[dpath] = None
         plan.finish([s.split()[0] for s in done])
@@ -619,12 +737,12 @@ def activate(root: Path | str | None, *, on: str | None = None) -> str:
 MAX_INTERVAL_DAYS = 3653  # a review falls due within ten years; past that a date is a typo (and dates end at 9999)
 
 
-def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str | None = None,
-           next_due: str | None = None, interval_days: int = 365) -> str:
-    """Record a review sign-off on the active version: governance metadata, not content (no new version)."""
-    person = _who(who, role)
-    if person is None:
-        raise ReleaseError("--by and --role must name the reviewer and their role")
+def review(root: Path | str | None, ref: str, who: str | None = None, role: str | None = None, *,
+           date: str | None = None, next_due: str | None = None, interval_days: int = 365,
+           key: str | Path | None = None) -> str:
+    """Record a review sign-off on the active version: governance metadata, not content (no new version).
+
+    Signed, it is a `review` decision whose statement carries the next review date."""
     today = clock.today()
     when = parse_date(date, "--date")
     if when > today:
@@ -649,9 +767,25 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
         original = path.read_text(encoding="utf-8")
         rt = rt_load(path)
         item = rt["versions"][_active_index(rt)]
-        if "signoffs" not in item:
-            item["signoffs"] = []
-        item["signoffs"].append({"who": person[0], "role": person[1], "date": when})
+        pol = _policy(reg)
+        if signing(pol, key):
+            if draft_path(reg, c.slug).exists():
+                raise ReleaseError(f"a draft of {c.slug} waits: approve or reject it first (its signatures chain to "
+                                   "the decision log as it stands, so a review cannot come between)")
+            _, ident, acting = _identity(reg, key, who, role, when)
+            person = (ident.principal, acting)
+            content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
+            item.setdefault("decisions", []).append(_sign(
+                ident, acting, slug=c.slug, version=v.version, content=content, effective=v.effective,
+                decision="review", day=when, reason="review sign-off", previous=main_head(reg, c), next_review=due))
+        else:
+            typed = _who(who, role)
+            if typed is None:
+                raise ReleaseError("--by and --role must name the reviewer and their role")
+            person = typed
+            if "signoffs" not in item:
+                item["signoffs"] = []
+            item["signoffs"].append({"who": person[0], "role": person[1], "date": when})
         item["last_review"] = when
         item["next_review"] = due  # a review signs off; it never approves (only `formula approve` does)
         text = rt_dump(rt, original)
@@ -668,14 +802,12 @@ def review(root: Path | str | None, ref: str, who: str, role: str, *, date: str 
 REJECTED_DIR = "rejected"
 
 
-def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, *, reason: str) -> str:
+def reject(root: Path | str | None, ref: str, version: str, by: str | None = None, role: str | None = None, *,
+           reason: str, key: str | Path | None = None) -> str:
     """Reject a waiting draft: the draft file goes, and who rejected it, when and why is kept on record
     in formulas/drafts/rejected/<slug>.yaml (the active version is untouched)."""
     from registry.yamlio import dump, load_file
 
-    who = _who(by, role)
-    if who is None:
-        raise ReleaseError("--by and --role must name who rejects the draft and their role")
     why = _reason(reason)
     today = clock.today()
     with writing(root) as base:
@@ -685,12 +817,36 @@ def reject(root: Path | str | None, ref: str, version: str, by: str, role: str, 
         entry = _plain(drt["versions"][-1])
         log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
         records = list(load_file(log) or []) if log.exists() else []
-        records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
-                        "drafted_by": entry.get("released_by"),
-                        "rejected_by": _plain(_signoff(who, today, why))})
+        if signing(_policy(reg), key):
+            who = _signed_rejection(reg, c, version, entry, (key, by, role), today, why, records)
+        else:
+            typed = _who(by, role)
+            if typed is None:
+                raise ReleaseError("--by and --role must name who rejects the draft and their role")
+            who = typed
+            records.append({"version": version, "changelog": entry.get("changelog"),
+                            "effective": entry.get("effective"), "drafted_by": entry.get("released_by"),
+                            "rejected_by": _plain(_signoff(who, today, why))})
         plan = _Plan(reg)
         plan.changes[dpath] = None
         plan.changes[log] = dump(_plain(records))
         plan.commit()
     return (f"{c.slug} {version}: rejected by {who[0]} ({who[1]}) on {today}: {why}; {c.active.version} stays active "
             f"(recorded in {reg.rel(log)})")
+
+
+def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[str, Any],
+                      signer: tuple[str | Path | None, str | None, str | None], today: dt.date, why: str,
+                      records: list[Any]) -> tuple[str, str]:
+    """Append the rejected draft's decisions and the signed rejection to `records`; returns who rejected."""
+    from registry import signatures as sg
+
+    t, ident, acting = _identity(reg, *signer, today)
+    a = sg.audit(reg, c, t)
+    mine = [x.entry for x in a.checked if x.entry.in_draft]
+    rec = _sign(ident, acting, slug=c.slug, version=version, content=(mine[0].content if mine else None) or "",
+                effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,
+                previous=sg.head([x.entry for x in a.checked]))
+    records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
+                    "decisions": [*entry.get("decisions", []), _plain(rec)]})
+    return ident.principal, acting

@@ -338,6 +338,28 @@ class SignOff(Strict):
     reason: str | None = Field(default=None, description="why (an approval or rejection says why it was given)")
 
 
+DECISIONS = ("release", "draft", "approve", "reject", "review", "emergency")
+
+
+class Decision(Strict):
+    """One signed decision on a version (registry.signatures): the statement's fields and its SSHSIG signature.
+
+    The statement signed is canonical JSON of these fields (less `signature`) with the calculator's slug,
+    the version, its content hash and effective date, and the hash of the previous decision in the
+    calculator's log; the principal is the one `formulas/policy/allowed_signers` gives the signing key.
+    """
+
+    decision: str = Field(pattern="^(" + "|".join(DECISIONS) + ")$")
+    principal: str = Field(max_length=200)
+    role: str = Field(max_length=200)
+    date: dt.date
+    reason: str = Field(default="", max_length=4000)
+    previous: str | None = Field(default=None, pattern="^sha256:[0-9a-f]{64}$",
+                                 description="hash of the previous decision in this calculator's log")
+    next_review: dt.date | None = Field(default=None, description="a review's next due date (signed with it)")
+    signature: str = Field(max_length=4000, description="armoured SSHSIG text (ssh-keygen -Y sign)")
+
+
 class Version(Strict):
     version: str = Field(pattern=SEMVER_RE)
     status: VersionStatus
@@ -350,6 +372,7 @@ class Version(Strict):
     last_review: dt.date | None = None
     next_review: dt.date | None = None
     signoffs: list[SignOff] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list, description="signed decisions (registry.signatures)")
 
     @property
     def key(self) -> tuple[int, int, int]:
