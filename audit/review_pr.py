@@ -344,7 +344,7 @@ def _value_changes(changes: list[Change]) -> list[ValueChange]:
                         scoring=c.scoring, line=c.line()) for c in changes if c.what != "text"]
 
 
-def review_calculator(sides: tuple[Side, Side], regs: tuple[Registry, Registry, Registry], slug: str,
+def review_calculator(regs: tuple[Registry, Registry, Registry], slug: str,
                       cases: list[Case], clinical: set[str], unreleased: bool) -> CalculatorReview:
     """One changed calculator. `regs`: base, head, and the head the library computes from; `clinical`:
     calculators already found to change clinically (dependencies are reviewed before their dependants)."""
@@ -373,7 +373,7 @@ def review_calculator(sides: tuple[Side, Side], regs: tuple[Registry, Registry, 
         completeness=_completeness(head, b, eff) if moved else None, effect=eff,
         dependants=[d for d in dependants(head, slug) if d in base.calculators
                     and _content(base, base.calculators[d]) != _content(head, head.calculators[d])],
-        decisions=decisions(sides[0].root, sides[1].root, a, b))
+        decisions=decisions(base, head, a, b))
 
 
 def _any_clinical(reg: Registry, slug: str, clinical: set[str]) -> bool:
@@ -466,13 +466,10 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     clinical: set[str] = set()
     items: list[CalculatorReview] = []
     for slug in _order(head, changed_slugs(base, head)):
-        item = review_calculator((base_side, head_side), (base_calc, head, head_calc), slug, cases, clinical,
-                                 unreleased)
+        item = review_calculator((base_calc, head, head_calc), slug, cases, clinical, unreleased)
         if item.kind == "clinical change":
             clinical.add(slug)
-        items.append(item)
-        problems += [f"{slug} {d.version}: the {d.decision} does not verify: {d.why or 'invalid signature'}"
-                     for d in item.decisions if d.state == "invalid"]
+        items.append(item)  # a decision that does not verify is a validation problem already (R-SIGNATURE)
     items.sort(key=lambda r: (KIND_ORDER[r.kind], r.slug))
     units_a = base.units.model_dump(mode="json") if base.units else None
     units_b = head.units.model_dump(mode="json") if head.units else None

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT
-from tests.helpers import copy_registry, run
+from tests.helpers import PEOPLE, committee, copy_registry, make_key, run
 
 IBW = "ideal-body-weight"
 DEPENDANTS = ["adjusted-body-weight", "creatinine-clearance-cockcroft-gault"]
@@ -27,9 +27,16 @@ def git(repo: Path, *args: str) -> str:
     return subprocess.run([*GIT, *args], cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def make_repo(dest: Path) -> Path:
-    """The shipped registry and one stored run committed on `main`, then a branch `change` checked out."""
+def key(who: str = "author") -> list[str]:
+    """`--key PATH` of a person of the test committee (tests.helpers.PEOPLE; one key per name and run)."""
+    return ["--key", str(make_key(who))]
+
+
+def make_repo(dest: Path, **policy: object) -> Path:
+    """The shipped registry with a signing committee (by default one whose signed maintainer releases at once)
+    and one stored run, committed on `main`; then a branch `change` checked out."""
     copy_registry(dest)
+    committee(dest, **{"four_eyes": False, "approver_roles": [], **policy})
     shutil.copytree(PROJECT_ROOT / "results" / "embedded" / "gold-solve", dest / "results" / "gold-solve")
     git(dest, "init", "-q", "-b", "main")
     git(dest, "add", "-A")
@@ -68,7 +75,7 @@ def gold_solve_rows(repo: Path, slugs: set[str]) -> int:
 
 def test_a_constant_fix_is_reported_with_its_values_answers_dependants_and_stale_runs(repo, capsys) -> None:
     code, _, err = run(capsys, "fix", IBW, "--set", "base_height=61", "--reason", "base height of 61 inches",
-                       "--by", "A. Reviewer", "--role", "pharmacist", "--with-dependants", "--root", str(repo))
+                       "--with-dependants", "--root", str(repo), *key())
     assert code == 0, err
     git(repo, "add", "-A")  # the new snapshots under formulas/history/ too (without them the head is invalid)
     git(repo, "commit", "-qm", "fix")
@@ -90,8 +97,10 @@ def test_a_constant_fix_is_reported_with_its_values_answers_dependants_and_stale
     assert all(round(x["before"] - x["after"], 6) == 2.3 for x in effect["examples"])
     assert ibw["dependants"] == DEPENDANTS
     assert any("+" in line and "61 inches" in line for line in ibw["text_diff"])
-    assert [(d["decision"], d["name"], d["state"]) for d in ibw["decisions"]] == [
-        ("released", "A. Reviewer", "unsigned")]
+    [decision] = ibw["decisions"]  # the signed release; the versions before it were recorded before signing
+    assert (decision["decision"], decision["principal"], decision["name"], decision["state"]) == (
+        "release", "author", PEOPLE["author"][0], "verified")
+    assert decision["fingerprint"].startswith("SHA256:")
     # the dependants are computed too, and the stored run's cases of all three become stale
     assert calcs["adjusted-body-weight"]["effect"]["changed"] == 40
     [stale] = report["stale_runs"]
@@ -146,7 +155,8 @@ def test_an_unknown_base_or_a_shallow_clone_is_a_tool_error_saying_how_to_fetch(
 
 def test_a_change_of_wording_only_is_reported_as_such(repo, capsys) -> None:
     edit_active_text(repo, CALCIUM, CALCIUM_OPENING, "Total serum calcium, corrected for a low albumin")
-    code, _, err = run(capsys, "release", CALCIUM, "--reason", "wording", "--part", "patch", "--root", str(repo))
+    code, _, err = run(capsys, "release", CALCIUM, "--reason", "wording", "--part", "patch", "--root", str(repo),
+                       *key())
     assert code == 0, err
     code, report, _ = review(capsys, repo)
     assert code == 0 and report["kind"] == "wording only"
@@ -158,13 +168,39 @@ def test_a_change_of_wording_only_is_reported_as_such(repo, capsys) -> None:
     # a review sign-off is bookkeeping: no content moves
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "wording")
-    code, _, err = run(capsys, "review", CALCIUM, "--by", "B. Chair", "--role", "chair", "--root", str(repo))
+    code, _, err = run(capsys, "review", CALCIUM, "--root", str(repo), *key("chair"))
     assert code == 0, err
     code, report, _ = run_head(capsys, repo)
     assert code == 0 and report["kind"] == "bookkeeping only"
     [calcium] = report["calculators"]
     assert calcium["effect"] is None and [(d["decision"], d["name"], d["state"]) for d in calcium["decisions"]] == [
-        ("reviewed", "B. Chair", "unsigned")]
+        ("review", PEOPLE["chair"][0], "verified")]
+
+
+def test_a_tampered_signature_fails_and_exits_1(repo, capsys) -> None:
+    assert run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "signed reason",
+               "--root", str(repo), *key())[0] == 0
+    path = repo / "formulas" / f"{CALCIUM}.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert text.count("reason: signed reason") == 1
+    path.write_text(text.replace("reason: signed reason", "reason: a reason nobody signed"), encoding="utf-8")
+    code, report, _ = review(capsys, repo)
+    assert code == 1 and any("R-SIGNATURE" in p for p in report["problems"]), report["problems"]
+    [decision] = by_slug(report)[CALCIUM]["decisions"]
+    assert decision["state"] == "invalid" and decision["principal"] is None and "does not match" in decision["why"]
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert code == 1 and "FAILS to verify" in out
+
+
+def test_where_signatures_are_not_required_the_typed_names_are_unsigned(tmp_path, capsys) -> None:
+    repo = make_repo(tmp_path / "repo", require_signatures=False)
+    assert run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "r", "--by", "A. Typist",
+               "--role", "pharmacist", "--root", str(repo))[0] == 0
+    code, report, _ = review(capsys, repo)
+    assert code == 0, report["problems"]
+    [calcium] = report["calculators"]
+    assert [(d["decision"], d["name"], d["state"]) for d in calcium["decisions"]] == [
+        ("release", "A. Typist", "unsigned")]
 
 
 def run_head(capsys: pytest.CaptureFixture[str], repo: Path) -> tuple[int, dict, str]:
