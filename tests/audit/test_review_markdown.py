@@ -15,7 +15,7 @@ from markdown_it import MarkdownIt
 
 from audit.review_markdown import LIMIT, esc, markdown
 from audit.review_pr import Review
-from tests.audit.test_review_pr import CALCIUM, CALCIUM_OPENING, edit_active_text, make_repo
+from tests.audit.test_review_pr import CALCIUM, CALCIUM_OPENING, edit_active_text, key, make_repo
 from tests.helpers import run
 
 HOSTILE = ("<script>alert(1)</script> <img src=x onerror=alert(2)> [click](javascript:alert(3)) "
@@ -35,7 +35,7 @@ def parse(text: str) -> list:
 
 @pytest.fixture()
 def hostile_review(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    repo = make_repo(tmp_path / "repo")
+    repo = make_repo(tmp_path / "repo", require_signatures=False)  # typed names: the pull request's own words
     edit_active_text(repo, CALCIUM, CALCIUM_OPENING, CALCIUM_OPENING + " " + HOSTILE.replace("{", "("))
     code, _, err = run(capsys, "release", CALCIUM, "--reason", HOSTILE, "--by", "<b>Eve</b> @admins",
                        "--role", "[x](javascript:alert(4))", "--part", "patch", "--root", str(repo))
@@ -75,7 +75,7 @@ def test_escape_leaves_nothing_active() -> None:
 def test_a_long_review_is_cut_to_the_limit_saying_what_and_how_to_see_all(tmp_path, capsys) -> None:
     repo = make_repo(tmp_path / "repo")
     assert run(capsys, "fix", "ideal-body-weight", "--set", "base_height=61", "--reason", "r", "--with-dependants",
-               "--root", str(repo))[0] == 0
+               "--root", str(repo), *key())[0] == 0
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--format", "json")
     rev = Review.model_validate({k: v for k, v in json.loads(out).items() if k != "exit"})
     one = rev.calculators[0]

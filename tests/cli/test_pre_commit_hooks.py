@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT
-from tests.audit.test_review_pr import git, make_repo
+from tests.audit.test_review_pr import git, key, make_repo
 from tests.helpers import edit, run
 
 HOOKS = ("formula-validate", "formula-texts-check", "formula-stale-check")
@@ -47,7 +47,7 @@ def test_the_hooks_run_on_a_registry_repository(tmp_path: Path, capsys: pytest.C
 
     # a released fix: the registry is valid and its catalogue current, but the stored run is now stale
     assert run(capsys, "fix", "ideal-body-weight", "--set", "base_height=61", "--reason", "r", "--with-dependants",
-               "--root", str(repo))[0] == 0
+               "--root", str(repo), *key())[0] == 0
     git(repo, "add", "-A")
     fixed = try_repo(repo, home)
     assert fixed.returncode == 1
