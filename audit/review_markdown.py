@@ -124,7 +124,9 @@ def _effect_lines(e: Effect) -> list[str]:
 
 
 def calculator_core(r: CalculatorReview) -> list[str]:
-    out = [f"### {esc(r.slug)}: {r.kind}", "",
+    gone = {"unreadable": " (its file in the head does not load: see the validation problems)",
+            "removed": " (removed in the head)", "added": " (new in the head)"}.get(r.change, "")
+    out = [f"### {esc(r.slug)}: {r.kind}{gone}", "",
            f"- **version:** {esc(r.base_version)} ({esc(r.base_status)}) → {esc(r.head_version)} "
            f"({esc(r.head_status)})"]
     if r.decisions:

@@ -90,7 +90,7 @@ class CalculatorReview(BaseModel):
     slug: str
     name: str
     kind: Kind
-    change: Literal["added", "removed", "changed"]
+    change: Literal["added", "removed", "unreadable", "changed"]  # unreadable: the head's file does not load
     base_version: str | None
     head_version: str | None
     base_status: str | None
@@ -330,7 +330,12 @@ def _completeness(head: Registry, c: Calculator | None, eff: Effect | None) -> C
     return Completeness(status="incomplete" if missing else "complete", missing=missing)
 
 
-def _kind(changes: list[Change], eff: Effect | None, content_moved: bool, clinical_deps: bool) -> Kind:
+def _kind(changes: list[Change], eff: Effect | None, content_moved: bool, clinical_deps: bool,
+          present: bool) -> Kind:
+    """`present`: on both sides; a calculator added, removed or whose file no longer loads is a clinical change
+    (what it now computes, if anything, is not known to be what it computed)."""
+    if not present:
+        return "clinical change"
     if not content_moved:
         return "bookkeeping only"
     own = [c for c in changes if c.scoring and not (c.what == "dependency" and c.field == "content")]
@@ -362,8 +367,9 @@ def review_calculator(regs: tuple[Registry, Registry, Registry], slug: str,
 
     return CalculatorReview(
         slug=slug, name=(b or a).name,  # type: ignore[union-attr]
-        kind=_kind(changes, eff, moved, _any_clinical(head, slug, clinical)),
-        change="added" if a is None else "removed" if b is None else "changed",
+        kind=_kind(changes, eff, moved, _any_clinical(head, slug, clinical), a is not None and b is not None),
+        change="added" if a is None else "changed" if b is not None else
+        "unreadable" if (head.formulas_dir / f"{slug}.yaml").is_file() else "removed",
         base_version=a.active.version if a is not None else None,
         head_version=b.active.version if b is not None else None,
         base_status=_status(a, base), head_status=_status(b, head),

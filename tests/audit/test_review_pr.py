@@ -211,3 +211,18 @@ def run_head(capsys: pytest.CaptureFixture[str], repo: Path) -> tuple[int, dict,
 def test_no_change_is_a_clean_review(repo, capsys) -> None:
     code, report, _ = review(capsys, repo)
     assert code == 0 and report["calculators"] == [] and report["kind"] is None and report["stale_runs"] == []
+
+
+def test_a_file_that_no_longer_loads_is_a_clinical_change_and_out_writes_the_report(repo, tmp_path, capsys) -> None:
+    from tests.helpers import edit
+
+    edit(repo / "formulas" / "anion-gap.yaml", "name: ", "name: [unclosed ")
+    code, report, _ = review(capsys, repo)
+    assert code == 1 and any("anion-gap.yaml" in p and "R-YAML" in p for p in report["problems"])
+    gap = by_slug(report)["anion-gap"]
+    assert (gap["change"], gap["kind"], gap["head_version"]) == ("unreadable", "clinical change", None)
+    assert by_slug(report)["delta-gap"]["kind"] == "clinical change"  # a dependant of what no longer loads
+    out = tmp_path / "review.md"
+    code, stdout, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--out", str(out))
+    assert code == 1 and f"wrote {out}" in stdout
+    assert out.read_text(encoding="utf-8").startswith("## Registry review: main (")
