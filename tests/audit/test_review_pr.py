@@ -226,3 +226,34 @@ def test_a_file_that_no_longer_loads_is_a_clinical_change_and_out_writes_the_rep
     code, stdout, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--out", str(out))
     assert code == 1 and f"wrote {out}" in stdout
     assert out.read_text(encoding="utf-8").startswith("## Registry review: main (")
+
+
+def _g_stage(egfr: float) -> str:
+    """KDIGO GFR categories as commonly reproduced (G1 >= 90, G2 60-89, G3a 45-59, G3b 30-44, G4 15-29, G5 < 15)."""
+    for edge, stage in ((90, "G1"), (60, "G2"), (45, "G3a"), (30, "G3b"), (15, "G4")):
+        if egfr >= edge:
+            return stage
+    return "G5"
+
+
+def test_reclassification_counts_the_cases_that_change_g_stage(repo, capsys) -> None:
+    from registry.loader import load
+    from registry.validate import validate
+    from solver.data import REFERENCE_CASES, read_cases
+    from solver.library import compute
+
+    base_reg = load(repo)
+    validate(base_reg)  # read every file now, before the fix changes them
+    assert run(capsys, "fix", "ckd-epi-2021", "--set", "base=130", "--reason", "r", "--root", str(repo), *key())[0] == 0
+    code, report, _ = review(capsys, repo)
+    assert code == 0
+    effect = by_slug(report)["ckd-epi-2021"]["effect"]
+    head_reg = load(repo)
+    cases = [c for c in read_cases(REFERENCE_CASES) if c.calculator_id == 3]
+    moved = [c for c in cases if _g_stage(compute("ckd-epi-2021", c.entities, registry=base_reg).value)
+             != _g_stage(compute("ckd-epi-2021", c.entities, registry=head_reg).value)]
+    assert effect["cases"] == len(cases) == effect["changed"]  # every eGFR scales with the coefficient
+    assert effect["largest_rel"] == pytest.approx(12 / 142, abs=1e-4)
+    reclass = effect["reclassified"]
+    assert reclass["table"] == "ckd-epi-2021:gfr_categories" and reclass["moved"] == len(moved) > 0
+    assert all(x["before"] != x["after"] for x in reclass["examples"])
