@@ -12,6 +12,7 @@ Only the affected calculators are computed, so a review of one fix takes about a
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 from collections.abc import Iterable
@@ -27,7 +28,7 @@ from registry import codes
 from registry import versions as ver
 from registry.diffing import Change, diff
 from registry.loader import Registry, load
-from registry.schema import Calculator
+from registry.schema import Calculator, Version, VersionStatus
 from registry.texts import TextError, render
 from registry.validate import validate
 from solver.data import REFERENCE_CASES, Case, read_cases
@@ -174,11 +175,17 @@ def _status(c: Calculator | None, reg: Registry) -> str | None:
     return f"{v.status.value}{waiting}"
 
 
+def _proposal(c: Calculator) -> Version:
+    """The version a calculator proposes: a waiting draft's (in a proposed registry), else the active one."""
+    last = c.versions[-1]
+    return last if last.status == VersionStatus.draft else c.active
+
+
 def _content(reg: Registry, c: Calculator | None) -> dict[str, Any] | None:
     if c is None:
         return None
     try:
-        return ver.released_content(reg, c, c.active)
+        return ver.released_content(reg, c, _proposal(c))
     except (ValueError, StopIteration, LookupError):
         return None
 
@@ -187,9 +194,20 @@ def _text(reg: Registry, c: Calculator | None) -> str:
     if c is None:
         return ""
     try:
-        return render(c, calcs=reg.calculators, units=reg.units)
-    except (TextError, ValueError, LookupError) as e:
+        return render(c, _proposal(c), calcs=reg.calculators, units=reg.units)
+    except (TextError, ValueError, LookupError, StopIteration) as e:
         return f"(the text does not render: {e})"
+
+
+def proposed(reg: Registry) -> Registry:
+    """The registry as it would be with every waiting draft (formulas/drafts/) approved: a pull request that
+    drafts a change under four eyes proposes the draft, so that is what is diffed and computed."""
+    from registry.pending import draft_version
+
+    drafts = {s: found[0] for s in sorted(reg.calculators) if (found := draft_version(reg, s)) is not None}
+    if not drafts:
+        return reg
+    return dataclasses.replace(reg, calculators={**reg.calculators, **drafts}, hashes={}, _ids={})
 
 
 def _draft(reg: Registry, slug: str) -> Any:
@@ -323,7 +341,7 @@ def _completeness(head: Registry, c: Calculator | None, eff: Effect | None) -> C
 
     if c is None:
         return None
-    missing = static_findings(c, calcs=head.calculators, units=head.units)
+    missing = static_findings(c, _proposal(c).text, calcs=head.calculators, units=head.units)
     if eff is not None and eff.computed and eff.match_after < eff.cases:
         missing.append(f"the library, reading these constants, misses {eff.cases - eff.match_after} of "
                        f"{eff.cases} reference cases")
@@ -349,11 +367,12 @@ def _value_changes(changes: list[Change]) -> list[ValueChange]:
                         scoring=c.scoring, line=c.line()) for c in changes if c.what != "text"]
 
 
-def review_calculator(regs: tuple[Registry, Registry, Registry], slug: str,
+def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug: str,
                       cases: list[Case], clinical: set[str], unreleased: bool) -> CalculatorReview:
-    """One changed calculator. `regs`: base, head, and the head the library computes from; `clinical`:
-    calculators already found to change clinically (dependencies are reviewed before their dependants)."""
-    base, head, head_calc = regs
+    """One changed calculator. `regs`: base, head as loaded, head as proposed (its drafts approved), and that
+    as the library computes from it; `clinical`: calculators already found to change clinically (dependencies
+    are reviewed before their dependants)."""
+    base, loaded, head, head_calc = regs
     a, b = base.calculators.get(slug), head.calculators.get(slug)
     ca, cb = _content(base, a), _content(head, b)
     changes = diff(ca, cb) if cb is not None else []
@@ -371,15 +390,15 @@ def review_calculator(regs: tuple[Registry, Registry, Registry], slug: str,
         change="added" if a is None else "changed" if b is not None else
         "unreadable" if (head.formulas_dir / f"{slug}.yaml").is_file() else "removed",
         base_version=a.active.version if a is not None else None,
-        head_version=b.active.version if b is not None else None,
-        base_status=_status(a, base), head_status=_status(b, head),
+        head_version=_proposal(b).version if b is not None else None,
+        base_status=_status(a, base), head_status=_status(loaded.calculators.get(slug), loaded),
         base_hash=ver.content_hash(ca) if ca is not None else None,
         head_hash=ver.content_hash(cb) if cb is not None else None,
         changes=_value_changes(changes), text_diff=text_diff,
         completeness=_completeness(head, b, eff) if moved else None, effect=eff,
         dependants=[d for d in dependants(head, slug) if d in base.calculators
                     and _content(base, base.calculators[d]) != _content(head, head.calculators[d])],
-        decisions=decisions(base, head, a, b))
+        decisions=decisions(base, loaded, a, loaded.calculators.get(slug)))
 
 
 def _any_clinical(reg: Registry, slug: str, clinical: set[str]) -> bool:
@@ -466,13 +485,14 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     base, head = _load(base_side.root), _load(head_side.root)
     problems = [str(p) for p in head.problems]
     unreleased = any(p.code in codes.UNRELEASED for p in head.problems)
-    head_calc = _computable(head) if head.problems else head
+    view = proposed(head)
+    head_calc = proposed(_computable(head) if head.problems else head)
     base_calc = _computable(base) if base.problems else base
     cases = read_cases(REFERENCE_CASES) if cases is None else cases
     clinical: set[str] = set()
     items: list[CalculatorReview] = []
-    for slug in _order(head, changed_slugs(base, head)):
-        item = review_calculator((base_calc, head, head_calc), slug, cases, clinical, unreleased)
+    for slug in _order(view, changed_slugs(base, head)):
+        item = review_calculator((base_calc, head, view, head_calc), slug, cases, clinical, unreleased)
         if item.kind == "clinical change":
             clinical.add(slug)
         items.append(item)  # a decision that does not verify is a validation problem already (R-SIGNATURE)

@@ -257,3 +257,20 @@ def test_reclassification_counts_the_cases_that_change_g_stage(repo, capsys) -> 
     reclass = effect["reclassified"]
     assert reclass["table"] == "ckd-epi-2021:gfr_categories" and reclass["moved"] == len(moved) > 0
     assert all(x["before"] != x["after"] for x in reclass["examples"])
+
+
+def test_a_draft_under_four_eyes_is_reviewed_as_proposed(tmp_path, capsys) -> None:
+    repo = make_repo(tmp_path / "repo", four_eyes=True, approver_roles=["chair"])
+    code, _, err = run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "proposed",
+                       "--root", str(repo), *key())
+    assert code == 0, err
+    assert (repo / "formulas" / "drafts" / f"{CALCIUM}.yaml").is_file()  # four eyes: a draft awaits approval
+    code, report, _ = review(capsys, repo)
+    assert code == 0, report["problems"]
+    [calcium] = report["calculators"]
+    assert calcium["kind"] == "clinical change"
+    assert (calcium["base_version"], calcium["head_version"]) == ("1.0.1", "1.1.0")  # the draft's version
+    assert "awaiting approval" in calcium["head_status"]
+    assert [(c["name"], c["old"], c["new"]) for c in calcium["changes"]] == [("albumin_coefficient", 0.8, 0.7)]
+    assert calcium["effect"]["changed"] > 0  # the draft's constant is what is computed
+    assert [(d["decision"], d["state"]) for d in calcium["decisions"]] == [("draft", "verified")]
