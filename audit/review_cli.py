@@ -5,8 +5,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from registry.cliutil import add_root
-
 TOOL_ERROR = 2  # an unknown revision, a shallow clone lacking the base, no git: nothing was reviewed
 
 
@@ -23,22 +21,34 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="markdown: a pull-request comment (at most 65,536 characters); json: everything")
     p.add_argument("--out", type=Path, default=None,
                    help="write the report to FILE (the markdown in full, never cut) instead of stdout")
-    add_root(p)
+    p.add_argument("--root", type=Path, default=None,
+                   help="the registry root inside a git repository (default: $FORMULA_REGISTRY_ROOT, else the "
+                   "current folder when it holds formulas/, else the source checkout this runs from)")
     p.set_defaults(handler=run)
+
+
+def _root(given: Path | None) -> Path:
+    """Like git, the repository one stands in; an installed copy of the registry is no repository."""
+    import os
+
+    from registry.loader import ROOT_ENV, resolve_root
+
+    if given is None and not os.environ.get(ROOT_ENV) and (Path.cwd() / "formulas").is_dir():
+        return Path.cwd()
+    return resolve_root(given)
 
 
 def run(args: argparse.Namespace) -> int:
     from audit.review_markdown import as_json, markdown
     from audit.review_pr import review
     from audit.revisions import RevisionError, sides
-    from registry.loader import resolve_root
     from registry.terminal import printable, say
 
     if args.out is not None and args.out.is_dir():
         say(f"error: --out {printable(str(args.out))} is a folder; give a file", file=sys.stderr)
         return TOOL_ERROR
     try:
-        with sides(resolve_root(args.root), args.base, args.head) as (base, head):
+        with sides(_root(args.root), args.base, args.head) as (base, head):
             rev = review(base, head)
     except RevisionError as e:
         say(printable(f"error: {e}"), file=sys.stderr)

@@ -208,9 +208,14 @@ def run_head(capsys: pytest.CaptureFixture[str], repo: Path) -> tuple[int, dict,
     return code, json.loads(out), err
 
 
-def test_no_change_is_a_clean_review(repo, capsys) -> None:
-    code, report, _ = review(capsys, repo)
+def test_no_change_is_a_clean_review_of_the_repository_one_stands_in(repo, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("FORMULA_REGISTRY_ROOT", raising=False)
+    monkeypatch.chdir(repo)  # like git: no --root needed inside a registry repository
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--format", "json")
+    report = json.loads(out)
     assert code == 0 and report["calculators"] == [] and report["kind"] is None and report["stale_runs"] == []
+    code, out, _ = run(capsys, "review-pr", "--base", "main")
+    assert code == 0 and "No calculator changed." in out and "The head validates: no problem." in out
 
 
 def test_a_file_that_no_longer_loads_is_a_clinical_change_and_out_writes_the_report(repo, tmp_path, capsys) -> None:
