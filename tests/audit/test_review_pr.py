@@ -279,3 +279,18 @@ def test_a_draft_under_four_eyes_is_reviewed_as_proposed(tmp_path, capsys) -> No
     assert [(c["name"], c["old"], c["new"]) for c in calcium["changes"]] == [("albumin_coefficient", 0.8, 0.7)]
     assert calcium["effect"]["changed"] > 0  # the draft's constant is what is computed
     assert [(d["decision"], d["state"]) for d in calcium["decisions"]] == [("draft", "verified")]
+
+
+def test_a_guideline_edit_is_listed_with_its_field_and_the_calculators_citing_it(repo, capsys) -> None:
+    from tests.helpers import edit
+
+    guideline = "acc-aha-2013-cardiovascular-risk"
+    edit(repo / "guidelines" / f"{guideline}.yaml", "title: ", "title: Revised ")
+    code, report, _ = review(capsys, repo)
+    assert code == 1 and any("R-LOCK-DEPENDENCY" in p for p in report["problems"])  # citing versions not released
+    [g] = report["guidelines"]
+    [title] = g["changes"]
+    assert g["slug"] == guideline and title["field"] == "title" and title["new"] == "Revised " + title["old"]
+    calcs = by_slug(report)
+    assert {"framingham-hard-chd", "pooled-cohort-equations"} <= set(calcs)
+    assert {c["kind"] for c in calcs.values()} == {"wording only"}  # a citation moves no answer
