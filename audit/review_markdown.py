@@ -176,6 +176,20 @@ def _guidelines(rev: Review) -> list[str]:
     return out + [""]
 
 
+def _policy(rev: Review, details: bool = True) -> list[str]:
+    if not rev.policy:
+        return []
+    out = ["### Governance policy (formulas/policy/)", "", "| file | change | diff lines |", "|---|---|---|"]
+    out += [f"| {esc(p.path)} | {p.change} | {len(p.diff) + p.cut} |" for p in rev.policy]
+    for p in rev.policy if details else []:
+        if p.diff:
+            fence, lang = _fence(p.diff)
+            cut = [f"… {p.cut} more diff lines (`--format json` has the first {len(p.diff)})"] if p.cut else []
+            out += ["", f"<details><summary>{esc(p.path)}</summary>", "", f"{fence}{lang}", *p.diff, fence,
+                    *cut, "", "</details>"]
+    return out + [""]
+
+
 def _stale(rev: Review) -> list[str]:
     if not rev.stale_runs:
         return ["Stored runs under results/: none becomes stale.", ""]
@@ -204,6 +218,7 @@ def _header(rev: Review) -> list[str]:
     return [f"## Registry review: {_side(rev.base)} → {_side(rev.head)}", "",
             f"{verdict} {kind} {len(rev.calculators)} calculator(s), {len(rev.guidelines)} guideline(s) changed"
             + ("; the shared unit data changed" if rev.units_changed else "")
+            + (f"; {len(rev.policy)} governance policy file(s) changed" if rev.policy else "")
             + f"; {stale} stored case(s) in {len(rev.stale_runs)} run(s) become stale.", ""]
 
 
@@ -218,20 +233,22 @@ def _cut_note(rev: Review, what: str) -> list[str]:
 
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
-    top = _header(rev) + summary_table(rev) + [""] + _problems(rev) + _stale(rev) + _guidelines(rev)
+    table = summary_table(rev) + [""] if rev.calculators else []
+    top = _header(rev) + table + _problems(rev) + _policy(rev) + _stale(rev) + _guidelines(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
+    top = _header(rev) + table + _problems(rev) + _policy(rev, details=False) + _stale(rev) + _guidelines(rev)
     lean = top + [line for c in cores for line in (*c, "")]
-    note = _cut_note(rev, "the examples and text diffs of every calculator")
+    note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:
         return "\n".join(lean + note) + "\n"
     kept = list(top)
     for i, core in enumerate(cores):
         note = _cut_note(rev, f"the sections of {len(cores) - i} calculator(s) from {esc(rev.calculators[i].slug)} "
-                         "on, and every calculator's examples and text diff")
+                         "on, the policy diffs, and every calculator's examples and text diff")
         if len("\n".join(kept + core + [""] + note)) + 1 > limit:
             return "\n".join(kept + note)[: limit - 1] + "\n"
         kept += [*core, ""]

@@ -39,6 +39,9 @@ Kind = Literal["clinical change", "wording only", "bookkeeping only"]
 KIND_ORDER: dict[str, int] = {"clinical change": 0, "wording only": 1, "bookkeeping only": 2}
 EXAMPLES = 3
 MAX_RUNS = 500  # results/ folders read for staleness: a bound on the work a pull request can ask for
+POLICY_DIR = "policy"
+POLICY_DIFF_LINES = 400
+MAX_POLICY_BYTES = 1_000_000  # a policy file larger than this is reported as changed, without its diff
 
 
 class ValueChange(BaseModel):
@@ -118,6 +121,15 @@ class GuidelineReview(BaseModel):
     changes: list[FieldChange]
 
 
+class PolicyFileChange(BaseModel):
+    """A file of formulas/policy/ (who may decide, their keys, the seal of the history before signing)."""
+
+    path: str
+    change: Literal["added", "removed", "changed"]
+    diff: list[str]  # unified diff, at most POLICY_DIFF_LINES lines
+    cut: int  # diff lines left out
+
+
 class StaleRun(BaseModel):
     run: str  # the results.jsonl path, relative to the head's registry root
     rows: int
@@ -132,6 +144,7 @@ class Review(BaseModel):
     calculators: list[CalculatorReview]
     guidelines: list[GuidelineReview]
     units_changed: bool
+    policy: list[PolicyFileChange]
     stale_runs: list[StaleRun]
     problems: list[str]
 
@@ -441,6 +454,33 @@ def guideline_reviews(base: Registry, head: Registry) -> list[GuidelineReview]:
     return out
 
 
+def _policy_files(reg: Registry) -> dict[str, bytes]:
+    folder = reg.formulas_dir / POLICY_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return {}
+    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())[:MAX_RUNS]
+    return {p.relative_to(reg.root).as_posix(): p.read_bytes() for p in files}
+
+
+def policy_changes(base: Registry, head: Registry) -> list[PolicyFileChange]:
+    """What changed in formulas/policy/: the governance policy, the allowed signers, the seal."""
+    a, b = _policy_files(base), _policy_files(head)
+    out = []
+    for path in sorted(set(a) | set(b)):
+        x, y = a.get(path, b""), b.get(path, b"")
+        if x == y:
+            continue
+        lines: list[str] = []
+        if len(x) <= MAX_POLICY_BYTES and len(y) <= MAX_POLICY_BYTES:
+            lines = list(difflib.unified_diff(x.decode("utf-8", "replace").splitlines(),
+                                              y.decode("utf-8", "replace").splitlines(), f"{path} (base)",
+                                              f"{path} (head)", lineterm="", n=1))
+        out.append(PolicyFileChange(path=path, change="added" if path not in a else "removed" if path not in b
+                                    else "changed", diff=lines[:POLICY_DIFF_LINES],
+                                    cut=max(0, len(lines) - POLICY_DIFF_LINES)))
+    return out
+
+
 def _run_files(root: Path) -> list[Path]:
     folder = root / RESULTS_DIR
     if not folder.is_dir() or folder.is_symlink():
@@ -501,5 +541,6 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     units_b = head.units.model_dump(mode="json") if head.units else None
     return Review(base=_side(base_side), head=_side(head_side), kind=_overall(items), calculators=items,
                   guidelines=guideline_reviews(base, head), units_changed=units_a != units_b,
+                  policy=policy_changes(base, head),
                   stale_runs=stale_runs(base, head, head_side.root),
                   problems=problems)

@@ -294,3 +294,15 @@ def test_a_guideline_edit_is_listed_with_its_field_and_the_calculators_citing_it
     calcs = by_slug(report)
     assert {"framingham-hard-chd", "pooled-cohort-equations"} <= set(calcs)
     assert {c["kind"] for c in calcs.values()} == {"wording only"}  # a citation moves no answer
+
+
+def test_a_change_of_who_may_decide_is_shown(repo, capsys) -> None:
+    from tests.helpers import set_policy
+
+    set_policy(repo, approvals_required=2)
+    code, report, _ = review(capsys, repo)
+    [policy] = report["policy"]
+    assert policy["path"] == "formulas/policy/governance.yaml" and policy["change"] == "changed"
+    assert any(line.startswith("+") and "approvals_required: 2" in line for line in policy["diff"])
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert "1 governance policy file(s) changed" in out and "\n+approvals_required: 2\n" in out  # in its diff fence
