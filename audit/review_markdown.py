@@ -110,7 +110,8 @@ def _decision(d: Decision) -> str:
 def _effect_lines(e: Effect) -> list[str]:
     if not e.computed:
         return [f"- **effect on answers:** not computed ({esc(e.why_not)})"]
-    what_if = " (computed from the unreleased edit, as if released)" if e.from_unreleased_edit else ""
+    what_if = " (computed although the head does not validate: an unreleased edit as if released)" \
+        if e.from_invalid_head else ""
     out = [f"- **effect on answers{what_if}:** {e.changed} of {e.cases} reference cases change; largest absolute "
            f"change {_num(e.largest_abs)}, largest relative {_pct(e.largest_rel)}; benchmark answers matched "
            f"{e.match_before} → {e.match_after}"]

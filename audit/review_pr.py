@@ -82,7 +82,7 @@ class Effect(BaseModel):
     reclassified: Reclassified | None = None
     match_before: int = 0  # cases whose answer scores correct against the benchmark's answer
     match_after: int = 0
-    from_unreleased_edit: bool = False
+    from_invalid_head: bool = False  # computed although the head does not validate (an unreleased edit, say)
 
 
 class Completeness(BaseModel):
@@ -163,10 +163,11 @@ def _load(root: Path) -> Registry:
 
 
 def _computable(reg: Registry) -> Registry:
-    """The registry the library computes from: an unreleased edit is computed as if released (and said so),
-    any other problem still refuses the calculators it touches."""
+    """The registry the library computes from, for the review only (no result is published): what a side's
+    content computes is its effect, whether or not the side validates (an unreleased edit is computed as if
+    released, and the report says so); a file that does not load still refuses the calculators it touches."""
     what_if = _load(reg.root)
-    what_if.problems = [p for p in what_if.problems if p.code not in codes.UNRELEASED]
+    what_if.problems = [p for p in what_if.problems if p.code in codes.UNREADABLE]
     return what_if
 
 
@@ -295,9 +296,9 @@ def _refusal(base: Registry, head: Registry, slug: str) -> str | None:
     return None
 
 
-def effect(base: Registry, head: Registry, slug: str, cases: list[Case], *, unreleased: bool) -> Effect:
+def effect(base: Registry, head: Registry, slug: str, cases: list[Case], *, invalid_head: bool) -> Effect:
     """Compute `slug`'s reference cases on both registries and count what moves."""
-    eff = Effect(cases=len(cases), computed=False, from_unreleased_edit=unreleased)
+    eff = Effect(cases=len(cases), computed=False, from_invalid_head=invalid_head)
     why = _refusal(base, head, slug) if cases else "no reference cases ship for this calculator"
     if why:
         eff.why_not = why
@@ -381,7 +382,7 @@ def _value_changes(changes: list[Change]) -> list[ValueChange]:
 
 
 def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug: str,
-                      cases: list[Case], clinical: set[str], unreleased: bool) -> CalculatorReview:
+                      cases: list[Case], clinical: set[str], invalid_head: bool) -> CalculatorReview:
     """One changed calculator. `regs`: base, head as loaded, head as proposed (its drafts approved), and that
     as the library computes from it; `clinical`: calculators already found to change clinically (dependencies
     are reviewed before their dependants)."""
@@ -391,7 +392,7 @@ def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug:
     changes = diff(ca, cb) if cb is not None else []
     moved = ca != cb
     mine = [k for k in cases if (b or a) is not None and k.calculator_id == (b or a).medcalc_id]  # type: ignore[union-attr]
-    eff = effect(base, head_calc, slug, mine, unreleased=unreleased) if moved and b is not None else None
+    eff = effect(base, head_calc, slug, mine, invalid_head=invalid_head) if moved and b is not None else None
     ta, tb = _text(base, a), _text(head, b)
     text_diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{slug} (base)", f"{slug} (head)",
                                           lineterm="", n=2))
@@ -524,7 +525,6 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     """The review of `head_side` against `base_side` (each a registry root on disk)."""
     base, head = _load(base_side.root), _load(head_side.root)
     problems = [str(p) for p in head.problems]
-    unreleased = any(p.code in codes.UNRELEASED for p in head.problems)
     view = proposed(head)
     head_calc = proposed(_computable(head) if head.problems else head)
     base_calc = _computable(base) if base.problems else base
@@ -532,7 +532,7 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     clinical: set[str] = set()
     items: list[CalculatorReview] = []
     for slug in _order(view, changed_slugs(base, head)):
-        item = review_calculator((base_calc, head, view, head_calc), slug, cases, clinical, unreleased)
+        item = review_calculator((base_calc, head, view, head_calc), slug, cases, clinical, bool(head.problems))
         if item.kind == "clinical change":
             clinical.add(slug)
         items.append(item)  # a decision that does not verify is a validation problem already (R-SIGNATURE)

@@ -126,7 +126,7 @@ def test_a_hand_edit_without_a_release_exits_1_and_names_the_problem(repo, capsy
     assert any(IBW in p and "R-LOCK-CHANGED" in p for p in report["problems"]), report["problems"]
     ibw = by_slug(report)[IBW]
     assert ibw["head_version"] == ibw["base_version"]  # no release: the version did not move
-    assert ibw["effect"]["from_unreleased_edit"] and ibw["effect"]["changed"] == 40
+    assert ibw["effect"]["from_invalid_head"] and ibw["effect"]["changed"] == 40
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
     assert code == 1 and "does not validate" in out and "R-LOCK-CHANGED" in out
 
