@@ -7,7 +7,6 @@ is a `RevisionError` whose message says how to fetch what is missing.
 """
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import tarfile
@@ -20,6 +19,7 @@ from pathlib import Path
 REGISTRY_DIRS = ("formulas", "guidelines")
 RESULTS_DIR = "results"
 _GIT_TIMEOUT_S = 120
+MAX_ARCHIVE_BYTES = 512 * 2**20  # the shipped registry and its runs are about 10 MiB; a pull request cannot ask for more
 
 
 class RevisionError(Exception):
@@ -91,14 +91,22 @@ def extract(repo: Path, commit: str, prefix: str, dest: Path, *, results: bool) 
     paths = [p for p in _present(repo, commit, prefix) if results or not p.endswith(RESULTS_DIR)]
     if prefix + "formulas" not in paths:
         raise RevisionError(f"revision {commit[:12]} holds no {prefix}formulas/ folder: is it a registry revision?")
-    p = _git(repo, "archive", "--format=tar", commit, "--", *paths, binary=True)
+    dest.mkdir(parents=True, exist_ok=True)
+    archive = dest.with_suffix(".tar")
+    p = _git(repo, "archive", "--format=tar", f"--output={archive}", commit, "--", *paths, binary=True)
     if p.returncode != 0:
         raise RevisionError(f"git archive {commit[:12]} failed: {p.stderr.decode(errors='replace').strip()}")
+    size = archive.stat().st_size
+    if size > MAX_ARCHIVE_BYTES:
+        raise RevisionError(f"revision {commit[:12]}'s registry folders hold {size / 2**20:.0f} MiB, more than the "
+                            f"{MAX_ARCHIVE_BYTES // 2**20} MiB a registry review reads")
     try:
-        with tarfile.open(fileobj=io.BytesIO(p.stdout)) as tar:
+        with tarfile.open(archive) as tar:
             tar.extractall(dest, filter="data")
     except (tarfile.TarError, OSError) as e:
         raise RevisionError(f"revision {commit[:12]} cannot be unpacked safely: {e}") from None
+    finally:
+        archive.unlink(missing_ok=True)
     return dest / prefix if prefix else dest
 
 

@@ -306,3 +306,11 @@ def test_a_change_of_who_may_decide_is_shown(repo, capsys) -> None:
     assert any(line.startswith("+") and "approvals_required: 2" in line for line in policy["diff"])
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
     assert "1 governance policy file(s) changed" in out and "\n+approvals_required: 2\n" in out  # in its diff fence
+
+
+def test_a_revision_with_a_link_out_of_the_registry_is_refused(repo, capsys) -> None:
+    (repo / "formulas" / "evil.yaml").symlink_to("/etc/passwd")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "a link out")
+    code, out, err = run(capsys, "review-pr", "--base", "main", "--head", "change", "--root", str(repo))
+    assert code == 2 and out == "" and "cannot be unpacked safely" in err
