@@ -16,6 +16,7 @@ from typing import Any
 from audit.decisions import Decision
 from audit.review_pr import CalculatorReview, Effect, Review
 from registry.diffing import fmt
+from registry.terminal import printable
 
 LIMIT = 65_536  # characters GitHub accepts in one comment
 MAX_PROBLEMS = 100
@@ -32,7 +33,8 @@ _ACTIVE = str.maketrans({c: f"&#{ord(c)};" for c in "&<>\"'[]{}\\`*_|~#$:"} | {"
 def esc(value: Any, limit: int = MAX_CELL, *, lead: bool = False) -> str:
     """One registry string as inert text on one line (whitespace collapsed, long text shortened); `lead`: it
     opens a list item, where a leading "-", "+", "=" or "1." would start a list or a heading of its own."""
-    text = " ".join(("none" if value is None else fmt(value) if not isinstance(value, str) else value).split())
+    text = printable(" ".join(("none" if value is None else fmt(value) if not isinstance(value, str) else value)
+                              .split()))  # a control character (an ANSI sequence, a bidi override) shows as \x1b
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     text = text.translate(_ACTIVE)
@@ -40,6 +42,13 @@ def esc(value: Any, limit: int = MAX_CELL, *, lead: bool = False) -> str:
         text = _LIST_START.sub(lambda m: m.group(1) + f"&#{ord(m.group(2))};", text)
         text = _LEAD.sub(lambda m: f"&#{ord(m.group(1))};", text)
     return _WWW.sub(lambda m: m.group(1) + "&#46;", text)  # nor may "www." become a link
+
+
+def _code(lines: list[str]) -> list[str]:
+    """Lines for a code fence: literal text, control characters made visible, in a fence no line can close."""
+    shown = [printable(line) for line in lines]
+    fence, lang = _fence(shown)
+    return [f"{fence}{lang}", *shown, fence]
 
 
 def _fence(lines: list[str]) -> tuple[str, str]:
@@ -158,8 +167,7 @@ def calculator_details(r: CalculatorReview) -> list[str]:
         parts += [f"| {esc(x.case)} | {esc(x.before)} | {esc(x.after)} |" for x in e.examples]
         parts.append("")
     if r.text_diff:
-        fence, lang = _fence(r.text_diff)
-        parts += [f"{fence}{lang}", *r.text_diff, fence]
+        parts += _code(r.text_diff)
     if not parts:
         return []
     return ["", f"<details><summary>{esc(r.slug)}: examples and the supplied text's diff</summary>", "",
@@ -184,10 +192,8 @@ def _policy(rev: Review, details: bool = True) -> list[str]:
     out += [f"| {esc(p.path)} | {p.change} | {len(p.diff) + p.cut} |" for p in rev.policy]
     for p in rev.policy if details else []:
         if p.diff:
-            fence, lang = _fence(p.diff)
             cut = [f"… {p.cut} more diff lines (`--format json` has the first {len(p.diff)})"] if p.cut else []
-            out += ["", f"<details><summary>{esc(p.path)}</summary>", "", f"{fence}{lang}", *p.diff, fence,
-                    *cut, "", "</details>"]
+            out += ["", f"<details><summary>{esc(p.path)}</summary>", "", *_code(p.diff), *cut, "", "</details>"]
     return out + [""]
 
 

@@ -70,6 +70,7 @@ def test_escape_leaves_nothing_active() -> None:
     assert esc("a|b") == "a&#124;b" and esc("<x>") == "&#60;x&#62;" and esc("www.example.org") == "www&#46;example.org"
     assert esc("1. first", lead=True) == "1&#46; first" and esc("- item", lead=True) == "&#45; item"
     assert esc("line\nbreak") == "line break" and len(esc("x" * 1000)) == 300
+    assert esc("\x1b[2Jfake") == "&#92;x1b&#91;2Jfake" and esc("a\u202eb") == "a&#92;u202eb"  # visible, inert
 
 
 def test_a_long_review_is_cut_to_the_limit_saying_what_and_how_to_see_all(tmp_path, capsys) -> None:
