@@ -104,7 +104,7 @@ def summary_table(rev: Review) -> list[str]:
 
 
 def _decision(d: Decision) -> str:
-    who = esc(d.name) + (f", {esc(d.role)}" if d.role else "")
+    who = (esc(d.name) if d.name else "an unverified signer") + (f", {esc(d.role)}" if d.role else "")
     if d.state == "verified":
         how = f"verified: key of {esc(d.principal)} ({esc(d.fingerprint)})"
     elif d.state == "unsigned":
