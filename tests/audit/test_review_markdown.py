@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from markdown_it import MarkdownIt
@@ -33,16 +32,28 @@ def parse(text: str) -> list:
     return flat
 
 
-@pytest.fixture()
-def hostile_review(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    repo = make_repo(tmp_path / "repo", require_signatures=False)  # typed names: the pull request's own words
+def _formula(*argv: str) -> tuple[int, str]:
+    """`formula ARGV...` in this process, outside any test's capsys (the fixture below is built once)."""
+    import contextlib
+    import io
+
+    from cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(list(argv))
+    assert code == 0, err.getvalue()
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="module")
+def hostile_review(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The comment on a pull request whose registry text, reason, name and role are hostile."""
+    repo = make_repo(tmp_path_factory.mktemp("hostile") / "repo", require_signatures=False)  # typed names
     edit_active_text(repo, CALCIUM, CALCIUM_OPENING, CALCIUM_OPENING + " " + HOSTILE.replace("{", "("))
-    code, _, err = run(capsys, "release", CALCIUM, "--reason", HOSTILE, "--by", "<b>Eve</b> @admins",
-                       "--role", "[x](javascript:alert(4))", "--part", "patch", "--root", str(repo))
-    assert code == 0, err
-    code, out, err = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
-    assert code == 0, err
-    return out
+    _formula("release", CALCIUM, "--reason", HOSTILE, "--by", "<b>Eve</b> @admins", "--role",
+             "[x](javascript:alert(4))", "--part", "patch", "--root", str(repo))
+    return _formula("review-pr", "--base", "main", "--root", str(repo))[1]
 
 
 def test_the_comment_holds_no_html_but_its_own_details(hostile_review: str) -> None:
