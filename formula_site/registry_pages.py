@@ -480,8 +480,12 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
 
     out += ["", "## Version history", ""]
     rows = []
+    from registry.signatures import views as decision_views
+
+    decided = decision_views(reg, c)
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
-        signs = "<br>".join(f"{esc(s.who)} ({esc(s.role)}, {s.date.isoformat()})" for s in x.signoffs) or "none"
+        typed = [f"{esc(s.who)} ({esc(s.role)}, {s.date.isoformat()}; typed, not signed)" for s in x.signoffs]
+        signs = "<br>".join([_decision(d) for d in decided if d.version == x.version] + typed) or "none"
         review = (f"approved {x.approved.isoformat() if x.approved else '–'}<br>"
                   f"last review {x.last_review.isoformat() if x.last_review else 'never'}<br>"
                   f"next review {x.next_review.isoformat() if x.next_review else '–'}")
@@ -491,7 +495,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
             content += f'<br><a href="../fhir/{esc(fhir_name(c.slug, x.version))}">FHIR Library</a>'
         rows.append([Raw(f"<strong>{esc(x.version)}</strong><br>{esc(x.status.value)}", sort=x.version),
                      x.effective.isoformat(), Raw(review), Raw(signs), x.changelog, Raw(content)])
-    out.append(table(["Version", "Effective", "Review", "Sign-offs", "What changed and why", "Content hash"], rows,
+    out.append(table(["Version", "Effective", "Review", "Decisions and sign-offs", "What changed and why", "Content hash"], rows,
                      sortable=False))
     rel = sorted(ver.released(c), key=lambda x: x.key)
     for old, new in zip(rel, rel[1:]):
@@ -619,6 +623,16 @@ def lineage(reg: Registry) -> str:
 
 
 # --------------------------------------------------------------------------- changelog
+
+
+def _decision(d: Any) -> str:
+    """A decision (registry.signatures.DecisionView) as the site shows it: verified ones name person, role and key."""
+    if d.state == "recorded_before_signing":
+        return f"{esc(d.decision)}: recorded before signing ({esc(d.date)}; not verified)"
+    if d.state == "invalid":
+        return f"{esc(d.decision)} by {esc(d.role or '?')} on {esc(d.date)}: <strong>signature invalid</strong> ({esc(d.why)})"
+    return (f"{esc(d.decision)}: {esc(d.name or d.principal)} ({esc(d.role)}, {esc(d.date)}), verified, key "
+            f"<code>{esc(d.fingerprint)}</code>")
 
 
 def _signoff(s: Any) -> str:

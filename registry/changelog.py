@@ -31,6 +31,9 @@ class ChangelogEntry(BaseModel):
     approved_role: str | None = None
     approved: dt.date | None = None
     approval_reason: str | None = None
+    signing: str = Field(default="not signed", description="verified (every decision's signature holds), recorded "
+                         "before signing, invalid (a signature fails: `formula verify`), or not signed (typed)")
+    fingerprints: list[str] = Field(default_factory=list, description="the keys of the verified decisions")
     bulk: bool = Field(default=False, description="one of several versions released together for one reason "
                        "(a migration): listed after the substantive changes of its date, grouped")
 
@@ -78,9 +81,13 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
             day = dt.date.fromisoformat(since)
         except ValueError:
             before = _locked_at(reg, since)
+    from registry import signatures as sg
+
+    trust = sg.trust(reg.formulas_dir)
     entries: list[ChangelogEntry] = []
     for slug, c in reg.calculators.items():
         prev: dict[str, Any] | None = None
+        views = sg.views(reg, c, trust)
         for v in c.versions:
             if v.status == VersionStatus.draft:
                 continue
@@ -91,6 +98,11 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
                 continue
             if before is not None and v.version in before.get(slug, {}):
                 continue
+            signed = [x for x in views if x.version == v.version and x.principal is not None]
+            mine = [x for x in views if x.version == v.version]
+            if signed or any(x.state == "invalid" for x in mine):
+                entries.append(_signed_entry(c.name, v, changes, mine, v.decisions))
+                continue
             entries.append(ChangelogEntry(
                 slug=slug, name=c.name, version=v.version, status=v.status.value, effective=v.effective,
                 released_by=v.released_by.who if v.released_by else None,
@@ -98,8 +110,30 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
                 signoffs=list(v.signoffs), approved_by=v.approved_by.who if v.approved_by else None,
                 approved_role=v.approved_by.role if v.approved_by else None,
                 approved=v.approved if v.approved_by else None,  # a date nobody approved is no approval
-                approval_reason=v.approved_by.reason if v.approved_by else None))
+                approval_reason=v.approved_by.reason if v.approved_by else None,
+                signing="recorded before signing" if any(x.state == "recorded_before_signing" for x in mine)
+                else "not signed"))
     return _ordered(entries)
+
+
+def _signed_entry(name: str, v: Any, changes: list[str], views: list[Any], decisions: list[Any]) -> ChangelogEntry:
+    """A version whose decisions are signed: names and roles only from verified decisions (people:)."""
+    ok = [(x, d) for x, d in zip([x for x in views if x.state != "recorded_before_signing"], decisions)
+          if x.state == "verified"]
+    author = next(((x, d) for x, d in ok if x.decision in ("release", "draft")), None)
+    approvals = [(x, d) for x, d in ok if x.decision == "approve"]
+    reviews = [SignOff(who=x.name or x.principal or "", role=x.role or "", date=dt.date.fromisoformat(x.date))
+               for x, _ in ok if x.decision == "review"]
+    invalid = any(x.state == "invalid" for x in views)
+    return ChangelogEntry(
+        slug=views[0].slug, name=name, version=v.version, status=v.status.value, effective=v.effective,
+        released_by=author[0].name if author else None, role=author[0].role if author else None, reason=v.changelog,
+        changes=changes, signoffs=reviews,
+        approved_by=", ".join(x.name or "" for x, _ in approvals) or None,
+        approved_role=", ".join(x.role or "" for x, _ in approvals) or None,
+        approved=dt.date.fromisoformat(approvals[-1][0].date) if approvals else None,
+        approval_reason="; ".join(d.reason for _, d in approvals if d.reason) or None,
+        signing="invalid" if invalid else "verified", fingerprints=[x.fingerprint for x, _ in ok if x.fingerprint])
 
 
 BULK_MIN = 3  # this many versions released on one day for one reason are a migration, shown as one entry
@@ -131,8 +165,11 @@ def grouped(entries: list[ChangelogEntry]) -> list[ChangelogGroup]:
 
 
 def people(e: ChangelogEntry) -> list[str]:
-    """Who released and approved a version, only as far as it is recorded."""
-    out = []
+    """Who released and approved a version, only as far as it is recorded, and whether signatures prove it."""
+    out = [{"verified": "Signed and verified (keys " + ", ".join(e.fingerprints) + ").",
+            "invalid": "A signature of this version fails verification (`formula verify`).",
+            "recorded before signing": "Recorded before signing (not verified).",
+            }.get(e.signing, "Not signed (typed, not verified).")]
     if e.released_by:
         out.append(f"Released by {e.released_by}" + (f" ({e.role})" if e.role else "") + ".")
     if e.approved_by:

@@ -322,31 +322,57 @@ def cmd_history(args: argparse.Namespace) -> int:
     c = _calc(reg, args.calculator)
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     from registry.pending import draft_version
+    from registry.signatures import views
 
-    def approval(v: Any) -> str:  # only an approval somebody gave: a date alone is not one
-        return f"{v.approved_by.who} ({v.approved_by.date})" if v.approved_by else ""
-
-    rows = [{"version": v.version, "status": v.status.value, "effective": v.effective.isoformat(),
-             "released_by": v.released_by.who if v.released_by else "",
-             "approved": approval(v), "next_review": v.next_review.isoformat()
-             if v.next_review else "", "hash": lock.get(v.version, ""), "changelog": v.changelog}
+    decided = views(reg, c)
+    rows = [_history_row(v, v.status.value, lock.get(v.version, ""), [d for d in decided if d.version == v.version])
             for v in c.versions]
     found = draft_version(reg, c.slug)
     if found is not None:
         v = found[1]
-        state = "approved, awaiting its date" if v.approved_by else "draft, awaiting approval"
-        rows.append({"version": v.version, "status": state, "effective": v.effective.isoformat(),
-                     "released_by": v.released_by.who if v.released_by else "", "approved": approval(v),
-                     "next_review": "", "hash": "", "changelog": v.changelog})
+        mine = [d for d in decided if d.version == v.version]
+        approved = bool(v.approved_by) if not v.decisions else _pending_approved(reg, c)
+        rows.append(_history_row(v, "approved, awaiting its date" if approved else "draft, awaiting approval", "",
+                                 mine, draft=True))
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
         say(printable(f"{c.name} ({c.slug})"))
         shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
-        say(render_table(shown, ["version", "status", "effective", "changelog", "released_by", "approved",
-                                   "next_review", "hash"],
-                           drop=["released_by", "hash", "approved", "next_review"]))
+        say(render_table(shown, ["version", "status", "effective", "changelog", "signing", "released_by", "approved",
+                                 "next_review", "hash"],
+                         drop=["released_by", "hash", "approved", "next_review"]))
     return 0
+
+
+def _pending_approved(reg: Registry, c: Calculator) -> bool:
+    from registry.pending import pending_one
+
+    p = pending_one(reg, c)
+    return p is not None and p.state.startswith("approved")
+
+
+def _history_row(v: Any, status: str, hash_: str, decided: list[Any], draft: bool = False) -> dict[str, Any]:
+    """One version: who released and approved it, only as far as it is proven (verified) or typed (marked so)."""
+    verified = [d for d in decided if d.state == "verified"]
+    author = next((d for d in verified if d.decision in ("release", "draft")), None)
+    approvals = [d for d in verified if d.decision == "approve"]
+    if any(d.state == "invalid" for d in decided):
+        signing = "invalid (formula verify)"
+    elif any(d.state == "recorded_before_signing" for d in decided):
+        signing = "recorded before signing"
+    elif verified:
+        signing = "verified"
+    else:
+        signing = "not signed"
+    released_by = (f"{author.name} ({author.role})" if author else
+                   f"{v.released_by.who} (typed)" if v.released_by else "")
+    approved = ("; ".join(f"{d.name} ({d.date})" for d in approvals) if approvals else
+                f"{v.approved_by.who} ({v.approved_by.date}; typed)" if v.approved_by else "")
+    return {"version": v.version, "status": status, "effective": v.effective.isoformat(), "signing": signing,
+            "released_by": released_by, "approved": approved,
+            "next_review": v.next_review.isoformat() if v.next_review and not draft else "", "hash": hash_,
+            "changelog": v.changelog, "decisions": [d.model_dump() for d in decided]}
 
 
 def _short_hash(h: str | None) -> str:
@@ -504,7 +530,12 @@ def _rehash(reg: Registry) -> int:
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
     changes[reg.lock_path] = ver.lock_text(lock)
-    commit(reg.root, changes)  # every snapshot and the lock, or none of them
+    from registry.signatures import LEGACY_FILE, resealed
+
+    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
+    if seal is not None:  # the history sealed before signing names the same versions by their new hashes
+        changes[reg.formulas_dir / LEGACY_FILE] = seal
+    commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
           f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")

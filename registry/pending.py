@@ -24,7 +24,11 @@ class Pending(BaseModel):
     state: str  # "awaiting approval" or "approved, awaiting its effective date"
     effective: dt.date
     drafted_by: SignOff | None = None
-    approved_by: SignOff | None = None
+    approved_by: SignOff | None = None  # the last approval
+    approvals: list[SignOff] = []  # every approval that counts under the policy (signed: verified ones only)
+    needed: int = 1  # approvals the policy requires
+    signing: str = "not signed"  # verified | invalid: WHY | not signed (typed, where the policy allows it)
+    keys: dict[str, str] = {}  # who -> the fingerprint of the key their verified decision was signed with
     reason: str
     changes: list[str]
     scoring_changed: bool
@@ -59,10 +63,41 @@ def pending_one(reg: Registry, c: Calculator) -> Pending | None:
     base = next((x.version for x in d.versions if x.status == VersionStatus.active), c.active.version)
     old, new = version_content(reg, c, base), version_content(reg, c, v.version)
     changes = diff(old, new) if new is not None else []
+    common = dict(slug=c.slug, name=c.name, version=v.version, base=base, effective=v.effective, reason=v.changelog,
+                  changes=[ch.line() for ch in changes], scoring_changed=bool(scoring_changes(changes)))
+    if v.decisions:
+        return _signed(reg, c, common)
     state = "approved, awaiting its effective date" if v.approved_by else "awaiting approval"
-    return Pending(slug=c.slug, name=c.name, version=v.version, base=base, state=state, effective=v.effective,
-                   drafted_by=v.released_by, approved_by=v.approved_by, reason=v.changelog,
-                   changes=[ch.line() for ch in changes], scoring_changed=bool(scoring_changes(changes)))
+    return Pending(**common, state=state, drafted_by=v.released_by, approved_by=v.approved_by,
+                   approvals=[v.approved_by] if v.approved_by else [])
+
+
+def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
+    """A draft with signed decisions: who drafted and approved it only as far as their signatures verify."""
+    from registry import signatures as sg
+
+    t = sg.trust(reg.formulas_dir)
+    a = sg.audit(reg, c, t)
+    mine = [x for x in a.checked if x.entry.in_draft]
+    counted, need, why = sg.draft_state(t, a, c.slug)
+
+    def signoff(x: sg.Checked) -> SignOff:
+        person = t.person(x.entry.d.principal)
+        return SignOff(who=person.name if person else x.entry.d.principal, role=x.entry.d.role, date=x.entry.d.date,
+                       reason=x.entry.d.reason or None)
+
+    ok = [x for x in mine if x.why is None]
+    author = next((signoff(x) for x in ok[:1] if x.entry.d.decision in ("release", "draft")), None)
+    approvals = [signoff(x) for x in ok if x.entry.d.decision == "approve" and x.entry.d.principal in counted]
+    if why:
+        state = "signature invalid: " + why[0]
+    elif len(counted) >= need:
+        state = "approved, awaiting its effective date"
+    else:
+        state = f"awaiting approval ({len(counted)} of {need})"
+    keys = {signoff(x).who: x.fingerprint or "" for x in ok}
+    return Pending(**common, state=state, drafted_by=author, approved_by=approvals[-1] if approvals else None,
+                   approvals=approvals, needed=need, signing="invalid: " + why[0] if why else "verified", keys=keys)
 
 
 def pending(reg: Registry) -> list[Pending]:
@@ -78,5 +113,6 @@ def row(p: Pending) -> dict[str, Any]:
             "effective": p.effective.isoformat(),
             "drafted_by": f"{p.drafted_by.who} ({p.drafted_by.role})" if p.drafted_by else "not recorded",
             "since": p.since.isoformat() if p.since else "not recorded",
-            "approved_by": f"{p.approved_by.who} ({p.approved_by.role})" if p.approved_by else "",
+            "approved_by": "; ".join(f"{a.who} ({a.role})" for a in p.approvals),
+            "approvals": f"{len(p.approvals)} of {p.needed}", "signing": p.signing, "keys": p.keys,
             "reason": p.reason, "changes": p.changes, "scoring_changed": p.scoring_changed}

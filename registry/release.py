@@ -154,6 +154,28 @@ def writing(root: Path | str | None) -> Iterator[Path]:
         clear_cache()
 
 
+def _apply_sets(calc: Calculator, rt: Any, assignments: dict[str, int | float], names: dict[str, str]) -> None:
+    """Set constants (and their labels) in a round-trip file, each checked against the constant's rules first."""
+    slug = calc.slug
+    consts = rt.get("constants") or {}
+    for name, value in assignments.items():
+        if name not in consts:
+            raise ReleaseError(f"{slug} has no constant {name!r}; constants: {', '.join(consts) or 'none'}")
+        problem = constant_problem(calc.constants[name], value)
+        if problem:
+            raise ReleaseError(f"--set {name}={value!r}: {problem} (formulas/{slug}.yaml constants.{name})")
+        consts[name]["value"] = value
+        label = calc.constants[name].label
+        if label and name not in names:
+            raise ReleaseError(f"--set {name}: this constant's value is the {label!r} (texts show the name beside "
+                               f"the number); say what the new value is called with --label {name}=NAME (or "
+                               f"--label {name}={label!r} to keep it)")
+    for name, text in names.items():
+        if name not in consts:
+            raise ReleaseError(f"--label: {slug} has no constant {name!r}")
+        consts[name]["label"] = text
+
+
 def _loaded(root: Path, doing: str) -> Registry:
     reg = load(root)
     if reg.problems:
@@ -442,11 +464,32 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         pol = _policy(reg)
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
+        dirty = unreleased(reg)
+        others = {s: why for s, why in dirty.items()
+                  if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
+        if others and set(others) <= set(dependants(reg, c.slug)):
+            raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
+                               "add --with-dependants to release them with it")
+        if others:
+            raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
+                               "release carries only its own change: "
+                               + "; ".join(f"{s} ({why})" for s, why in others.items()))
+        if assignments and c.slug in dirty:
+            raise ReleaseError(f"{c.slug} has unreleased hand edits ({dirty[c.slug]}): release them with "
+                               "`formula release` or undo them before `formula fix`")
+        pending = [s for s in targets if draft_path(reg, s).exists()]
+        if pending:
+            raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
+                               + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
         signer: tuple[Any, str] | None = None
         forced = False
+        if effective < c.active.effective:
+            raise ReleaseError(f"--date {effective} is before {c.slug} {c.active.version}'s effective date "
+                               f"{c.active.effective}")
+        _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
         if signing(pol, key):
             _, ident, acting = _identity(reg, key, by, role, today)
-            who: tuple[str, str] | None = (ident.principal, acting)
+            who: tuple[str, str] | None = (f"{ident.person.name} ({ident.principal})", acting)
             signer = (ident, acting)
             direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
             forced = not draft and not direct
@@ -465,23 +508,6 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
                 and pol.role_allowed(who[1])
             draft = draft or (effective > today and not self_approved)
-        dirty = unreleased(reg)
-        others = {s: why for s, why in dirty.items()
-                  if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
-        if others and set(others) <= set(dependants(reg, c.slug)):
-            raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
-                               "add --with-dependants to release them with it")
-        if others:
-            raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
-                               "release carries only its own change: "
-                               + "; ".join(f"{s} ({why})" for s, why in others.items()))
-        if assignments and c.slug in dirty:
-            raise ReleaseError(f"{c.slug} has unreleased hand edits ({dirty[c.slug]}): release them with "
-                               "`formula release` or undo them before `formula fix`")
-        pending = [s for s in targets if draft_path(reg, s).exists()]
-        if pending:
-            raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
-                               + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
         waiting = draft or effective > today
         plan = _Plan(reg)
         released: list[str] = []
@@ -494,24 +520,7 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             path = reg.paths[slug]
             rt = rt_load(path)
             if slug == c.slug:
-                consts = rt.get("constants") or {}
-                for name, value in assignments.items():
-                    if name not in consts:
-                        raise ReleaseError(f"{slug} has no constant {name!r}; constants: {', '.join(consts) or 'none'}")
-                    problem = constant_problem(calc.constants[name], value)
-                    if problem:
-                        raise ReleaseError(f"--set {name}={value!r}: {problem} (formulas/{slug}.yaml "
-                                           f"constants.{name})")
-                    consts[name]["value"] = value
-                    label = calc.constants[name].label
-                    if label and name not in names:
-                        raise ReleaseError(f"--set {name}: this constant's value is the {label!r} (texts show the "
-                                           f"name beside the number); say what the new value is called with "
-                                           f"--label {name}=NAME (or --label {name}={label!r} to keep it)")
-                for name, text in names.items():
-                    if name not in consts:
-                        raise ReleaseError(f"--label: {slug} has no constant {name!r}")
-                    consts[name]["label"] = text
+                _apply_sets(calc, rt, assignments, names)
             new_version = ver.bump(old.version, part)
             note = reason if slug == c.slug else f"{reason} (released with its dependency {c.slug})"
             entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,
@@ -773,7 +782,7 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
                 raise ReleaseError(f"a draft of {c.slug} waits: approve or reject it first (its signatures chain to "
                                    "the decision log as it stands, so a review cannot come between)")
             _, ident, acting = _identity(reg, key, who, role, when)
-            person = (ident.principal, acting)
+            person = (ident.person.name, acting)
             content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
             item.setdefault("decisions", []).append(_sign(
                 ident, acting, slug=c.slug, version=v.version, content=content, effective=v.effective,
@@ -849,4 +858,4 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
-    return ident.principal, acting
+    return ident.person.name, acting

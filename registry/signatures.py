@@ -190,6 +190,31 @@ def trust(formulas_dir: Path) -> Trust:
     return Trust(pol, text, signers, problems, legacy)
 
 
+def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
+    """The sealed history with the content hashes `formula lock --rehash` rewrote; None when nothing sealed moved.
+
+    Rehash verifies every released version under the old scheme first, so the content sealed is the content
+    rehashed. Signed decisions name lock hashes too: rehash before signing."""
+    from registry.yamlio import dump, load_file
+
+    path = formulas_dir / LEGACY_FILE
+    if not path.exists():
+        return None
+    data = load_file(path) or {}
+    moved = False
+    for slug, versions in data.items():
+        for version, entry in (versions or {}).items():
+            old, new = before.get(slug, {}).get(version), after.get(slug, {}).get(version)
+            if isinstance(entry, dict) and new is not None and new != old and entry.get("content") != new:
+                entry["content"] = new
+                moved = True
+    if not moved:
+        return None
+    header = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+                     if line.startswith("#"))
+    return header + dump(data)
+
+
 def record_hash(v: Version) -> str:
     """A hash of a version's record as recorded before signing (status, decisions and reviews may move later)."""
     from registry.versions import content_hash
@@ -389,6 +414,7 @@ def _reviews(v: Version, mine: list[Checked], seal: dict[str, Any] | None, rel: 
              problems: list[tuple[str, int, str, str]]) -> None:
     """last_review and next_review say what the last signed review signed (or what was sealed before signing)."""
     reviews = [x.entry.d for x in mine if x.entry.d.decision == "review"]
+    want: tuple[str | None, str | None]
     if reviews:
         want = (reviews[-1].date.isoformat(), reviews[-1].next_review.isoformat() if reviews[-1].next_review else None)
     elif seal is not None:
@@ -420,7 +446,11 @@ def check(reg: Registry) -> None:
     t = trust(reg.formulas_dir)
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
+    from registry.versions import LOCK_FORMAT, lock_format
+
     lock = read_lock(reg.lock_path) if reg.lock_path.exists() else {}
+    if lock_format(reg.lock_path) != LOCK_FORMAT:
+        return  # hashes of an older scheme cannot match what was sealed or signed: `formula lock --rehash` first
     for slug, sealed in sorted(t.legacy.items()):
         c = reg.calculators.get(slug)
         gone = sorted(set(sealed) - {v.version for v in c.versions}) if c is not None else []

@@ -122,3 +122,23 @@ def committee(root: Path, people: dict[str, tuple[str, list[str]]] | None = None
         add_person(root, principal, name, roles, keys[principal])
     set_policy(root, **{"approver_roles": APPROVER_ROLES, **policy})
     return Committee(root, keys)
+
+
+def keys_of(root: Path, people: dict[str, tuple[str, list[str]]] | None = None) -> Committee:
+    """The keys `committee` gave `root`'s people (keys are made once per run and name)."""
+    return Committee(root, {p: make_key(p) for p in (people or PEOPLE)})
+
+
+def maintained(root: Path, monkeypatch: pytest.MonkeyPatch, **policy: object) -> Committee:
+    """`committee(root, **policy)` with $FORMULA_SIGNING_KEY set to the author's key (subprocesses inherit it)."""
+    from registry.deciding import KEY_ENV
+
+    c = committee(root, **policy)
+    monkeypatch.setenv(KEY_ENV, str(c.keys["author"]))
+    return c
+
+
+def solo(root: Path, monkeypatch: pytest.MonkeyPatch) -> Committee:
+    """A registry whose policy lets its signed maintainer release at once (four eyes off, any role approves):
+    for tests about something other than approval; `formula fix` signs with $FORMULA_SIGNING_KEY."""
+    return maintained(root, monkeypatch, four_eyes=False, approver_roles=[])

@@ -13,6 +13,7 @@ from registry.versions import bump
 from solver.data import REFERENCE_CASES, read_cases
 from solver.library import compute
 from solver.scoring import is_correct
+from tests.helpers import solo
 
 SLUG = "sodium-correction-hyperglycemia"
 CASES = read_cases(REFERENCE_CASES)
@@ -44,9 +45,10 @@ def test_committed_catalogue_matches_a_fresh_render(tmp_path: Path, capsys: pyte
             f"formulas/texts/{name} is stale: run `formula texts render` and commit the result")
 
 
-def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    solo(tmp_path, monkeypatch)  # a signed maintainer who may release at once
     root = str(tmp_path)
     index = str(PROJECT_ROOT / "formulas" / "texts" / "index.json")
     calc = load(root).calculators[SLUG]
@@ -95,11 +97,12 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
                                                                             (v2, "active")]
 
 
-def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
     import subprocess
 
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    solo(tmp_path, monkeypatch)  # a signed maintainer who may release at once
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     subprocess.run(git + ["add", "-A"], cwd=tmp_path, check=True)

@@ -18,7 +18,7 @@ from registry.loader import PROJECT_ROOT, Registry, get_registry
 from registry.schema import Calculator, Guideline, Input
 from registry.versions import content, content_hash, read_lock, released_content
 from registry.yamlio import load_text, rt_dump, rt_load
-from tests.helpers import run
+from tests.helpers import run, solo
 from tests.hostile.helpers import edit_yaml, formula, hostile_copy, problems
 
 CG = "creatinine-clearance-cockcroft-gault"
@@ -167,9 +167,10 @@ def test_validate_names_the_edited_guideline_for_every_citing_calculator(tmp_pat
 
 
 def test_a_guideline_edit_is_released_one_citing_calculator_at_a_time(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     citing = _citing()
     root = hostile_copy(tmp_path)
+    solo(root, monkeypatch)  # a signed maintainer who may release at once
     edit_yaml(root / "guidelines" / f"{GUIDELINE}.yaml", GUIDELINE_PAYLOADS[1][1])
     for n, s in enumerate(citing):
         code, out, err = run(capsys, "release", s, "--reason", "guideline summary corrected", "--root", str(root))
@@ -178,8 +179,10 @@ def test_a_guideline_edit_is_released_one_citing_calculator_at_a_time(
         assert left == [f"formulas/{x}.yaml" for x in citing[n + 1:]], left
 
 
-def test_released_edit_of_a_shown_field_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_released_edit_of_a_shown_field_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     root = hostile_copy(tmp_path)
+    solo(root, monkeypatch)  # a signed maintainer who may release at once
     edit_yaml(root / "formulas" / f"{CG}.yaml", PAYLOADS[0][2])
     code, _, err = run(capsys, "release", CG, "--reason", "name clarified", "--root", str(root))
     assert code == 0, err

@@ -16,20 +16,21 @@ from formula_site.pending_pages import calculator_section, overview_section
 from registry import clock
 from registry.loader import load
 from solver.library import compute
+from tests.helpers import PEOPLE, committee
 from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, copy_registry, fingerprint, formula, problems
 
 TODAY = clock.today()
 ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
-A = ("A. Author", "clinical informatician")
-B = ("B. Chair", "chair, drug and therapeutics committee")
+A = (PEOPLE["author"][0], PEOPLE["author"][1][0])  # (name, role) as governance.yaml people: has them
+B = (PEOPLE["chair"][0], PEOPLE["chair"][1][0])
 
 
-def _as(who: tuple[str, str]) -> list[str]:
-    return ["--by", who[0], "--role", who[1]]
-
-
-def test_a_committee_week(capsys, tmp_path: Path) -> None:
+def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:
     root = copy_registry(tmp_path / "reg")
+    people = committee(root)
+
+    def _as(who: tuple[str, str]) -> list[str]:  # each person signs with their own key
+        return people.args("author" if who == A else "chair")
     index_before = tmp_path / "index-before.json"
     shutil.copy(root / "formulas" / "texts" / "index.json", index_before)
     results = tmp_path / "run" / "results.jsonl"  # a stored run, made with the current text
@@ -44,11 +45,12 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
                              "--label", "correction_per_mg_dl_glucose=Katz factor",
                              "--reason", "Katz 1973 factor", "--draft", "--date", later, *_as(A))
-    assert code == 0 and f"drafted {NEW}" in out and "someone other than A. Author" in out, err
+    assert code == 0 and f"drafted {NEW}" in out and f"someone other than {A[0]} (author)" in out, err
     assert "reference cases sodium-correction-hyperglycemia:" in out  # the draft's effect on the cases, before approval
     code, out, _ = formula(capsys, root, "pending", "--format", "json")
     [p] = json.loads(out)
-    assert (p["slug"], p["version"], p["base"], p["state"]) == (SODIUM, NEW, OLD, "awaiting approval")
+    assert (p["slug"], p["version"], p["base"], p["state"]) == (SODIUM, NEW, OLD, "awaiting approval (0 of 1)")
+    assert p["signing"] == "verified"
     assert (p["drafted_by"], p["since"], p["effective"]) == (f"{A[0]} ({A[1]})", TODAY.isoformat(), later)
     assert p["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL",
                             "constant correction_per_mg_dl_glucose label: Hillier factor -> Katz factor"]
@@ -60,11 +62,12 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     assert "Awaiting approval" in overview_section(reg) and SODIUM in overview_section(reg)
     assert any(f"Version {NEW}" in line for line in calculator_section(reg, reg.calculators[SODIUM]))
 
-    # A may not approve A's own change; nothing is written
+    # A may not approve A's own change, whatever --by says; nothing is written
     before = fingerprint(root)
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *_as(("a. author ", A[1])), "--reason", "mine")
-    assert code == 1 and "cannot also approve it" in err
-    assert "a. author" in err and "(A. Author)" in err  # names both the approver and the author
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *_as(A), "--reason", "mine")
+    assert code == 1 and "author cannot approve" in err and "four eyes" in err
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *_as(A), "--by", "chair", "--reason", "mine")
+    assert code == 1 and "is not who this key is: it is author's key" in err
     assert fingerprint(root) == before
 
     # B approves, with a role and a reason: it waits for its date
@@ -75,10 +78,9 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     [p] = json.loads(out)
     assert p["state"] == "approved, awaiting its effective date" and p["approved_by"] == f"{B[0]} ({B[1]})"
 
-    # Thursday: its day comes (the draft's date moved to today, as the calendar would), activate
+    # Thursday: its day comes (the registry's clock reads the day from $FORMULA_TODAY), activate
     draft = root / "formulas" / "drafts" / f"{SODIUM}.yaml"
-    draft.write_text(draft.read_text(encoding="utf-8").replace(f"effective: {later}", f"effective: {TODAY}"),
-                     encoding="utf-8")
+    monkeypatch.setenv(clock.ENV, later)
     code, out, err = formula(capsys, root, "activate")
     assert code == 0 and f"activated {SODIUM} {NEW}" in out, err
     assert "reference cases sodium-correction-hyperglycemia:" in out and "this release changes answers" in out
@@ -87,13 +89,13 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
     assert problems(root) == []
 
     # the changelog names author, approver and reason; the change comes before the day's migrations
-    code, out, _ = formula(capsys, root, "changelog", "--since", TODAY.isoformat(), "--format", "json")
+    code, out, _ = formula(capsys, root, "changelog", "--since", later, "--format", "json")
     entries = json.loads(out)
     at = next(n for n, e in enumerate(entries) if (e["slug"], e["version"]) == (SODIUM, NEW))
     first = entries[at]
     assert (first["released_by"], first["approved_by"], first["approval_reason"]) == (A[0], B[0], "agreed at committee")
     assert not first["bulk"] and all(not e["bulk"] for e in entries[:at])  # before the day's bulk migrations
-    code, out, _ = formula(capsys, root, "changelog", "--since", TODAY.isoformat())
+    code, out, _ = formula(capsys, root, "changelog", "--since", later)
     assert f"Approved by {B[0]} ({B[1]}) on {TODAY}: agreed at committee." in out and "not recorded" not in out
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW, "--format", "json")
     d = json.loads(out)
@@ -107,10 +109,11 @@ def test_a_committee_week(capsys, tmp_path: Path) -> None:
                              "--draft", *_as(A))
     assert code == 0, err
     code, out, err = formula(capsys, root, "reject", SODIUM, NEWER, *_as(B), "--reason", "no evidence for 90 mg/dL")
-    assert code == 0 and "rejected by B. Chair" in out, err
+    assert code == 0 and f"rejected by {B[0]}" in out, err
     assert not draft.exists() and load(root).calculators[SODIUM].active.version == NEW
     log = (root / "formulas" / "drafts" / "rejected" / f"{SODIUM}.yaml").read_text(encoding="utf-8")
-    assert "no evidence for 90 mg/dL" in log and A[0] in log and B[0] in log
+    assert "no evidence for 90 mg/dL" in log and "principal: author" in log and "principal: chair" in log
+    assert "decision: reject" in log
     assert formula(capsys, root, "pending")[1].startswith("nothing pending") and problems(root) == []
 
     # the pipeline: the stored run and the catalogue are now out of date, and the checks say so

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
+from tests.helpers import PEOPLE, committee, solo
 from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, problems
 
 FORK = multiprocessing.get_context("fork")
@@ -28,8 +29,9 @@ def _cli(root: Path, *argv: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_two_fixes_at_once_both_land_in_order(tmp_path: Path) -> None:
+def test_two_fixes_at_once_both_land_in_order(tmp_path: Path, monkeypatch) -> None:
     root = copy_registry(tmp_path)
+    solo(root, monkeypatch)  # a signed maintainer who may release at once ($FORMULA_SIGNING_KEY, inherited)
     procs = [_cli(root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
                   "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz"),
              _cli(root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "reference")]
@@ -43,11 +45,62 @@ def test_two_fixes_at_once_both_land_in_order(tmp_path: Path) -> None:
 
 def test_two_reviews_at_once_keep_both_signoffs(tmp_path: Path) -> None:
     root = copy_registry(tmp_path)
-    procs = [_cli(root, "review", SODIUM, "--by", name, "--role", "pharmacist") for name in ("Ada", "Ben")]
+    people = committee(root)
+    procs = [_cli(root, "review", SODIUM, *people.args(who)) for who in ("chair", "pharmacist")]
     outs = [p.communicate(timeout=120) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outs
+    assert problems(root) == []  # both signed, and chained one after the other
+    reviews = load(root).calculators[SODIUM].active.decisions
+    assert sorted(d.principal for d in reviews) == ["chair", "pharmacist"] and reviews[1].previous is not None
+
+
+APPROVERS = {"chair": PEOPLE["chair"], "pharmacist": PEOPLE["pharmacist"],
+             "deputy": ("D. Deputy Chair", ["chair"]), "author": PEOPLE["author"]}
+
+
+def _draft_for_approval(tmp_path: Path, required: int) -> tuple[Path, object]:
+    root = copy_registry(tmp_path)
+    people = committee(root, APPROVERS, approvals_required=required)
+    done = subprocess.run([sys.executable, "-m", "cli.main", "fix", SODIUM, "--set", "reference_glucose=90",
+                           "--reason", "k of n", *people.args("author"), "--root", str(root)], cwd=PROJECT_ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "drafted" in done.stdout, done.stderr
+    return root, people
+
+
+def test_k_of_n_approvals_by_concurrent_processes_are_neither_lost_nor_double_counted(tmp_path: Path) -> None:
+    root, people = _draft_for_approval(tmp_path, required=3)
+    procs = [_cli(root, "approve", SODIUM, NEW, "--reason", f"agreed ({who})", *people.args(who))
+             for who in ("chair", "pharmacist", "deputy")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0, 0], outs
+    assert sum("now active" in out for out, _ in outs) == 1  # the third approval, whichever came last
+    c = load(root).calculators[SODIUM]
+    assert c.active.version == NEW
+    assert sorted(d.principal for d in c.active.decisions if d.decision == "approve") == ["chair", "deputy",
+                                                                                         "pharmacist"]
     assert problems(root) == []
-    assert sorted(s.who for s in load(root).calculators[SODIUM].active.signoffs) == ["Ada", "Ben"]
+
+
+def test_two_of_three_approvers_at_once_make_it_active_once(tmp_path: Path) -> None:
+    root, people = _draft_for_approval(tmp_path, required=2)
+    procs = [_cli(root, "approve", SODIUM, NEW, "--reason", "agreed", *people.args(who))
+             for who in ("chair", "pharmacist", "deputy")]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert sorted(p.returncode for p in procs) == [0, 0, 1], outs
+    assert any("no draft waiting" in err for _, err in outs)  # the third came after it became active
+    c = load(root).calculators[SODIUM]
+    assert c.active.version == NEW and len([d for d in c.active.decisions if d.decision == "approve"]) == 2
+    assert problems(root) == []
+
+
+def test_one_approver_twice_at_once_counts_once(tmp_path: Path) -> None:
+    root, people = _draft_for_approval(tmp_path, required=2)
+    procs = [_cli(root, "approve", SODIUM, NEW, "--reason", "agreed", *people.args("chair")) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert sorted(p.returncode for p in procs) == [0, 1], outs
+    assert any("already approved" in err for _, err in outs)
+    assert load(root).calculators[SODIUM].active.version == OLD and problems(root) == []
 
 
 def _fix_child(root: str, events) -> None:
@@ -87,7 +140,7 @@ def _state(root: Path) -> tuple[str, float]:
     return c.active.version, c.constants["correction_per_mg_dl_glucose"].value
 
 
-def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tmp_path: Path) -> None:
+def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tmp_path: Path, monkeypatch) -> None:
     from cli.main import main
 
     old, new = (OLD, 0.024), (NEW, 0.016)
@@ -98,6 +151,7 @@ def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tm
     points = iter([0, 1, 2, 3, 5, 7, 9, 11, 12, 13, 99])
     runs = 0
     base = copy_registry(tmp_path / "base")
+    solo(base, monkeypatch)  # the forked child signs with $FORMULA_SIGNING_KEY and releases at once
     while True:
         step = next(points)
         runs += 1

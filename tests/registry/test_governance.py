@@ -12,14 +12,23 @@ from registry.changelog import ChangelogEntry, changelog
 from registry.loader import load
 from registry.versions import bump
 from solver.library import OutOfRange, compute
+from tests.helpers import Committee, keys_of, maintained, solo
 from tests.registry.helpers import NEW, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, fingerprint, formula, problems
 
 TODAY = clock.today()
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    return copy_registry(tmp_path)
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy whose signed maintainer ($FORMULA_SIGNING_KEY) may release at once: these tests are not about approval."""
+    root = copy_registry(tmp_path)
+    solo(root, monkeypatch)
+    return root
+
+
+@pytest.fixture()
+def people(root: Path) -> Committee:
+    return keys_of(root)
 
 
 def _yaml(root: Path, slug: str = SODIUM) -> str:
@@ -32,10 +41,9 @@ def test_fix_keeps_comments_order_and_writes_no_anchors(capsys, root: Path) -> N
         "intended_use: diagnosis", "intended_use: diagnosis  # see Table 11"), encoding="utf-8")
     before = _yaml(root)
     code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
-                           "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz factor",
-                           "--by", "A. Reviewer", "--role", "pharmacist")
+                           "--label", "correction_per_mg_dl_glucose=Katz factor", "--reason", "Katz factor")
     assert code == 0, err
-    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "B. Nurse", "--role", "nurse")
+    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "author")
     assert code == 0, err
     after = _yaml(root)
     assert "# maintained by the renal pharmacy group" in after and "# see Table 11" in after
@@ -68,7 +76,8 @@ def test_repeated_set_applies_every_assignment(capsys, root: Path) -> None:
     (["--set", "reference_glucose=ninety", "--reason", "x"], "not a number"),
     (["--set", "no_such_constant=1", "--reason", "x"], "no constant"),
     (["--set", "reference_glucose=90", "--set", "reference_glucose=95", "--reason", "x"], "twice"),
-    (["--set", "reference_glucose=90", "--reason", "x", "--by", "A"], "--role"),
+    (["--set", "reference_glucose=90", "--reason", "x", "--by", "someone-else"], "not who this key is"),
+    (["--set", "reference_glucose=90", "--reason", "x", "--role", "chair"], "not one of author's roles"),
     (["--set", "reference_glucose=90", "--reason", "x", "--date", "2000-01-01"], "before"),
 ])
 def test_bad_fix_arguments_are_refused_before_anything_is_written(capsys, root: Path, argv, message) -> None:
@@ -106,15 +115,15 @@ def test_empty_calculator_file_is_an_error_naming_it(capsys, root: Path, content
 
 def test_review_dates_are_checked(capsys, root: Path) -> None:
     future = (TODAY + dt.timedelta(days=30)).isoformat()
-    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "A", "--role", "r", "--date", future)
+    code, _, err = formula(capsys, root, "review", SODIUM, "--date", future)
     assert code == 1 and "future" in err
-    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "A", "--role", "r", "--date", "2020-01-01")
+    code, _, err = formula(capsys, root, "review", SODIUM, "--date", "2020-01-01")
     assert code == 1 and "took effect" in err
-    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "A", "--role", "r", "--date", TODAY.isoformat())
+    code, _, err = formula(capsys, root, "review", SODIUM, "--date", TODAY.isoformat())
     assert code == 0, err
     effective = load(root).calculators[SODIUM].active.effective
     if effective < TODAY:
-        code, _, err = formula(capsys, root, "review", SODIUM, "--by", "B", "--role", "r", "--date",
+        code, _, err = formula(capsys, root, "review", SODIUM, "--date",
                                effective.isoformat())
         assert code == 1 and "last review" in err
 
@@ -158,7 +167,7 @@ def test_due_overdue_and_json_nulls(capsys, root: Path) -> None:
     code, out, _ = formula(capsys, root, "due", "--format", "json")
     rows = json.loads(out)
     assert code == 0 and rows and all(r["last_review"] is None and r["next_review"] is None for r in rows)
-    formula(capsys, root, "review", SODIUM, "--by", "A", "--role", "r", "--next-due",
+    formula(capsys, root, "review", SODIUM, "--next-due",
             (TODAY + dt.timedelta(days=10)).isoformat())
     later = (TODAY + dt.timedelta(days=20)).isoformat()
     code, out, _ = formula(capsys, root, "due", "--overdue", "--on", later, "--format", "json")
@@ -200,27 +209,29 @@ def test_stale_results_name_changed_texts(capsys, root: Path, tmp_path: Path) ->
     assert code == 1 and "not JSON lines" in err
 
 
-def test_future_effective_date_keeps_the_old_version_active(capsys, root: Path) -> None:
+def test_future_effective_date_keeps_the_old_version_active(capsys, tmp_path: Path, monkeypatch) -> None:
+    root = copy_registry(tmp_path / "four-eyes")
+    people = maintained(root, monkeypatch)  # four eyes: the author's fix waits for someone else's approval
     tomorrow = (TODAY + dt.timedelta(days=1)).isoformat()
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "x",
-                             "--date", tomorrow, "--by", "A", "--role", "pharmacist")
-    assert code == 0 and "active stays" in out and "awaits approval by someone other than A" in out, err
+                             "--date", tomorrow)
+    assert code == 0 and f"{OLD} stays active" in out and "by someone other than R. Maintainer (author)" in out, err
+    assert f"effective {tomorrow} once approved" in out
     assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},
                    registry=load(root)).version == OLD
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out
-    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"), "--reason", "ok")
     assert code == 0 and f"stays active until {tomorrow}" in out, err
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out  # approved, but its day has not come
     code, _, err = formula(capsys, root, "activate", "--on", tomorrow)
     assert code == 1 and "future" in err
-    # the day comes: simulate it by moving the draft's effective date to today
+    # the day comes (the registry's clock, registry.clock, reads its day from the environment)
     draft = root / "formulas" / "drafts" / f"{SODIUM}.yaml"
-    draft.write_text(draft.read_text(encoding="utf-8").replace(f"effective: {tomorrow}",
-                                                               f"effective: {TODAY.isoformat()}"), encoding="utf-8")
+    monkeypatch.setenv(clock.ENV, tomorrow)
     code, out, err = formula(capsys, root, "activate")
     assert code == 0 and f"{SODIUM} {NEW}" in out, err
     assert load(root).calculators[SODIUM].active.version == NEW and not draft.exists()
@@ -238,8 +249,7 @@ def test_release_with_dependants(capsys, root: Path) -> None:
     m = re.search(r"male_base_weight:\n(?:.*\n)*?\s+value: ([\d.]+)", text)
     assert m
     p.write_text(text[:m.start(1)] + "50.1" + text[m.end(1):], encoding="utf-8")
-    code, out, err = formula(capsys, root, "release", "ideal-body-weight", "--reason", "test", "--with-dependants",
-                             "--by", "A", "--role", "pharmacist")
+    code, out, err = formula(capsys, root, "release", "ideal-body-weight", "--reason", "test", "--with-dependants")
     assert code == 0, err
     after = load(root)
     assert after.calculators["ideal-body-weight"].active.version == bump(
@@ -252,13 +262,12 @@ def test_release_with_dependants(capsys, root: Path) -> None:
 
 def test_changelog_function_and_command(capsys, root: Path) -> None:
     before = len(changelog(load(root)))
-    formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "why not",
-            "--by", "A. Person", "--role", "pharmacist")
+    formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=90", "--reason", "why not")
     entries = changelog(load(root), since=TODAY)
     assert entries and isinstance(entries[0], ChangelogEntry)
     e = next(x for x in entries if x.slug == SODIUM)
-    assert (e.version, e.status, e.released_by, e.role, e.reason) == (NEW, "active", "A. Person", "pharmacist",
-                                                                      "why not")
+    assert (e.version, e.status, e.released_by, e.role, e.reason) == (NEW, "active", "R. Maintainer",
+                                                                      "clinical informatician", "why not")
     assert e.changes == ["constant reference_glucose: 100 -> 90 mg/dL"]
     assert len(changelog(load(root))) == before + 1
     code, out, _ = formula(capsys, root, "changelog", "--since", TODAY.isoformat(), "--format", "json")
@@ -294,19 +303,18 @@ def test_changelog_since_a_git_ref(capsys, root: Path) -> None:
     assert [(e["slug"], e["version"]) for e in json.loads(out)] == [(SODIUM, NEW)]
 
 
-def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, root: Path) -> None:
+def test_hand_edits_released_as_a_draft_leave_the_live_file_as_released(capsys, root: Path, people) -> None:
     path = root / "formulas" / f"{SODIUM}.yaml"
     released = path.read_text(encoding="utf-8")
     head, tail = released.replace("range: [10, 3000]", "range: [10, 2500]").rsplit("lowers the sodium.", 1)
     path.write_text(head + "lowers the sodium (a negative correction)." + tail, encoding="utf-8")  # the active text
-    code, out, err = formula(capsys, root, "release", SODIUM, "--reason", "narrower glucose range", "--draft",
-                             "--by", "A", "--role", "pharmacist")
+    code, out, err = formula(capsys, root, "release", SODIUM, "--reason", "narrower glucose range", "--draft")
     assert code == 0 and f"drafted {NEW}" in out, err
     assert path.read_text(encoding="utf-8") == released  # users keep the released version, byte for byte
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
     assert "+The correction applies" in out and "input Glucose range: [10, 3000] -> [10, 2500]" in out
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"), "--reason", "ok")
     assert code == 0, err
     c = load(root).calculators[SODIUM]
     assert c.input("Glucose").range == (10, 2500) and "negative correction" in c.active.text

@@ -12,7 +12,9 @@ from registry.changelog import ChangelogEntry, _ordered, grouped, markdown
 from registry.diffing import diff
 from registry.loader import load
 from registry.schema import VersionStatus
+from registry.signatures import decision_views
 from solver.data import REFERENCE_CASES, read_cases
+from tests.helpers import Committee, keys_of, maintained, set_policy
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, fingerprint, formula, problems
 
 TODAY = clock.today()
@@ -21,99 +23,123 @@ KATZ = ["correction_per_mg_dl_glucose=0.016", "--label", "correction_per_mg_dl_g
 
 
 @pytest.fixture()
-def root(tmp_path: Path) -> Path:
-    return copy_registry(tmp_path)
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A copy with the test committee (tests.helpers.PEOPLE); the author's key is $FORMULA_SIGNING_KEY."""
+    root = copy_registry(tmp_path)
+    maintained(root, monkeypatch)
+    return root
 
 
-def _draft(capsys, root: Path, by: str = "A", role: str = "pharmacist") -> None:
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft",
-                           "--by", by, "--role", role)
+@pytest.fixture()
+def people(root: Path) -> Committee:
+    return keys_of(root)
+
+
+def _draft(capsys, root: Path, *argv: str) -> None:
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft", *argv)
     assert code == 0, err
 
 
 # ---------------------------------------------------------------------- four eyes and the policy file
 
 
-def test_a_draft_must_name_its_author(capsys, root: Path) -> None:
+def test_a_decision_needs_a_key(capsys, root: Path, monkeypatch) -> None:
+    monkeypatch.delenv("FORMULA_SIGNING_KEY")
     before = fingerprint(root)
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft")
-    assert code == 1 and "--draft needs --by and --role" in err and fingerprint(root) == before
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft",
+                           "--by", "author", "--role", "clinical informatician")
+    assert code == 1 and "give --key PATH" in err and fingerprint(root) == before
 
 
-def test_approval_needs_a_reason_and_records_it(capsys, root: Path) -> None:
+def test_approval_needs_a_reason_and_records_it_signed(capsys, root: Path, people: Committee) -> None:
     _draft(capsys, root)
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", " ")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"), "--reason", " ")
     assert code == 1 and "--reason" in err
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "ok")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"), "--reason", "ok")
     assert code == 0, err
     v = load(root).calculators[SODIUM].active
-    assert v.approved_by is not None and (v.approved_by.who, v.approved_by.role, v.approved_by.reason) == (
-        "B", "chair", "ok") and v.approved_by.date == TODAY == v.approved
+    assert v.approved_by is None and v.approved is None  # nothing typed: the decision is the signed record
+    d = v.decisions[-1]
+    assert (d.decision, d.principal, d.role, d.reason, d.date) == ("approve", "chair", "chair", "ok", TODAY)
+    assert [(x.decision, x.state, x.name) for x in decision_views(root, SODIUM) if x.version == NEW] == [
+        ("draft", "verified", "R. Maintainer"), ("approve", "verified", "Dr A. Chair")]
 
 
-def test_policy_can_allow_self_approval_and_limit_roles(capsys, root: Path) -> None:
-    (root / POLICY).parent.mkdir(parents=True)
-    (root / POLICY).write_text("four_eyes: false\napprover_roles: [Chair]\n", encoding="utf-8")
+def test_policy_can_allow_self_approval_and_limit_roles(capsys, root: Path, people: Committee) -> None:
+    set_policy(root, four_eyes=False, approver_roles=["Chair"],
+               people={**_people(root), "author": {"name": "R. Maintainer", "roles": ["pharmacist", "chair"]}})
     assert problems(root) == []
-    _draft(capsys, root, by="A", role="chair")
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "A", "--role", "pharmacist", "--reason", "x")
-    assert code == 1 and "role 'pharmacist' may not approve" in err and "Chair" in err
-    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "A", "--role", "chair", "--reason", "x")
+    _draft(capsys, root)
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--role", "pharmacist", "--reason", "x")
+    assert code == 1 and "'pharmacist', which may not approve" in err and "Chair" in err
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--role", "nurse", "--reason", "x")
+    assert code == 1 and "not one of author's roles" in err  # a role typed at the prompt is not a role held
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--role", "chair", "--reason", "x")
     assert code == 0 and "now active" in out, err
+    assert problems(root) == []
+
+
+def _people(root: Path) -> dict:
+    import yaml
+
+    return yaml.safe_load((root / POLICY).read_text(encoding="utf-8"))["people"]
 
 
 def test_the_policy_file_has_a_schema(capsys, root: Path) -> None:
     code, out, _ = formula(capsys, root, "schema", "--kind", "policy")
-    assert code == 0 and set(json.loads(out)["properties"]) == {"four_eyes", "approver_roles"}
+    assert code == 0 and set(json.loads(out)["properties"]) == {
+        "require_signatures", "four_eyes", "approver_roles", "approvals_required", "approvals_required_for", "people"}
 
 
 def test_a_future_dated_fix_is_not_approved_by_nobody(capsys, root: Path) -> None:
     later = (TODAY + dt.timedelta(days=7)).isoformat()
-    code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later,
-                             "--by", "A", "--role", "pharmacist")
-    assert code == 0 and "awaits approval by someone other than A" in out and "approved by" not in out, err
+    code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later)
+    assert code == 0 and "someone other than R. Maintainer (author)" in out and "approved by" not in out, err
     draft = (root / "formulas" / "drafts" / f"{SODIUM}.yaml").read_text(encoding="utf-8")
-    assert "approved_by" not in draft and "approved:" not in draft
-    # with a policy that allows it, the author's release is their approval, recorded as such
+    assert "approved_by" not in draft and "decision: approve" not in draft
+    # with a policy that allows it, the author's signed release is their approval, recorded as such
     (root / "formulas" / "drafts" / f"{SODIUM}.yaml").unlink()
-    (root / POLICY).parent.mkdir(parents=True)
-    (root / POLICY).write_text("four_eyes: false\n", encoding="utf-8")
-    code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later,
-                             "--by", "A", "--role", "pharmacist")
+    set_policy(root, four_eyes=False, approver_roles=[])
+    code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--date", later)
     assert code == 0 and f"approved, effective {later}" in out, err
+    assert "decision: release" in (root / "formulas" / "drafts" / f"{SODIUM}.yaml").read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("content, message", [
     ("four_eyes: maybe\n", "four_eyes"),
     ("approvers: [chair]\n", "unknown field"),
     ("four_eyes: [\n", "malformed YAML"),
+    ("people:\n  '*': {name: anyone, roles: [chair]}\n", "literal identity"),
 ])
-def test_a_broken_policy_file_is_a_validation_error_and_refuses_approvals(capsys, root: Path, content: str,
-                                                                          message: str) -> None:
+def test_a_broken_policy_file_is_a_validation_error_and_refuses_approvals(capsys, root: Path, people: Committee,
+                                                                          content: str, message: str) -> None:
     _draft(capsys, root)
-    (root / POLICY).parent.mkdir(parents=True)
     (root / POLICY).write_text(content, encoding="utf-8")
     found = problems(root)
     assert any("R-POLICY" in p and message in p for p in found), found
     before = fingerprint(root)
-    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B", "--role", "chair", "--reason", "x")
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"), "--reason", "x")
     assert code == 1 and "governance.yaml" in err and fingerprint(root) == before
 
 
-def test_a_review_never_approves_and_history_shows_only_given_approvals(capsys, root: Path) -> None:
+def test_a_review_never_approves_and_history_shows_only_given_approvals(capsys, root: Path,
+                                                                         people: Committee) -> None:
     assert load(root).calculators[SODIUM].active.approved is None
-    code, _, err = formula(capsys, root, "review", SODIUM, "--by", "R", "--role", "pharmacist")
+    code, _, err = formula(capsys, root, "review", SODIUM, *people.args("pharmacist"))
     assert code == 0, err
     v = load(root).calculators[SODIUM].active
     assert v.approved is None and v.approved_by is None and v.last_review == TODAY
+    assert [d.decision for d in v.decisions] == ["review"]
     code, out, _ = formula(capsys, root, "history", SODIUM, "--format", "json")
     assert all(r["approved"] == "" for r in json.loads(out))
+    assert problems(root) == []
 
 
 def test_show_names_the_pending_version(capsys, root: Path) -> None:
     _draft(capsys, root)
     code, out, _ = formula(capsys, root, "show", SODIUM)
-    assert code == 0 and f"pending version {NEW} by A (pharmacist) since {TODAY}: awaiting approval" in out
+    assert code == 0 and (f"pending version {NEW} by R. Maintainer (clinical informatician) since {TODAY}: "
+                          "awaiting approval (0 of 1)") in out
 
 
 # ---------------------------------------------------------------------- diff
@@ -147,6 +173,7 @@ def test_diff_gives_old_and_new_values_item_by_item() -> None:
 
 
 def test_diff_says_no_change_to_scoring(capsys, root: Path) -> None:
+    set_policy(root, four_eyes=False, approver_roles=[])  # the maintainer's fix is active at once
     path = root / "formulas" / f"{SODIUM}.yaml"
     text = path.read_text(encoding="utf-8")
     path.write_text(text.replace("(Hillier's 2.4 mEq/L per", "(Hillier, 1999, 2.4 mEq/L per"), encoding="utf-8")
@@ -302,6 +329,7 @@ def test_an_interrupted_write_advises_recover_first(capsys, root: Path) -> None:
 
 
 def test_ctrl_c_during_a_write_rolls_back_in_process(capsys, root: Path, monkeypatch) -> None:
+    set_policy(root, four_eyes=False, approver_roles=[])  # the maintainer's fix is active at once
     import registry.atomic as atomic
 
     before = fingerprint(root)
@@ -314,7 +342,7 @@ def test_ctrl_c_during_a_write_rolls_back_in_process(capsys, root: Path, monkeyp
         real(path, data)
 
     monkeypatch.setattr(atomic, "atomic_write", interrupted)
-    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "x", "--by", "A", "--role", "r")
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "x")
     monkeypatch.setattr(atomic, "atomic_write", real)
     assert code == 130 and "rolled back" in err and "as it was before" in err
     assert not (root / "formulas" / atomic.JOURNAL_NAME).exists()
@@ -343,6 +371,7 @@ def test_a_label_written_out_in_prose_is_flagged(root: Path) -> None:
 
 
 def test_a_fix_updates_the_name_beside_the_number(capsys, root: Path) -> None:
+    set_policy(root, four_eyes=False, approver_roles=[])  # the maintainer's fix is active at once
     from audit.completeness import static_findings
 
     reg = load(root)

@@ -12,7 +12,7 @@ from registry import versions as ver
 from registry.loader import PROJECT_ROOT, load
 from registry.validate import validate
 from solver.library import RegistryInvalid, compute
-from tests.helpers import edit, run
+from tests.helpers import edit, run, solo
 from tests.solver.conftest import one_shot_rows
 
 CG = "creatinine-clearance-cockcroft-gault"
@@ -28,8 +28,9 @@ def codes_of(root: Path) -> list[tuple[str, str]]:
 
 
 def test_a_dependency_change_makes_every_dependant_fail_until_released(
-        registry_copy: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        registry_copy: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     root = str(registry_copy)
+    solo(registry_copy, monkeypatch)  # a signed maintainer who may release at once
     # Devine: IBW 50 kg + 2.3 kg/inch over 60 in = 73 kg; adjusted 73 + 0.4 (90 - 73) = 79.8 kg;
     # Cockcroft-Gault (140 - 60) x 79.8 / (72 x 1.0) mL/min
     before = compute(CG, MAN, registry=load(root))

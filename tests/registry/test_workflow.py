@@ -8,6 +8,7 @@ from pathlib import Path
 from registry import clock
 from registry.loader import load
 from solver.library import compute
+from tests.helpers import committee
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, formula, problems
 
 ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
@@ -15,12 +16,13 @@ ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
 
 def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) -> None:
     root = copy_registry(tmp_path)
+    people = committee(root)  # each person signs with their own key (README, "Signed governance")
     today = clock.today().isoformat()
     # 1. a maintainer proposes Katz's factor as a draft: nothing changes for users yet
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
                              "--label", "correction_per_mg_dl_glucose=Katz factor",
                              "--reason", "Katz 1973 factor, for comparison", "--draft",
-                             "--by", "R. Maintainer", "--role", "clinical informatician")
+                             *people.args("author"))
     assert code == 0 and f"drafted {NEW}" in out, err
     assert compute(SODIUM, ENTS, registry=load(root)).value == 137.2  # 130 + 0.024 x 300, still the old version
     assert problems(root) == []
@@ -32,8 +34,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert "version" not in text_part.replace("(supplied text)", "").split("@@", 1)[1]
     assert "constant correction_per_mg_dl_glucose: 0.024 -> 0.016" in numbers
     # 3. approval makes it active, re-renders the catalogue, records who approved
-    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "Dr A. Chair",
-                             "--role", "chair, drug and therapeutics committee",
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"),
                              "--reason", "Katz factor agreed for comparison")
     assert code == 0 and "now active" in out, err
     assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x 300
@@ -46,7 +47,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     assert entry["changes"] == ["constant correction_per_mg_dl_glucose: 0.024 -> 0.016 mEq/L per mg/dL",
                                 "constant correction_per_mg_dl_glucose label: Hillier factor -> Katz factor"]
     # 5. a review signs the active version off and sets the next due date
-    code, out, err = formula(capsys, root, "review", SODIUM, "--by", "B. Pharmacist", "--role", "renal pharmacist")
+    code, out, err = formula(capsys, root, "review", SODIUM, *people.args("pharmacist"))
     assert code == 0, err
     code, out, _ = formula(capsys, root, "due", "--format", "json")
     assert SODIUM not in {r["slug"] for r in json.loads(out)}

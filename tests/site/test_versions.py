@@ -8,6 +8,7 @@ import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
 from registry.release import release
+from tests.helpers import committee
 
 pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 
@@ -18,8 +19,10 @@ def two_versions(tmp_path_factory):
     for sub in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / sub, root / sub)
     before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
+    people = committee(root, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
     release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
-            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"])
+            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"],
+            key=people.keys["author"])
     reg = load(root)
     clear_cache()
     assert not reg.problems, reg.problems[:3]

@@ -17,6 +17,7 @@ from solver.router import ROUTES
 from solver.router.core import solve
 from solver.router.replay import replay
 from solver.router.versions import VersionError
+from tests.helpers import committee
 from tests.registry.helpers import NEW, OLD
 
 BMI = {"weight": [70, "kg"], "height": [175, "cm"]}
@@ -104,8 +105,10 @@ def released(tmp_path: Path) -> Path:
     """A registry copy where sodium correction OLD (Hillier 0.024) is superseded by NEW (0.016)."""
     for d in ("formulas", "guidelines"):
         shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+    people = committee(tmp_path, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
     release(tmp_path, "sodium-correction-hyperglycemia", "test release",
-            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"])
+            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"],
+            key=people.keys["author"])
     clear_cache()
     return tmp_path
 

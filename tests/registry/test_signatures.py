@@ -1,0 +1,241 @@
+"""Signed decisions (issue 27's done-when): keys made here with ssh-keygen, every forgery named by validate and verify.
+
+A registry copy gets two signed versions of the sodium correction (each drafted by the author, approved
+by someone else); each test then tampers with one thing and expects `formula validate` and
+`formula verify` to fail with an R-SIGNATURE problem naming the file, version, decision and why.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from registry.loader import load
+from registry.signatures import BEFORE_SIGNING, INVALID, DecisionView, decision_views
+from registry.yamlio import rt_dump, rt_load
+from tests.helpers import Committee, add_person, committee, make_key, set_policy, signer_line
+from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, copy_registry, fingerprint, formula, problems
+
+FILE = f"formulas/{SODIUM}.yaml"
+KATZ = ["correction_per_mg_dl_glucose=0.016", "--label", "correction_per_mg_dl_glucose=Katz factor"]
+
+
+@pytest.fixture(scope="module")
+def signed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A registry whose sodium correction went OLD -> NEW (approved by chair) -> NEWER (approved by pharmacist)."""
+    import _pytest.capture  # noqa: F401 - the module builds with the CLI in-process, outside a test's capsys
+
+    from cli.main import main
+    from registry.loader import clear_cache
+
+    root = copy_registry(tmp_path_factory.mktemp("signed"))
+    people = committee(root)
+
+    def run(*argv: str) -> None:
+        clear_cache()
+        assert main([*argv, "--root", str(root)]) == 0, argv
+
+    run("fix", SODIUM, "--set", *KATZ, "--reason", "Katz", *people.args("author"))
+    run("approve", SODIUM, NEW, "--reason", "agreed", *people.args("chair"))
+    run("fix", SODIUM, "--set", "reference_glucose=90", "--reason", "reference 90", *people.args("author"))
+    run("approve", SODIUM, NEWER, "--reason", "agreed again", *people.args("pharmacist"))
+    clear_cache()
+    return root
+
+
+@pytest.fixture()
+def root(signed: Path, tmp_path: Path) -> Path:
+    for d in ("formulas", "guidelines"):
+        shutil.copytree(signed / d, tmp_path / d)
+    return tmp_path
+
+
+def _edit(root: Path, change: Any) -> None:
+    """Change the sodium file's round-trip data in place (a hand edit, as a pull request would make it)."""
+    path = root / FILE
+    original = path.read_text(encoding="utf-8")
+    data = rt_load(path)
+    change({v["version"]: v for v in data["versions"]})
+    path.write_text(rt_dump(data, original), encoding="utf-8")
+
+
+def _fails(capsys, root: Path, *needles: str) -> list[str]:
+    """validate and verify both fail, with an R-SIGNATURE problem holding every needle."""
+    found = [p for p in problems(root) if "[R-SIGNATURE]" in p]
+    assert any(all(n in p for n in needles) for p in found), found
+    code, out, _ = formula(capsys, root, "validate")
+    assert code == 1 and any(all(n in line for n in needles) for line in out.splitlines()), out
+    code, out, _ = formula(capsys, root, "verify", "--format", "json")
+    report = json.loads(out)
+    assert code == INVALID and not report["ok"] and any(all(n in p for n in needles) for p in report["problems"])
+    return found
+
+
+# ---------------------------------------------------------------------- what holds
+
+
+def test_the_signed_history_verifies(capsys, root: Path) -> None:
+    assert problems(root) == []
+    views = [v for v in decision_views(root, SODIUM) if v.version in (NEW, NEWER)]
+    assert [(v.version, v.decision, v.principal, v.name, v.state) for v in views] == [
+        (NEW, "draft", "author", "R. Maintainer", "verified"), (NEW, "approve", "chair", "Dr A. Chair", "verified"),
+        (NEWER, "draft", "author", "R. Maintainer", "verified"),
+        (NEWER, "approve", "pharmacist", "B. Pharmacist", "verified")]
+    assert all(v.fingerprint and v.fingerprint.startswith("SHA256:") for v in views)
+    assert isinstance(views[0], DecisionView) and views[0].date == load(root).calculators[SODIUM].active.effective.isoformat()
+    before = [v for v in decision_views(root, SODIUM) if v.version == OLD]
+    assert [(v.state, v.principal) for v in before] == [("recorded_before_signing", None)]
+    code, out, _ = formula(capsys, root, "verify", "--format", "json")
+    report = json.loads(out)  # the other calculators still rest on history recorded before signing
+    assert code == BEFORE_SIGNING and report["verified"] == 1 and report["invalid"] == 0
+    assert {r["slug"]: r["approved_by"] for r in report["versions"]}[SODIUM] == ["pharmacist"]
+
+
+def test_a_fix_under_four_eyes_is_a_draft_and_only_another_approver_makes_it_active(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    people = committee(root)
+    code, out, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", *people.args("author"))
+    assert code == 0 and f"drafted {NEW}, not active: under four eyes" in out, err
+    assert load(root).calculators[SODIUM].active.version == OLD
+    before = fingerprint(root)
+    for who, extra, why in [("author", ["--by", "chair", "--role", "chair"], "not who this key is"),
+                            ("author", [], "four eyes"), ("nurse", [], "may not approve")]:
+        code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "x", *people.args(who), *extra)
+        assert code == 1 and why in err, (who, err)
+    assert fingerprint(root) == before
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "ok", *people.args("chair"))
+    assert code == 0 and "now active" in out, err
+    assert problems(root) == []
+
+
+def test_k_of_n_and_a_per_calculator_override(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    people = committee(root, approvals_required=1, approvals_required_for={SODIUM: 2})
+    formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", *people.args("author"))
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "ok", *people.args("chair"))
+    assert code == 0 and "1 of 2 approvals" in out and load(root).calculators[SODIUM].active.version == OLD, err
+    code, out, _ = formula(capsys, root, "pending", "--format", "json")
+    assert json.loads(out)[0]["state"] == "awaiting approval (1 of 2)"
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "ok", *people.args("pharmacist"))
+    assert code == 0 and "now active" in out, err
+    assert problems(root) == []
+    set_policy(root, approvals_required_for={SODIUM: 3})  # a stricter policy later: the active version falls short
+    _fails(capsys, root, FILE, NEW, "too few approvers: 2 of 3")
+
+
+def test_the_shipped_registry_validates_and_verify_says_it_predates_signing(capsys) -> None:
+    from cli.main import main
+
+    assert main(["validate"]) == 0
+    capsys.readouterr()
+    code = main(["verify", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == BEFORE_SIGNING and report["verified"] == 0 and report["invalid"] == 0
+    assert report["recorded_before_signing"] == report["active_versions"] == len(load().calculators)
+
+
+# ---------------------------------------------------------------------- what fails, named
+
+
+def test_an_unknown_key(capsys, root: Path) -> None:
+    signers = root / "formulas" / "policy" / "allowed_signers"
+    signers.write_text("".join(line for line in signers.read_text(encoding="utf-8").splitlines(keepends=True)
+                               if not line.startswith("chair ")), encoding="utf-8")
+    _fails(capsys, root, FILE, f"versions {NEW} approve decision", "unknown key")
+
+
+def test_an_expired_key(capsys, root: Path, signed: Path) -> None:
+    signers = root / "formulas" / "policy" / "allowed_signers"
+    key = make_key("chair")
+    lines = [signer_line("chair", key, valid_before="20261130") if line.startswith("chair ") else line
+             for line in signers.read_text(encoding="utf-8").splitlines(keepends=True)]
+    signers.write_text("".join(lines), encoding="utf-8")
+    _fails(capsys, root, FILE, f"versions {NEW} approve decision", "is not valid on", "valid-before 20261130")
+
+
+def test_a_principal_without_the_role(capsys, root: Path) -> None:
+    import yaml
+
+    policy = root / "formulas" / "policy" / "governance.yaml"
+    data = yaml.safe_load(policy.read_text(encoding="utf-8"))
+    data["people"]["pharmacist"]["roles"] = ["nurse"]
+    policy.write_text(yaml.safe_dump(data), encoding="utf-8")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision", "role 'renal pharmacist' is not one of")
+
+
+def test_a_role_that_may_not_approve(capsys, root: Path) -> None:
+    set_policy(root, approver_roles=["chair"])
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision", "may not approve")
+    _fails(capsys, root, FILE, f"versions {NEWER}", "too few approvers: 0 of 1")
+
+
+def test_a_hand_edited_approved_by(capsys, root: Path) -> None:
+    import datetime as dt
+
+    _edit(root, lambda v: v[NEWER].__setitem__("approved_by", {"who": "chair", "role": "chair",
+                                                              "date": dt.date(2026, 12, 1)}))
+    _fails(capsys, root, FILE, f"versions {NEWER} approved_by", "not a decision")
+
+
+def test_a_typed_approval_on_history_before_signing(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[OLD].__setitem__("changelog", "approved by the chair"))
+    _fails(capsys, root, FILE, f"versions {OLD}", "sealed before signing")
+
+
+def test_an_edited_signed_field(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision", "does not match the statement")
+
+
+def test_a_signature_moved_to_another_version(capsys, root: Path) -> None:
+    def move(v: dict) -> None:
+        approval = v[NEW]["decisions"][1]
+        v[NEWER]["decisions"][1]["principal"] = approval["principal"]
+        v[NEWER]["decisions"][1]["role"] = approval["role"]
+        v[NEWER]["decisions"][1]["reason"] = approval["reason"]
+        v[NEWER]["decisions"][1]["signature"] = approval["signature"]
+
+    _edit(root, move)
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair", "does not match the statement")
+
+
+def test_a_deleted_middle_decision(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEW]["decisions"].pop(1))
+    _fails(capsys, root, FILE, f"versions {NEWER} draft decision", "chain is broken")
+
+
+def test_reordered_decisions(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"].reverse())
+    _fails(capsys, root, FILE, f"versions {NEWER}", "chain is broken")
+
+
+def test_a_second_principal_with_the_same_key(capsys, root: Path) -> None:
+    add_person(root, "chair-deputy", "D. Deputy", ["chair"], make_key("author"))
+    found = _fails(capsys, root, FILE, f"versions {NEW} draft decision", "listed for several principals")
+    assert any("(signers)" not in p for p in found)
+    assert any("allowed_signers" in p and "one key is one person" in p for p in problems(root))
+
+
+def test_a_principal_pattern_in_allowed_signers_is_refused(capsys, root: Path) -> None:
+    signers = root / "formulas" / "policy" / "allowed_signers"
+    text = signers.read_text(encoding="utf-8")
+    signers.write_text(text.replace("chair ", "* ", 1), encoding="utf-8")
+    assert any("allowed_signers" in p and "literal identity" in p for p in problems(root))
+
+
+def test_a_new_version_without_a_signed_decision(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER].__setitem__("decisions", []))
+    _fails(capsys, root, FILE, f"versions {NEWER}", "no signed release or draft decision")
+
+
+def test_review_dates_come_from_the_signed_review(capsys, root: Path, signed: Path) -> None:
+    people = Committee(root, {"pharmacist": make_key("pharmacist")})
+    code, _, err = formula(capsys, root, "review", SODIUM, *people.args("pharmacist"))
+    assert code == 0 and problems(root) == [], err
+    import datetime as dt
+
+    _edit(root, lambda v: v[NEWER].__setitem__("next_review", dt.date(2030, 1, 1)))
+    _fails(capsys, root, FILE, f"versions {NEWER} last_review/next_review", "last signed review says")
