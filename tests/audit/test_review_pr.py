@@ -314,3 +314,17 @@ def test_a_revision_with_a_link_out_of_the_registry_is_refused(repo, capsys) -> 
     git(repo, "commit", "-qm", "a link out")
     code, out, err = run(capsys, "review-pr", "--base", "main", "--head", "change", "--root", str(repo))
     assert code == 2 and out == "" and "cannot be unpacked safely" in err
+
+
+def test_the_same_change_gives_the_same_bytes_wherever_it_is_reviewed(tmp_path, capsys, monkeypatch) -> None:
+    from tests.helpers import edit
+
+    for var in ("GIT_AUTHOR_DATE", "GIT_COMMITTER_DATE"):
+        monkeypatch.setenv(var, "2026-12-01T12:00:00+00:00")  # the same commits, so the same commit ids
+    outputs = []
+    for where in ("one", "two"):
+        repo = make_repo(tmp_path / where / "repo")
+        edit(repo / "formulas" / f"{CALCIUM}.yaml", "value: 0.8", "value: 0.85")
+        outputs.append(run(capsys, "review-pr", "--base", "main", "--root", str(repo)))
+    assert outputs[0] == outputs[1] and outputs[0][0] == 1
+    assert str(tmp_path) not in outputs[0][1]  # no folder of this machine in the report
