@@ -12,7 +12,12 @@ from registry.schema import Calculator
 
 
 def _who(p: Pending) -> str:
-    return f"{p.drafted_by.who} ({p.drafted_by.role})" if p.drafted_by else "not recorded"
+    if p.drafted_by is None:
+        return "not recorded" if p.signing == "not signed" else f"not verified ({p.signing})"
+    key = p.keys.get(p.drafted_by.who)
+    proof = f"; verified, key {key}" if p.signing == "verified" and key else "; typed, not signed" \
+        if p.signing == "not signed" else ""
+    return f"{p.drafted_by.who} ({p.drafted_by.role}{proof})"
 
 
 def _changes(p: Pending) -> Raw:
@@ -41,8 +46,9 @@ def calculator_section(reg: Registry, c: Calculator) -> list[str]:
     p = pending_one(reg, c)
     if p is None:
         return []
-    approved = (f"; approved by {p.approved_by.who} ({p.approved_by.role}) on {p.approved_by.date}"
-                if p.approved_by else "")
+    approved = ("; approved by " + ", ".join(
+        f"{a.who} ({a.role}) on {a.date}" + (f", verified, key {p.keys[a.who]}" if a.who in p.keys else "")
+        for a in p.approvals) if p.approvals else "")
     return ["", "## Awaiting approval", "",
             f"Version {esc(p.version)} ({esc(p.state)}), drafted from {esc(p.base)} by {esc(_who(p))} on "
             f"{p.since.isoformat() if p.since else 'a date not recorded'}, effective {p.effective.isoformat()}"

@@ -99,8 +99,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_fix)
 
     p = sub.add_parser("approve", help="approve a draft version: it becomes active (or on its effective date)",
-                       description="Record who approved a draft made with --draft; the draft becomes the active "
-                       "version now, or, when its effective date lies ahead, on that day (`formula activate`).")
+                       description="Sign an approval of a waiting draft; once its approvals satisfy the policy "
+                       "(four eyes, k of n) it becomes the active version now, or, when its effective date lies "
+                       "ahead, on that day (`formula activate`). Naming the active version instead adds an "
+                       "approval to it (to meet a policy made stricter after its release).")
     _root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     p.add_argument("version", help="the draft's version, e.g. 1.1.0")
@@ -530,7 +532,7 @@ def _rehash(reg: Registry) -> int:
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
     changes[reg.lock_path] = ver.lock_text(lock)
-    from registry.signatures import LEGACY_FILE, resealed
+    from registry.decisionlog import LEGACY_FILE, resealed
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
     if seal is not None:  # the history sealed before signing names the same versions by their new hashes
@@ -601,8 +603,9 @@ def cmd_pending(args: argparse.Namespace) -> int:
         return 0
     shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
              for r in rows]
-    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "since", "reason",
-                             "base", "approved_by"], drop=["approved_by", "base", "reason", "since"]))
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
+                             "reason", "base", "approved_by"],
+                     drop=["approved_by", "base", "reason", "since", "signing"]))
     print(f"\n{len(rows)} version(s) pending")
     return 0
 

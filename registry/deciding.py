@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from registry import signatures as sg
+from registry import decisionlog as sg
 from registry.model import Registry
 from registry.policy import POLICY_FILE, Policy
 from registry.schema import Calculator
@@ -66,15 +66,22 @@ def main_head(reg: Registry, c: Calculator) -> str | None:
     return sg.head(sg.file_entries(reg, c, read_lock(reg.lock_path).get(c.slug, {})))
 
 
+def require_intact(a: sg.Audit, slug: str) -> None:
+    """Refuse a decision that would chain onto a log that does not verify (a forged or edited decision)."""
+    if a.problems:
+        raise DecisionRefused(f"{a.problems[0]}\n{slug}'s decisions must verify before a new one joins them "
+                              "(`formula verify`)")
+
+
 def approvals_needed(t: sg.Trust, slug: str, counted: list[str]) -> int:
     return max(0, t.policy.required(slug) - len(counted))
 
 
-def check_approver(t: sg.Trust, a: sg.Audit, slug: str, version: str, ident: sg.Identity, role: str) -> None:
-    """Refuse an approval the policy does not allow: on a draft whose decisions fail, by its author (principal or
-    key), twice by one principal, or in a role that may not approve."""
+def check_approver(t: sg.Trust, mine: list[sg.Checked], slug: str, version: str, ident: sg.Identity,
+                   role: str) -> None:
+    """Refuse an approval the policy does not allow: of a version (its decisions `mine`) whose decisions fail, by
+    its author (principal or key), twice by one principal, or in a role that may not approve."""
     pol = t.policy
-    mine = [x for x in a.checked if x.entry.in_draft]
     broken = [x for x in mine if x.why]
     if broken:
         raise DecisionRefused(f"{slug} {version}: its {broken[0].entry.d.decision} decision fails verification "
@@ -96,4 +103,4 @@ def check_approver(t: sg.Trust, a: sg.Audit, slug: str, version: str, ident: sg.
 
 
 __all__ = ["DecisionRefused", "KEY_ENV", "SIGNERS_FILE", "identity", "sign", "signing", "main_head",
-           "check_approver", "approvals_needed", "key_path"]
+           "check_approver", "approvals_needed", "key_path", "require_intact"]

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
+from pydantic import ValidationError
+
 from registry import versions as ver
 from registry.model import Registry
-from registry.schema import Calculator, VersionStatus
+from registry.schema import Calculator, Version, VersionStatus
 from registry.texts import render, text_hash
 
 DRAFTS_DIR = "drafts"
@@ -20,6 +22,21 @@ def draft_calculator(reg: Registry, slug: str) -> Calculator | None:
     if not p.exists():
         return None
     return Calculator.model_validate(load_file(p))
+
+
+def draft_version(reg: Registry, slug: str) -> tuple[Calculator, Version] | None:
+    """The waiting draft of a calculator (its file and last version), or None; an unreadable draft is None
+    (validation reports it)."""
+    from registry.yamlio import YamlError, load_file
+
+    p = reg.formulas_dir / DRAFTS_DIR / f"{slug}.yaml"
+    if not p.exists():
+        return None
+    try:
+        d = Calculator.model_validate(load_file(p))
+    except (YamlError, ValidationError, TypeError):
+        return None
+    return d, d.versions[-1]
 
 
 def version_content(reg: Registry, c: Calculator, version: str) -> dict[str, Any] | None:

@@ -20,7 +20,7 @@ def check(reg: Registry) -> None:
     _benchmark_ids(reg)
     _drafts(reg)
     _policy(reg)
-    from registry.signatures import check as signatures
+    from registry.decisionlog import check as signatures
 
     signatures(reg)
 

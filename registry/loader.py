@@ -194,7 +194,7 @@ def _cached(root: str) -> Registry:
     return reg
 
 
-CACHE_ENV = "FORMULA_CACHE_DIR"
+from registry.cachedir import CACHE_ENV  # noqa: E402 (one name for the cache folder, registry.cachedir)
 
 
 def _marker(key: str) -> Path | None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from registry.governance import DRAFTS_DIR, version_content
+from registry.governance import draft_version, version_content
 from registry.model import Registry
-from registry.schema import Calculator, SignOff, Version, VersionStatus
-from registry.yamlio import YamlError
+from registry.schema import Calculator, SignOff, VersionStatus
 
 
 class Pending(BaseModel):
@@ -38,21 +37,6 @@ class Pending(BaseModel):
         return self.drafted_by.date if self.drafted_by else None
 
 
-def draft_version(reg: Registry, slug: str) -> tuple[Calculator, Version] | None:
-    """The waiting draft of a calculator (its file and last version), or None; an unreadable draft is None
-    (validation reports it)."""
-    from registry.yamlio import load_file
-
-    p = reg.formulas_dir / DRAFTS_DIR / f"{slug}.yaml"
-    if not p.exists():
-        return None
-    try:
-        d = Calculator.model_validate(load_file(p))
-    except (YamlError, ValidationError, TypeError):
-        return None
-    return d, d.versions[-1]
-
-
 def pending_one(reg: Registry, c: Calculator) -> Pending | None:
     from registry.diffing import diff, scoring_changes
 
@@ -74,7 +58,7 @@ def pending_one(reg: Registry, c: Calculator) -> Pending | None:
 
 def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
     """A draft with signed decisions: who drafted and approved it only as far as their signatures verify."""
-    from registry import signatures as sg
+    from registry import decisionlog as sg
 
     t = sg.trust(reg.formulas_dir)
     a = sg.audit(reg, c, t)

@@ -35,7 +35,7 @@ from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 if TYPE_CHECKING:
-    from registry import signatures as sg
+    from registry import decisionlog as sg
 
 
 class ReleaseError(Exception):
@@ -319,6 +319,19 @@ def _identity(reg: Registry, key: str | Path | None, by: str | None, role: str |
         raise ReleaseError(str(e)) from None
 
 
+def _intact(reg: Registry, c: Calculator, t: "sg.Trust") -> "sg.Audit":
+    """The calculator's decision log, checked; ReleaseError when it does not verify."""
+    from registry import decisionlog as sg
+    from registry.deciding import require_intact
+
+    a = sg.audit(reg, c, t)
+    try:
+        require_intact(a, c.slug)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+    return a
+
+
 def _sign(ident: "sg.Identity", role: str, **kw: Any) -> dict[str, Any]:
     from registry.deciding import sign
 
@@ -443,6 +456,41 @@ def _plain(x: Any) -> Any:
 # ---------------------------------------------------------------------- release and fix
 
 
+@dataclasses.dataclass
+class _Deciding:
+    """Who makes a release and what it becomes: signed (a draft under four eyes) or typed (no signatures required)."""
+
+    who: tuple[str, str] | None
+    signer: tuple[Any, str] | None
+    kind: str
+    forced: bool
+    self_approved: bool
+    draft: bool
+
+
+def _deciders(reg: Registry, pol: Policy, targets: list[str], signer: tuple[str | Path | None, str | None, str | None],
+              draft: bool, effective: dt.date, today: dt.date) -> _Deciding:
+    key, by, role = signer
+    if signing(pol, key):
+        t, ident, acting = _identity(reg, key, by, role, today)
+        for s in targets:
+            _intact(reg, reg.calculators[s], t)
+        direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
+        forced = not draft and not direct
+        return _Deciding((f"{ident.person.name} ({ident.principal})", acting), (ident, acting),
+                         "draft" if draft or forced else "release", forced, False, draft or forced)
+    who = _who(by, role)
+    if draft and who is None:
+        raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone else "
+                           "approves it")
+    if effective > today and not draft and who is None:
+        raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give --by and "
+                           "--role (who makes it), then someone else approves it with `formula approve`")
+    self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
+        and pol.role_allowed(who[1])
+    return _Deciding(who, None, "release", False, self_approved, draft or (effective > today and not self_approved))
+
+
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
             with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None) -> str:
@@ -481,33 +529,12 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         if pending:
             raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
                                + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
-        signer: tuple[Any, str] | None = None
-        forced = False
         if effective < c.active.effective:
             raise ReleaseError(f"--date {effective} is before {c.slug} {c.active.version}'s effective date "
                                f"{c.active.effective}")
         _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
-        if signing(pol, key):
-            _, ident, acting = _identity(reg, key, by, role, today)
-            who: tuple[str, str] | None = (f"{ident.person.name} ({ident.principal})", acting)
-            signer = (ident, acting)
-            direct = not pol.four_eyes and pol.role_allowed(acting) and all(pol.required(s) == 1 for s in targets)
-            forced = not draft and not direct
-            self_approved = False
-            kind = "draft" if draft or forced else "release"
-            draft = draft or forced
-        else:
-            who = _who(by, role)
-            if draft and who is None:
-                raise ReleaseError("--draft needs --by and --role: the draft records its author, so that someone "
-                                   "else approves it")
-            if effective > today and not draft and who is None:
-                raise ReleaseError(f"--date {effective} is in the future: the version waits until that day; give "
-                                   "--by and --role (who makes it), then someone else approves it with "
-                                   "`formula approve`")
-            self_approved = effective > today and not draft and who is not None and not pol.four_eyes \
-                and pol.role_allowed(who[1])
-            draft = draft or (effective > today and not self_approved)
+        d = _deciders(reg, pol, targets, (key, by, role), draft, effective, today)
+        who, signer, kind, forced, self_approved, draft = d.who, d.signer, d.kind, d.forced, d.self_approved, d.draft
         waiting = draft or effective > today
         plan = _Plan(reg)
         released: list[str] = []
@@ -616,8 +643,10 @@ def approve(root: Path | str | None, ref: str, version: str, by: str | None = No
     with writing(root) as base:
         reg = _loaded(base, "approving")
         c = _calc(reg, ref)
-        dpath, drt = _waiting_draft(reg, c.slug, version)
         pol = _policy(reg)
+        if signing(pol, key) and version == c.active.version and not draft_path(reg, c.slug).exists():
+            return _approve_active(reg, c, (key, by, role), when, reason.strip())
+        dpath, drt = _waiting_draft(reg, c.slug, version)
         if signing(pol, key):
             return _approve_signed(reg, c, version, (dpath, drt), (key, by, role), when, reason.strip())
         who = _who(by, role)
@@ -662,14 +691,14 @@ def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
 def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Path, Any],
                     signer: tuple[str | Path | None, str | None, str | None], when: dt.date, reason: str) -> str:
     """A signed approval, under the registry lock: counted once per principal and key; promoted at k of n."""
-    from registry import signatures as sg
+    from registry import decisionlog as sg
 
     dpath, drt = draft
     _base_checks(reg, c, drt)
     t, ident, acting = _identity(reg, *signer, when)
-    a = sg.audit(reg, c, t)
+    a = _intact(reg, c, t)
     try:
-        check_approver(t, a, c.slug, version, ident, acting)
+        check_approver(t, [x for x in a.checked if x.entry.in_draft], c.slug, version, ident, acting)
     except DecisionRefused as e:
         raise ReleaseError(str(e)) from None
     mine = [x for x in a.checked if x.entry.in_draft]
@@ -704,11 +733,50 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     return f"{said}; now active (was {c.active.version})" + _checks(reg, plan.calcs, [c.slug])
 
 
+def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | None, str | None, str | None],
+                    when: dt.date, reason: str) -> str:
+    """A further signed approval of the active version: how a version meets a policy made stricter after it."""
+    from registry import decisionlog as sg
+
+    v = c.active
+    t, ident, acting = _identity(reg, *signer, when)
+    a = sg.audit(reg, c, t)
+    bad = [x for x in a.checked if x.why]
+    if bad:
+        raise ReleaseError(f"{bad[0].entry.path}:{bad[0].entry.line}: {bad[0].why}; {c.slug}'s decisions must verify "
+                           "before a new one joins them (`formula verify`)")
+    if v.version in a.legacy:
+        raise ReleaseError(f"{c.slug} {v.version} was recorded before signing: a signed approval cannot attach to an "
+                           "unsigned release; release a new version (`formula fix`/`formula release`) instead")
+    mine = [x for x in a.checked if x.entry.version == v.version and x.entry.d.decision != "review"]
+    try:
+        check_approver(t, mine, c.slug, v.version, ident, acting)
+    except DecisionRefused as e:
+        raise ReleaseError(str(e)) from None
+    path = reg.paths[c.slug]
+    original = path.read_text(encoding="utf-8")
+    rt = rt_load(path)
+    content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
+    rec = _sign(ident, acting, slug=c.slug, version=v.version, content=content, effective=v.effective,
+                decision="approve", day=when, reason=reason, previous=main_head(reg, c))
+    rt["versions"][_active_index(rt)].setdefault("decisions", []).append(rec)
+    text = rt_dump(rt, original)
+    _validated(text, path)
+    new = sg.Checked(sg.Entry(c.slug, v.version, v.effective, content, sg.Decision.model_validate(_plain(rec)), "", 1),
+                     ident.fingerprint, None)
+    counted, _ = sg.tally(t, c.slug, [*mine, new])
+    plan = _Plan(reg)
+    plan.changes[path] = text
+    plan.commit()
+    return (f"{c.slug} {v.version} (active): approved by {ident.person.name} ({ident.principal}, {acting}) on "
+            f"{when}; {len(counted)} of {t.policy.required(c.slug)} approvals required")
+
+
 def _draft_approved(reg: Registry, slug: str, entry: Any) -> bool:
     """Whether a waiting draft's approvals satisfy the policy (signed), or it records an approval (typed)."""
     if not entry.get("decisions"):
         return bool(entry.get("approved_by"))
-    from registry import signatures as sg
+    from registry import decisionlog as sg
 
     t = sg.trust(reg.formulas_dir)
     counted, need, why = sg.draft_state(t, sg.audit(reg, reg.calculators[slug], t), slug)
@@ -781,7 +849,8 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
             if draft_path(reg, c.slug).exists():
                 raise ReleaseError(f"a draft of {c.slug} waits: approve or reject it first (its signatures chain to "
                                    "the decision log as it stands, so a review cannot come between)")
-            _, ident, acting = _identity(reg, key, who, role, when)
+            t, ident, acting = _identity(reg, key, who, role, when)
+            _intact(reg, c, t)
             person = (ident.person.name, acting)
             content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
             item.setdefault("decisions", []).append(_sign(
@@ -848,10 +917,10 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                       signer: tuple[str | Path | None, str | None, str | None], today: dt.date, why: str,
                       records: list[Any]) -> tuple[str, str]:
     """Append the rejected draft's decisions and the signed rejection to `records`; returns who rejected."""
-    from registry import signatures as sg
+    from registry import decisionlog as sg
 
     t, ident, acting = _identity(reg, *signer, today)
-    a = sg.audit(reg, c, t)
+    a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
     mine = [x.entry for x in a.checked if x.entry.in_draft]
     rec = _sign(ident, acting, slug=c.slug, version=version, content=(mine[0].content if mine else None) or "",
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,

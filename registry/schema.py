@@ -372,7 +372,8 @@ class Version(Strict):
     last_review: dt.date | None = None
     next_review: dt.date | None = None
     signoffs: list[SignOff] = Field(default_factory=list)
-    decisions: list[Decision] = Field(default_factory=list, description="signed decisions (registry.signatures)")
+    decisions: list[Decision] = Field(default_factory=list, max_length=50,  # each costs one ssh-keygen run
+                                      description="signed decisions (registry.signatures)")
 
     @property
     def key(self) -> tuple[int, int, int]:

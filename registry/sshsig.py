@@ -252,13 +252,10 @@ _memo: dict[str, set[str]] = {}
 
 
 def _cache_path() -> Path | None:
-    from registry.loader import CACHE_ENV
+    from registry.cachedir import cache_folder
 
-    if os.environ.get(CACHE_ENV) == "":
-        return None
-    base = os.environ.get(CACHE_ENV) or os.environ.get("XDG_CACHE_HOME")
-    folder = Path(base) if base else Path.home() / ".cache"
-    return (folder if os.environ.get(CACHE_ENV) else folder / "formula-registry") / _CACHE_FILE
+    folder = cache_folder()
+    return folder / _CACHE_FILE if folder is not None else None
 
 
 def _cache_key(signers_text: str, principal: str, statement: bytes, signature: str, day: dt.date) -> str:

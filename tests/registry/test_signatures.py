@@ -124,6 +124,10 @@ def test_k_of_n_and_a_per_calculator_override(capsys, tmp_path: Path) -> None:
     assert problems(root) == []
     set_policy(root, approvals_required_for={SODIUM: 3})  # a stricter policy later: the active version falls short
     _fails(capsys, root, FILE, NEW, "too few approvers: 2 of 3")
+    extra = committee(root, {"deputy": ("D. Deputy Chair", ["chair"])}, approvals_required_for={SODIUM: 3})
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--reason", "agreed", *extra.args("deputy"))
+    assert code == 0 and "3 of 3 approvals" in out, err  # a further approval of the active version meets it
+    assert problems(root) == []
 
 
 def test_the_shipped_registry_validates_and_verify_says_it_predates_signing(capsys) -> None:
@@ -190,6 +194,17 @@ def test_an_edited_signed_field(capsys, root: Path) -> None:
     _fails(capsys, root, FILE, f"versions {NEWER} approve decision", "does not match the statement")
 
 
+def test_no_decision_joins_a_log_that_does_not_verify(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"][0].__setitem__("reason", "reference 95"))
+    people = Committee(root, {"author": make_key("author"), "chair": make_key("chair")})
+    before = fingerprint(root)
+    for argv in (["fix", SODIUM, "--set", "reference_glucose=95", "--reason", "x", *people.args("author")],
+                 ["review", SODIUM, *people.args("chair")]):
+        code, _, err = formula(capsys, root, *argv)
+        assert code == 1 and "must verify before a new one joins them" in err and "[R-SIGNATURE]" in err, err
+    assert fingerprint(root) == before
+
+
 def test_a_signature_moved_to_another_version(capsys, root: Path) -> None:
     def move(v: dict) -> None:
         approval = v[NEW]["decisions"][1]
@@ -239,3 +254,23 @@ def test_review_dates_come_from_the_signed_review(capsys, root: Path, signed: Pa
 
     _edit(root, lambda v: v[NEWER].__setitem__("next_review", dt.date(2030, 1, 1)))
     _fails(capsys, root, FILE, f"versions {NEWER} last_review/next_review", "last signed review says")
+
+
+def test_without_required_signatures_typed_decisions_are_never_shown_as_verified(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    set_policy(root, require_signatures=False)
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft",
+                           "--by", "A. Author", "--role", "informatician")
+    assert code == 0, err
+    code, _, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "A. Author", "--role", "chair",
+                           "--reason", "mine")
+    assert code == 1 and "cannot also approve" in err  # four eyes still compares the typed names
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B. Chair", "--role", "chair",
+                             "--reason", "ok")
+    assert code == 0 and "now active" in out, err
+    assert problems(root) == []
+    code, out, _ = formula(capsys, root, "history", SODIUM, "--format", "json")
+    row = json.loads(out)[-1]
+    assert (row["signing"], row["released_by"]) == ("not signed", "A. Author (typed)")
+    code, out, _ = formula(capsys, root, "verify", "--format", "json")
+    assert code == INVALID and json.loads(out)["invalid"] == 1  # a consumer is never told it is verified
