@@ -73,6 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="migrate a format-1 lock to the current format: refuses unless every released version "
                    "still matches its recorded hash under the old scheme; rewrites active versions' hashes and "
                    "snapshots (superseded snapshots keep theirs)")
+    _key(p)
     p.set_defaults(handler=cmd_lock)
 
     p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
@@ -313,7 +314,10 @@ def cmd_show(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     if args.format == "json":
-        print(json.dumps(c.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        from registry.signatures import views
+
+        checked = [d.model_dump() for d in views(reg, c) if d.version == c.active.version]
+        print(json.dumps({**c.model_dump(mode="json"), "active_decisions": checked}, indent=2, ensure_ascii=False))
     else:
         say(show_text(reg, c))
     return 0
@@ -463,6 +467,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             lock = ver.read_lock(reg.lock_path)
             changes: dict[Path, str | None] = {}
             added = 0
+            new: list[tuple[Calculator, str, str]] = []
             for slug, c in sorted(reg.calculators.items()):
                 entry = lock.setdefault(slug, {})
                 for v in ver.released(c):
@@ -474,11 +479,15 @@ def cmd_lock(args: argparse.Namespace) -> int:
                     data = ver.released_content(reg, c, v)
                     entry[v.version] = ver.content_hash(data)
                     changes[ver.snapshot_path(reg.formulas_dir, slug, v.version)] = ver.snapshot_text(data)
+                    new.append((c, v.version, entry[v.version]))
                     added += 1
+            from registry.release import sign_new_versions
+
+            signed = sign_new_versions(reg, new, args.key, changes)
             changes[reg.lock_path] = ver.lock_text(lock)
             commit(reg.root, changes)
         return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
-                f"{sum(len(v) for v in lock.values())}")
+                f"{sum(len(v) for v in lock.values())}" + signed)
 
     return _maintain(args.root, lock_all)
 

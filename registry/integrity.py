@@ -21,8 +21,10 @@ def check(reg: Registry) -> None:
     _drafts(reg)
     _policy(reg)
     from registry.decisionlog import check as signatures
+    from registry.rejections import check as rejections
 
     signatures(reg)
+    rejections(reg)
 
 
 def _policy(reg: Registry) -> None:

@@ -30,6 +30,7 @@ from registry.deciding import DecisionRefused, check_approver, main_head, signin
 from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.loader import Registry, clear_cache, default_root, load
 from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
+from registry.rejections import REJECTED_DIR
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
@@ -491,6 +492,18 @@ def _deciders(reg: Registry, pol: Policy, targets: list[str], signer: tuple[str 
     return _Deciding(who, None, "release", False, self_approved, draft or (effective > today and not self_approved))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Request:
+    """What a release or fix asks for, its arguments checked before anything is read or written."""
+
+    reason: str
+    part: str
+    effective: dt.date
+    today: dt.date
+    assignments: Any
+    names: Any
+
+
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
             with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None) -> str:
@@ -503,112 +516,126 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     reason = _reason(reason)
     if part not in ("major", "minor", "patch"):
         raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
-    assignments = parse_assignments(sets or [])
-    names = parse_labels(labels or [])
-    effective = parse_date(date, "--date")
-    today = clock.today()
+    req = _Request(reason, part, parse_date(date, "--date"), clock.today(), parse_assignments(sets or []),
+                   parse_labels(labels or []))
     with writing(root) as base:
         reg = _loaded(base, "releasing")
         pol = _policy(reg)
         c = _calc(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
-        dirty = unreleased(reg)
-        others = {s: why for s, why in dirty.items()
-                  if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
-        if others and set(others) <= set(dependants(reg, c.slug)):
-            raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
-                               "add --with-dependants to release them with it")
-        if others:
-            raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
-                               "release carries only its own change: "
-                               + "; ".join(f"{s} ({why})" for s, why in others.items()))
-        if assignments and c.slug in dirty:
-            raise ReleaseError(f"{c.slug} has unreleased hand edits ({dirty[c.slug]}): release them with "
-                               "`formula release` or undo them before `formula fix`")
-        pending = [s for s in targets if draft_path(reg, s).exists()]
-        if pending:
-            raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
-                               + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
-        if effective < c.active.effective:
-            raise ReleaseError(f"--date {effective} is before {c.slug} {c.active.version}'s effective date "
-                               f"{c.active.effective}")
-        _apply_sets(c, rt_load(reg.paths[c.slug]), assignments, names)  # bad values are refused before who decides
-        d = _deciders(reg, pol, targets, (key, by, role), draft, effective, today)
-        who, signer, kind, forced, self_approved, draft = d.who, d.signer, d.kind, d.forced, d.self_approved, d.draft
-        waiting = draft or effective > today
+        dirty = _releasable(reg, c, targets, req)
+        _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names)  # bad values refused before who decides
+        d = _deciders(reg, pol, targets, (key, by, role), draft, req.effective, req.today)
         plan = _Plan(reg)
         released: list[str] = []
         tried: dict[str, Calculator] = {}  # each target as this release makes it (a draft's content included)
         for slug in targets:
-            calc = reg.calculators[slug]
-            old = calc.active
-            if effective < old.effective:
-                raise ReleaseError(f"--date {effective} is before {slug} {old.version}'s effective date {old.effective}")
-            path = reg.paths[slug]
-            rt = rt_load(path)
-            if slug == c.slug:
-                _apply_sets(calc, rt, assignments, names)
-            new_version = ver.bump(old.version, part)
-            note = reason if slug == c.slug else f"{reason} (released with its dependency {c.slug})"
-            entry: dict[str, Any] = {"version": new_version, "status": VersionStatus.draft.value,
-                                     "effective": effective, "text": rt["versions"][_active_index(rt)]["text"],
-                                     "changelog": note}
-            if who and signer is None:  # a typed record, where the policy does not require signatures
-                entry["released_by"] = _signoff(who, today)
-            if self_approved and who:  # only where the policy file allows an author to approve their own change
-                entry["approved_by"] = _signoff(who, today, "released with a future effective date; the policy "
-                                                "allows the author to approve")
-                entry["approved"] = today
-            snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
-            if snap is None or old.version not in plan.lock.get(slug, {}):
-                raise ReleaseError(f"{slug} {old.version} was never locked; run `formula lock` first")
-            _restore_text(rt["versions"][_active_index(rt)], snap["text"])
-            rt["versions"].append(entry)
-            text = rt_dump(rt)
-            proposed = _validated(text, path)
-            new_data = ver.released_content(_view(reg, {**plan.calcs, slug: proposed}), proposed,
-                                            proposed.versions[-1])
-            old_hash = plan.lock[slug][old.version]
-            if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
-                raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
-            if signer is not None:
-                rt["versions"][-1]["decisions"] = [_sign(
-                    signer[0], signer[1], slug=slug, version=new_version, content=ver.content_hash(new_data),
-                    effective=effective, decision=kind, day=today, reason=note, previous=main_head(reg, calc))]
-                text = rt_dump(rt)
-                proposed = _validated(text, path)
-            tried[slug] = proposed
-            if waiting:
-                plan.changes[draft_path(reg, slug)] = text
-                if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
-                    plan.changes[path] = _released_file(reg, calc, plan.lock[slug][old.version])
-            else:
-                plan.promote(slug, rt)
-            released.append(f"{slug} {new_version}")
+            tried[slug] = _release_one(reg, plan, c, slug, req, d, dirty)
+            released.append(f"{slug} {tried[slug].versions[-1].version}")
         plan.finish(targets)
         plan.commit()
         checked = _checks(reg, {**reg.calculators, **tried}, targets)
-    was = c.active.version
-    if forced:
-        need = pol.required(c.slug)
-        return (f"{c.slug}: drafted {released[0].split()[-1]}, not active: under four eyes "
-                f"(formulas/{POLICY_FILE.as_posix()}) it needs {need} signed approval(s) by someone other than "
-                f"{who[0] if who else 'its author'}; {was} stays active. Review it with "
-                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve {c.slug} "
-                f"{released[0].split()[-1]} --key ...` (`formula pending` lists what waits)"
-                + (f"; effective {effective} once approved" if effective > today else "") + checked)
-    if draft:
-        when = f", effective {effective} once approved" if effective > today else ""
-        return (f"{c.slug}: drafted {released[0].split()[-1]}{when} (active stays {was}); it awaits approval by "
-                f"someone other than {who[0] if who else 'its author'}: review it with "
-                f"`formula diff {c.slug} {was} {released[0].split()[-1]}`, then `formula approve` "
-                f"(`formula pending` lists what waits)" + checked)
-    if waiting:
-        return (f"{c.slug}: {released[0].split()[-1]} approved, effective {effective}; {was} stays active until then "
-                "(run `formula activate` on or after that day)" + checked)
+    return _released_message(c, released, d, pol, req) + checked
+
+
+def _releasable(reg: Registry, c: Calculator, targets: list[str], req: _Request) -> dict[str, str]:
+    """The unreleased edits (slug -> why), refusing a release that would carry other changes than its own,
+    a fix over hand edits, a second draft or a date before the active version's."""
+    dirty = unreleased(reg)
+    others = {s: why for s, why in dirty.items()
+              if s not in targets and not ver.only_guidelines_moved(reg, reg.calculators[s])}
+    if others and set(others) <= set(dependants(reg, c.slug)):
+        raise ReleaseError(f"{', '.join(sorted(others))} depend on {c.slug}, so this change moves their answers too: "
+                           "add --with-dependants to release them with it")
+    if others:
+        raise ReleaseError("other calculators have unreleased edits; release or undo them first, so that this "
+                           "release carries only its own change: "
+                           + "; ".join(f"{s} ({why})" for s, why in others.items()))
+    if req.assignments and c.slug in dirty:
+        raise ReleaseError(f"{c.slug} has unreleased hand edits ({dirty[c.slug]}): release them with "
+                           "`formula release` or undo them before `formula fix`")
+    pending = [s for s in targets if draft_path(reg, s).exists()]
+    if pending:
+        raise ReleaseError("a draft version is waiting for approval for " + ", ".join(pending)
+                           + ": approve it (`formula approve`) or remove formulas/drafts/<slug>.yaml first")
+    if req.effective < c.active.effective:
+        raise ReleaseError(f"--date {req.effective} is before {c.slug} {c.active.version}'s effective date "
+                           f"{c.active.effective}")
+    return dirty
+
+
+def _new_entry(rt: Any, version: str, note: str, req: _Request, d: _Deciding) -> dict[str, Any]:
+    """The new version's entry: a draft until promoted, with a typed record only where signatures are not required."""
+    entry: dict[str, Any] = {"version": version, "status": VersionStatus.draft.value, "effective": req.effective,
+                             "text": rt["versions"][_active_index(rt)]["text"], "changelog": note}
+    if d.who and d.signer is None:  # a typed record, where the policy does not require signatures
+        entry["released_by"] = _signoff(d.who, req.today)
+    if d.self_approved and d.who:  # only where the policy file allows an author to approve their own change
+        entry["approved_by"] = _signoff(d.who, req.today, "released with a future effective date; the policy "
+                                        "allows the author to approve")
+        entry["approved"] = req.today
+    return entry
+
+
+def _release_one(reg: Registry, plan: _Plan, c: Calculator, slug: str, req: _Request, d: _Deciding,
+                 dirty: dict[str, str]) -> Calculator:
+    """Add the new version of one target to `plan` (promoted, or waiting as a draft); returns it as proposed."""
+    calc = reg.calculators[slug]
+    old = calc.active
+    if req.effective < old.effective:
+        raise ReleaseError(f"--date {req.effective} is before {slug} {old.version}'s effective date {old.effective}")
+    path = reg.paths[slug]
+    rt = rt_load(path)
+    if slug == c.slug:
+        _apply_sets(calc, rt, req.assignments, req.names)
+    new_version = ver.bump(old.version, req.part)
+    note = req.reason if slug == c.slug else f"{req.reason} (released with its dependency {c.slug})"
+    entry = _new_entry(rt, new_version, note, req, d)
+    snap = ver.read_snapshot(reg.formulas_dir, slug, old.version)
+    if snap is None or old.version not in plan.lock.get(slug, {}):
+        raise ReleaseError(f"{slug} {old.version} was never locked; run `formula lock` first")
+    _restore_text(rt["versions"][_active_index(rt)], snap["text"])
+    rt["versions"].append(entry)
+    text = rt_dump(rt)
+    proposed = _validated(text, path)
+    new_data = ver.released_content(_view(reg, {**plan.calcs, slug: proposed}), proposed, proposed.versions[-1])
+    if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == plan.lock[slug][old.version]:
+        raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
+    if d.signer is not None:
+        rt["versions"][-1]["decisions"] = [_sign(
+            d.signer[0], d.signer[1], slug=slug, version=new_version, content=ver.content_hash(new_data),
+            effective=req.effective, decision=d.kind, day=req.today, reason=note, previous=main_head(reg, calc))]
+        text = rt_dump(rt)
+        proposed = _validated(text, path)
+    if d.draft or req.effective > req.today:
+        plan.changes[draft_path(reg, slug)] = text
+        if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
+            plan.changes[path] = _released_file(reg, calc, plan.lock[slug][old.version])
+    else:
+        plan.promote(slug, rt)
+    return proposed
+
+
+def _released_message(c: Calculator, released: list[str], d: _Deciding, pol: Policy, req: _Request) -> str:
+    """What the release did: drafted under four eyes, drafted, approved and waiting for its date, or released."""
+    was, new, effective = c.active.version, released[0].split()[-1], req.effective
+    author = d.who[0] if d.who else "its author"
+    if d.forced:
+        return (f"{c.slug}: drafted {new}, not active: under four eyes (formulas/{POLICY_FILE.as_posix()}) it needs "
+                f"{pol.required(c.slug)} signed approval(s) by someone other than {author}; {was} stays active. "
+                f"Review it with `formula diff {c.slug} {was} {new}`, then `formula approve {c.slug} {new} --key ...` "
+                "(`formula pending` lists what waits)"
+                + (f"; effective {effective} once approved" if effective > req.today else ""))
+    if d.draft:
+        when = f", effective {effective} once approved" if effective > req.today else ""
+        return (f"{c.slug}: drafted {new}{when} (active stays {was}); it awaits approval by someone other than "
+                f"{author}: review it with `formula diff {c.slug} {was} {new}`, then `formula approve` "
+                "(`formula pending` lists what waits)")
+    if effective > req.today:
+        return (f"{c.slug}: {new} approved, effective {effective}; {was} stays active until then "
+                "(run `formula activate` on or after that day)")
     extra = f" with {', '.join(released[1:])}" if len(released) > 1 else ""
-    return (f"{c.slug}: released {released[0].split()[-1]} (was {was}){extra}: {reason}; "
-            f"re-rendered formulas/{TEXTS_DIR}" + checked)
+    return f"{c.slug}: released {new} (was {was}){extra}: {req.reason}; re-rendered formulas/{TEXTS_DIR}"
 
 
 # ---------------------------------------------------------------------- approve and activate
@@ -877,9 +904,6 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
 # ---------------------------------------------------------------------- reject
 
 
-REJECTED_DIR = "rejected"
-
-
 def reject(root: Path | str | None, ref: str, version: str, by: str | None = None, role: str | None = None, *,
            reason: str, key: str | Path | None = None) -> str:
     """Reject a waiting draft: the draft file goes, and who rejected it, when and why is kept on record
@@ -893,7 +917,7 @@ def reject(root: Path | str | None, ref: str, version: str, by: str | None = Non
         c = _calc(reg, ref)
         dpath, drt = _waiting_draft(reg, c.slug, version)
         entry = _plain(drt["versions"][-1])
-        log = reg.formulas_dir / DRAFTS_DIR / REJECTED_DIR / f"{c.slug}.yaml"
+        log = reg.formulas_dir / REJECTED_DIR / f"{c.slug}.yaml"
         records = list(load_file(log) or []) if log.exists() else []
         if signing(_policy(reg), key):
             who = _signed_rejection(reg, c, version, entry, (key, by, role), today, why, records)
@@ -922,9 +946,37 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
     t, ident, acting = _identity(reg, *signer, today)
     a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
     mine = [x.entry for x in a.checked if x.entry.in_draft]
-    rec = _sign(ident, acting, slug=c.slug, version=version, content=(mine[0].content if mine else None) or "",
+    content = (mine[0].content if mine else None) or ""
+    rec = _sign(ident, acting, slug=c.slug, version=version, content=content,
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
+                    "content": content,  # what the decisions sign: validation verifies them (registry.rejections)
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
     return ident.person.name, acting
+
+
+def sign_new_versions(reg: Registry, new: list[tuple[Calculator, str, str]], key: str | Path | None,
+                      changes: dict[Path, str | None]) -> str:
+    """`formula lock` of a new calculator: its first version gets the locker's signed release decision (it is active
+    from now; under four eyes `formula validate` names it until someone else approves it). Returns a note."""
+    pol = _policy(reg)
+    if not new or not signing(pol, key):
+        return ""
+    t, ident, acting = _identity(reg, key, None, None, clock.today())
+    for c, version, content in new:
+        path = reg.paths[c.slug]
+        original = path.read_text(encoding="utf-8")
+        rt = rt_load(path)
+        item = next(x for x in rt["versions"] if x.get("version") == version)
+        v = next(x for x in c.versions if x.version == version)
+        item.setdefault("decisions", []).append(_sign(
+            ident, acting, slug=c.slug, version=version, content=content, effective=v.effective, decision="release",
+            day=clock.today(), reason=v.changelog, previous=main_head(reg, c)))
+        text = rt_dump(rt, original)
+        _validated(text, path)
+        changes[path] = text
+    need = [f"{c.slug} {version}" for c, version, _ in new if pol.four_eyes or pol.required(c.slug) > 1]
+    return (f"; signed as released by {ident.person.name} ({ident.principal})"
+            + (f"; under the policy {', '.join(need)} need(s) approval by someone else: `formula approve SLUG "
+               "VERSION --key ...` (until then `formula validate` names them)" if need else ""))

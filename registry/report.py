@@ -70,6 +70,29 @@ def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
             " (`formula pending`, `formula diff " + f"{c.slug} {p.base} {p.version}`)")
 
 
+def decision_lines(reg: Registry, c: Calculator, v: Any) -> list[str]:
+    """The decisions on version `v` as `formula history` judges them: a signed one names its verified person,
+    role and key and says "verified"; the history before signing says so; a typed record is never verified."""
+    from registry.signatures import views
+
+    mine = [d for d in views(reg, c) if d.version == v.version]
+    lines = [f"  decisions on version {v.version} (`formula history {c.slug}` for every version):"]
+    for d in mine:
+        if d.state == "verified":
+            lines.append(f"    - {d.decision} by {d.name} ({d.role}) on {d.date}, key {d.fingerprint}: verified")
+        elif d.state == "recorded_before_signing":
+            lines.append(f"    - {d.decision} on {d.date}: recorded before signing (not verified)")
+        else:
+            lines.append(f"    - {d.decision} on {d.date}: does not verify ({d.why}; `formula verify`)")
+    typed = ([f"released by {v.released_by.who} ({v.released_by.role})"] if v.released_by else []) + \
+        ([f"approved by {v.approved_by.who} ({v.approved_by.role}) on {v.approved_by.date}"] if v.approved_by else []) \
+        + [f"reviewed by {so.who} ({so.role}) on {so.date}" for so in v.signoffs]
+    lines += [f"    - {t} (typed, not verified)" for t in typed]
+    if len(lines) == 1:
+        lines.append("    - none")
+    return [printable(line) for line in lines]  # names, roles and reasons come from registry files
+
+
 def show_text(reg: Registry, c: Calculator) -> str:
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
     out: list[str] = []
@@ -82,8 +105,7 @@ def show_text(reg: Registry, c: Calculator) -> str:
     add(w.fill("  source: " + cite(c.formula.publication)))
     v = c.active
     add(f"  active version {v.version} since {v.effective}: {v.changelog}")
-    for so in v.signoffs:
-        add(printable(f"  reviewed by {so.who} ({so.role}) on {so.date}"))  # names typed by whoever reviewed
+    out.extend(decision_lines(reg, c, v))
     add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
     add_pending(reg, c, add)
     add("")

@@ -15,6 +15,9 @@ from registry.decisionlog import Checked, State, Trust, audit, trust
 from registry.model import Registry
 from registry.schema import Calculator
 
+__all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Trust", "decision_views", "report",
+           "trust", "views"]
+
 
 class DecisionView(BaseModel):
     """One decision as a reader sees it (the contract `formula verify`, displays and the PR report use)."""

@@ -274,3 +274,157 @@ def test_without_required_signatures_typed_decisions_are_never_shown_as_verified
     assert (row["signing"], row["released_by"]) == ("not signed", "A. Author (typed)")
     code, out, _ = formula(capsys, root, "verify", "--format", "json")
     assert code == INVALID and json.loads(out)["invalid"] == 1  # a consumer is never told it is verified
+
+
+def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(root: Path, cache_dir: Path,
+                                                                                  monkeypatch) -> None:
+    from registry import sshsig
+    from tests.helpers import count_calls
+
+    calls = count_calls(monkeypatch, sshsig, "_run")
+    assert problems(root) == [] and len(calls) == 4  # the four signed decisions, each verified once
+    sshsig._memo.clear()  # a new process: the cache is read back from the cache folder
+    assert problems(root) == [] and len(calls) == 4  # none verified again
+    assert (cache_dir / "signatures-1.json").is_file()
+
+
+def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    people = committee(root)
+    data = rt_load(root / "formulas" / "cha2ds2-va.yaml")
+    data["slug"] = "cha2ds2-va-copy"
+    first = data["versions"][-1]
+    first["version"] = "1.0.0"
+    data["versions"] = [first]
+    (root / "formulas" / "cha2ds2-va-copy.yaml").write_text(rt_dump(data), encoding="utf-8")
+    code, _, err = formula(capsys, root, "lock")
+    assert code == 1 and "give --key PATH" in err  # a new version's release is a decision, signed
+    code, out, err = formula(capsys, root, "lock", *people.args("author"))
+    assert code == 0 and "signed as released by R. Maintainer (author)" in out and "need(s) approval" in out, err
+    assert any("cha2ds2-va-copy" in p and "too few approvers: 0 of 1" in p for p in problems(root))
+    code, out, err = formula(capsys, root, "approve", "cha2ds2-va-copy", "1.0.0", "--reason", "new score",
+                             *people.args("chair"))
+    assert code == 0 and "1 of 1 approvals" in out, err
+    code, _, err = formula(capsys, root, "texts", "render")
+    assert code == 0, err
+    assert problems(root) == []
+
+
+# ---------------------------------------------------------------------- formula show
+
+
+def _decision_lines(out: str) -> list[str]:
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  decisions on version"))
+    return [line for line in lines[start + 1:] if line.startswith("    - ")][:10]
+
+
+def test_show_names_the_active_versions_verified_decisions_with_keys(capsys, root: Path) -> None:
+    mine = {v.principal: v for v in decision_views(root, SODIUM) if v.version == NEWER}
+    fps, day = {p: v.fingerprint for p, v in mine.items()}, mine["author"].date
+    code, out, err = formula(capsys, root, "show", SODIUM)
+    assert code == 0, err
+    assert f"  decisions on version {NEWER} " in out
+    assert _decision_lines(out)[:2] == [
+        f"    - draft by R. Maintainer (clinical informatician) on {day}, key {fps['author']}: verified",
+        f"    - approve by B. Pharmacist (renal pharmacist) on {mine['pharmacist'].date}, key "
+        f"{fps['pharmacist']}: verified"]
+    code, out, _ = formula(capsys, root, "show", SODIUM, "--format", "json")
+    shown = json.loads(out)["active_decisions"]
+    assert [(d["decision"], d["principal"], d["state"]) for d in shown] == [("draft", "author", "verified"),
+                                                                           ("approve", "pharmacist", "verified")]
+
+
+def test_show_never_calls_an_edited_decision_verified(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
+    code, out, err = formula(capsys, root, "show", SODIUM)  # a calculator that fails validation is left out
+    assert code == 1 and f"{SODIUM} is left out" in err and "does not match the statement" in err
+    assert "verified" not in out
+
+
+def test_show_marks_the_shipped_history_as_recorded_before_signing(capsys) -> None:
+    from cli.main import main
+
+    assert main(["show", SODIUM]) == 0
+    lines = _decision_lines(capsys.readouterr().out)
+    assert lines and all("recorded before signing (not verified)" in line or "(typed, not verified)" in line
+                         for line in lines)
+    assert not any(line.endswith(": verified") for line in lines)
+
+
+def test_show_says_typed_records_are_not_verified(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    set_policy(root, require_signatures=False)
+    formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft", "--by", "A. Author",
+            "--role", "informatician")
+    code, out, err = formula(capsys, root, "approve", SODIUM, NEW, "--by", "B. Chair", "--role", "chair",
+                             "--reason", "ok")
+    assert code == 0, err
+    code, out, _ = formula(capsys, root, "show", SODIUM)
+    lines = _decision_lines(out)
+    assert "    - released by A. Author (informatician) (typed, not verified)" in lines
+    assert any(line.startswith("    - approved by B. Chair (chair) on ") and line.endswith("(typed, not verified)")
+               for line in lines)
+    assert not any(line.endswith(": verified") for line in lines)
+
+
+# ---------------------------------------------------------------------- rejected drafts on record
+
+REJECTED = f"formulas/drafts/rejected/{SODIUM}.yaml"
+
+
+@pytest.fixture()
+def rejected(capsys, root: Path) -> Path:
+    """`root` with a further draft, rejected by the chair: its record verifies."""
+    from registry.versions import bump
+
+    people = Committee(root, {"author": make_key("author"), "chair": make_key("chair")})
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=95", "--reason", "reference 95",
+                           *people.args("author"))
+    assert code == 0, err
+    code, out, err = formula(capsys, root, "reject", SODIUM, bump(NEWER, "minor"), "--reason", "no evidence",
+                             *people.args("chair"))
+    assert code == 0 and "rejected by Dr A. Chair" in out, err
+    assert problems(root) == []
+    return root
+
+
+def _edit_rejection(root: Path, change: Any) -> None:
+    import yaml
+
+    path = root / REJECTED  # a list, as `formula reject` writes it
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+def test_an_edited_rejection_record(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"][-1].__setitem__("reason", "no evidence at all"))
+    _fails(capsys, rejected, REJECTED, "rejection 1", "reject decision (chair", "does not match the statement")
+
+
+def test_a_rejection_forged_under_another_principal(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"][-1].__setitem__("principal", "pharmacist"))
+    _fails(capsys, rejected, REJECTED, "reject decision (pharmacist", "signed with the key of chair")
+
+
+def test_a_rejection_record_with_other_content(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0].__setitem__("content", "sha256:" + "0" * 64))
+    _fails(capsys, rejected, REJECTED, "draft decision (author", "does not match the statement")
+
+
+def test_a_rejection_record_without_its_draft_decision(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"].pop(0))
+    _fails(capsys, rejected, REJECTED, "rejection 1", "its draft decision first")
+
+
+def test_a_rejection_record_moved_to_another_calculator(capsys, rejected: Path) -> None:
+    (rejected / REJECTED).rename(rejected / "formulas" / "drafts" / "rejected" / "anion-gap.yaml")
+    _fails(capsys, rejected, "formulas/drafts/rejected/anion-gap.yaml", "rejection 1", "does not match the statement")
+
+
+def test_a_typed_rejection_under_required_signatures(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d.append({"version": "9.0.0", "changelog": "x", "effective": "2026-12-01",
+                                                  "rejected_by": {"who": "Dr A. Chair", "role": "chair",
+                                                                  "date": "2026-12-01", "reason": "no"}}))
+    _fails(capsys, rejected, REJECTED, "rejection 2 (version 9.0.0)", "a typed rejection")

@@ -1,0 +1,117 @@
+"""Rejected drafts on record (formulas/drafts/rejected/<slug>.yaml), checked like every other decision.
+
+`formula reject` moves a draft's decisions and the signed rejection into this file, with the content hash
+they sign (the draft file is gone). Validation verifies each record: every signature, the chain inside it
+(its first decision follows a decision of the calculator's log, or none), a draft first and the rejection
+last. So a rejection cannot be edited, forged under another name or moved to another draft unnoticed.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from registry import codes
+from registry.decisionlog import Entry, Trust, check_signature, file_entries, trust
+from registry.model import Problem, Registry
+from registry.schema import Decision
+from registry.yamlio import YamlError, line_of, load_file
+
+REJECTED_DIR = Path("drafts") / "rejected"  # under formulas/
+
+
+def check(reg: Registry) -> None:
+    """Validation's rule on the rejection records: each is an R-SIGNATURE problem naming file, record and why.
+    (The trust files' own problems are the decision log's rule's to report.)"""
+    from registry.versions import LOCK_FORMAT, lock_format, read_lock
+
+    if not (reg.formulas_dir / REJECTED_DIR).is_dir() or lock_format(reg.lock_path) != LOCK_FORMAT:
+        return  # nothing on record, or hashes of an older scheme: `formula lock --rehash` first
+    t = trust(reg.formulas_dir)
+    lock = read_lock(reg.lock_path) if reg.lock_path.exists() else {}
+    for p in sorted((reg.formulas_dir / REJECTED_DIR).glob("*.yaml")):
+        rel = reg.rel(p)
+        for line, fld, why in _file(reg, t, p, lock):
+            reg.problems.append(Problem(rel, line, fld, why, codes.SIGNATURE))
+
+
+def _file(reg: Registry, t: Trust, p: Path, lock: dict[str, dict[str, str]]) -> list[tuple[int, str, str]]:
+    c = reg.calculators.get(p.stem)
+    if c is None:
+        return [(1, "(rejections)", f"names no calculator: a rejection record is named after the calculator "
+                                    f"whose draft was rejected ({p.stem}.yaml)")]
+    try:
+        data = load_file(p)
+    except (YamlError, OSError, UnicodeDecodeError) as e:
+        return [(1, "(rejections)", f"unreadable ({str(e).splitlines()[0]})")]
+    if not isinstance(data, list):
+        return [(getattr(data, "line", 1), "(rejections)", "must be a list of rejected drafts, as `formula reject` "
+                                                            "writes it")]
+    known = {e.hash() for e in file_entries(reg, c, lock.get(c.slug, {}))}
+    out: list[tuple[int, str, str]] = []
+    for i, rec in enumerate(data):
+        out += _record(t, c.slug, reg.rel(p), data, i, rec, known)
+    return out
+
+
+def _record(t: Trust, slug: str, rel: str, data: Any, i: int, rec: Any,
+            known: set[str]) -> list[tuple[int, str, str]]:
+    """The problems of record `i`: (line, field, why)."""
+    where = line_of(data, (i,))
+    version = str(rec.get("version")) if isinstance(rec, dict) else "?"
+    fld = f"rejection {i + 1} (version {version})"
+    if not isinstance(rec, dict):
+        return [(where, fld, "must be a mapping (version, changelog, effective, content, decisions)")]
+    if "decisions" not in rec:
+        if t.policy.require_signatures:
+            return [(where, fld, "a typed rejection (rejected_by) is not a decision: under require_signatures "
+                                 "rejections are signed (`formula reject --key ...`)")]
+        return []
+    entries, bad = _entries(slug, rel, data, i, rec, version)
+    if bad:
+        return [(where, fld, bad)]
+    if [e.d.decision for e in entries][:1] != ["draft"] or entries[-1].d.decision != "reject" \
+            or [e.d.decision for e in entries].count("reject") != 1:
+        return [(where, fld, "a rejection record holds the draft's decisions (its draft decision first) and one "
+                             "reject decision, last")]
+    out = []
+    for j, e in enumerate(entries):
+        _, why = check_signature(t, e)
+        if why is None:
+            why = _chain_why(entries, j, known)
+        if why is not None:
+            out.append((e.line, f"{fld} {e.d.decision} decision ({e.d.principal}, {e.d.date})", why))
+    return out
+
+
+def _entries(slug: str, rel: str, data: Any, i: int, rec: dict[str, Any],
+             version: str) -> tuple[list[Entry], str | None]:
+    """The record's decisions as log entries, or why they cannot be read."""
+    content = rec.get("content")
+    if not isinstance(content, str):
+        return [], "records no content hash (content:): the decisions it holds cannot be verified"
+    try:
+        effective = rec.get("effective")
+        day = effective if isinstance(effective, dt.date) else dt.date.fromisoformat(str(effective))
+        ds = [Decision.model_validate(x) for x in rec["decisions"] or []]
+    except (ValueError, TypeError, ValidationError) as e:
+        return [], f"unreadable ({str(e).splitlines()[0]})"
+    if not ds:
+        return [], "holds no decisions"
+    return [Entry(slug, version, day, content, d, rel, line_of(data, (i, "decisions", j)), True)
+            for j, d in enumerate(ds)], None
+
+
+def _chain_why(entries: list[Entry], j: int, known: set[str]) -> str | None:
+    prev = entries[j].d.previous
+    if j:
+        if prev != entries[j - 1].hash():
+            return ("the chain is broken: it does not follow the decision before it in the record (a decision was "
+                    "deleted, reordered or edited)")
+        return None
+    if prev is not None and prev not in known:
+        return ("the chain is broken: the draft's first decision follows no decision of the calculator's log (the "
+                "record was moved here from another calculator or forged)")
+    return None
