@@ -2,8 +2,9 @@
 
 `formula reject` moves a draft's decisions and the signed rejection into this file, with the content hash
 they sign (the draft file is gone). Validation verifies each record: every signature, the chain inside it
-(its first decision follows a decision of the calculator's log, or none), a draft first and the rejection
-last. So a rejection cannot be edited, forged under another name or moved to another draft unnoticed.
+(its first decision follows a decision of the calculator's log, or none), the draft decision first (when
+the draft was signed) and the rejection last.
+So a rejection cannot be edited, forged under another name or moved to another draft unnoticed.
 """
 from __future__ import annotations
 
@@ -72,10 +73,10 @@ def _record(t: Trust, slug: str, rel: str, data: Any, i: int, rec: Any,
     entries, bad = _entries(slug, rel, data, i, rec, version)
     if bad:
         return [(where, fld, bad)]
-    if [e.d.decision for e in entries][:1] != ["draft"] or entries[-1].d.decision != "reject" \
-            or [e.d.decision for e in entries].count("reject") != 1:
-        return [(where, fld, "a rejection record holds the draft's decisions (its draft decision first) and one "
-                             "reject decision, last")]
+    kinds = [e.d.decision for e in entries]
+    if kinds[-1] != "reject" or kinds.count("reject") != 1 or (len(kinds) > 1 and kinds[0] != "draft"):
+        return [(where, fld, "a rejection record holds the draft's decisions (its draft decision first; none when "
+                             "the draft was typed) and one reject decision, last")]
     out = []
     for j, e in enumerate(entries):
         _, why = check_signature(t, e)

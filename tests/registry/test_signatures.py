@@ -415,7 +415,12 @@ def test_a_rejection_record_with_other_content(capsys, rejected: Path) -> None:
 
 def test_a_rejection_record_without_its_draft_decision(capsys, rejected: Path) -> None:
     _edit_rejection(rejected, lambda d: d[0]["decisions"].pop(0))
-    _fails(capsys, rejected, REJECTED, "rejection 1", "its draft decision first")
+    _fails(capsys, rejected, REJECTED, "rejection 1", "reject decision (chair", "the chain is broken")
+
+
+def test_a_rejection_record_whose_rejection_is_not_last(capsys, rejected: Path) -> None:
+    _edit_rejection(rejected, lambda d: d[0]["decisions"].reverse())
+    _fails(capsys, rejected, REJECTED, "rejection 1", "one reject decision, last")
 
 
 def test_a_rejection_record_moved_to_another_calculator(capsys, rejected: Path) -> None:
@@ -428,3 +433,15 @@ def test_a_typed_rejection_under_required_signatures(capsys, rejected: Path) -> 
                                                   "rejected_by": {"who": "Dr A. Chair", "role": "chair",
                                                                   "date": "2026-12-01", "reason": "no"}}))
     _fails(capsys, rejected, REJECTED, "rejection 2 (version 9.0.0)", "a typed rejection")
+
+
+def test_a_signed_rejection_of_a_typed_draft_verifies(capsys, tmp_path: Path) -> None:
+    root = copy_registry(tmp_path)
+    people = committee(root, require_signatures=False)
+    formula(capsys, root, "fix", SODIUM, "--set", *KATZ, "--reason", "Katz", "--draft", "--by", "A. Author",
+            "--role", "informatician")
+    code, _, err = formula(capsys, root, "reject", SODIUM, NEW, "--reason", "no", *people.args("chair"))
+    assert code == 0, err
+    assert problems(root) == []
+    _edit_rejection(root, lambda d: d[0]["decisions"][-1].__setitem__("reason", "no, never"))
+    _fails(capsys, root, REJECTED, "reject decision (chair", "does not match the statement")
