@@ -29,6 +29,7 @@ COMMAND_MODULES = (
     "solver.batch_cli",
     "audit.cli",
     "audit.impact_cli",
+    "audit.review_cli",
     "audit.report_cli",
     "formula_site.site_cli",
 )
@@ -67,6 +68,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "batch": ("solver.batch_cli", "one calculator over a CSV or parquet table (a cohort)"),
     "audit": ("audit.cli", "audits of the registry and the library"),
     "impact": ("audit.impact_cli", "compare a formula with its successor on a dataset"),
+    "review-pr": ("audit.review_cli", "review a registry change between two git revisions (a pull request)"),
     "report": ("audit.report_cli", "report tables from stored evaluation runs"),
     "site": ("formula_site.site_cli", "build or preview the published audit report (a static site)"),
     "export": ("formula_site.site_cli", "export the registry in a standard format"),
@@ -78,13 +80,13 @@ DESCRIPTION = "Formula provenance registry and audit toolkit for clinical calcul
 def _all_modules() -> tuple[ModuleType, ...]:
     """Every command module (imported here, lazily, so the layer test sees what cli.main composes)."""
     from audit import cli as audit_cli
-    from audit import impact_cli, report_cli
+    from audit import impact_cli, report_cli, review_cli
     from formula_site import site_cli
     from registry import commands, texts_cli
     from solver import batch_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
 
     return (commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli, audit_cli,
-            impact_cli, report_cli, site_cli)
+            impact_cli, review_cli, report_cli, site_cli)
 
 
 class _Version(argparse.Action):

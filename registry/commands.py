@@ -194,7 +194,9 @@ def register(sub: argparse._SubParsersAction) -> None:  # noqa: PLR0915  argpars
                        "cases whose text changed since. Exit 1 when the file (or a line of it) cannot be read, and with --check "
                        "when any case is stale.")
     _root(p)
-    p.add_argument("results", type=Path, help="RESULTS.jsonl, or a run folder holding results.jsonl")
+    p.add_argument("results", type=Path, nargs="?", help="RESULTS.jsonl, or a run folder holding results.jsonl")
+    p.add_argument("--runs", type=Path, metavar="DIR", help="instead of RESULTS: every results.jsonl below DIR (e.g. "
+                   "results/; none there is nothing stale)")
     _fmt(p)
     p.add_argument("--check", action="store_true", help="exit 1 when any case is stale or cannot be checked "
                    "(for pipelines)")
@@ -759,15 +761,33 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
 
 
 def cmd_stale(args: argparse.Namespace) -> int:
-    from registry.governance import stale
-
     reg = _load_valid(args.root)
+    if args.runs is not None:
+        return _stale_runs(reg, args)
+    if args.results is None:
+        raise CommandError("give RESULTS.jsonl (or a run folder), or --runs DIR for every run below DIR")
     path: Path = args.results
     if path.is_dir():  # a run folder, as `formula score` and `formula report` take it
         path = path / "results.jsonl"
         if not path.is_file():
             raise CommandError(f"{args.results} is a folder without results.jsonl; give a run folder or a "
-                               "results.jsonl file")
+                               "results.jsonl file (or --runs DIR for every run below a folder)")
+    out, problems, bad = _stale_file(reg, path, args.format)
+    if args.format == "json":
+        print(json.dumps(out, indent=2))
+    if bad:
+        raise CommandError(printable(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})"))
+    if args.check and (out or problems):
+        print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
+    """One results file: its stale rows, the lines that could not be checked and those that are not JSON lines
+    (printed as a table unless `fmt` is json)."""
+    from registry.governance import stale
+
     try:
         rows, bad = read_jsonl(path)
     except OSError as e:
@@ -776,18 +796,40 @@ def cmd_stale(args: argparse.Namespace) -> int:
     for p in bad + problems:
         say(printable(f"{path}: {p}"), file=sys.stderr)
     checked = len(rows) - len(problems)
-    if args.format == "json":
-        print(json.dumps(out, indent=2))
-    else:
+    if fmt != "json":
         if out:
             say(render_table(out, ["line", "slug", "recorded_version", "current_version", "why", "row_number",
                                    "seed", "arm"], drop=["row_number", "seed", "arm"]))
         skipped = len(bad) + len(problems)
         print(f"\n{len(out)} of {checked} case(s) stale against the registry now"
               + (f"; {skipped} line(s) could not be checked (listed above)" if skipped else ""))
-    if bad:
-        raise CommandError(printable(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})"))
-    if args.check and (out or problems):
-        print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
+    return out, problems, bad
+
+
+def _stale_runs(reg: Registry, args: argparse.Namespace) -> int:
+    """`stale --runs DIR`: every results.jsonl below DIR (a registry repository's results/, for pre-commit)."""
+    folder: Path = args.runs
+    if args.results is not None:
+        raise CommandError("give either RESULTS or --runs DIR, not both")
+    files = sorted(p for p in folder.rglob("results.jsonl") if p.is_file()) if folder.is_dir() else []
+    if not files:
+        print(f"no stored run below {folder}: nothing can be stale")
+        return 0
+    found: list[dict[str, Any]] = []
+    unchecked, unreadable = 0, []
+    for path in files:
+        if args.format != "json":
+            say(printable(f"{path}:"))
+        out, problems, bad = _stale_file(reg, path, args.format)
+        found += [dict(r, results=str(path)) for r in out]
+        unchecked += len(problems)
+        unreadable += [f"{path}: {b}" for b in bad]
+    if args.format == "json":
+        print(json.dumps(found, indent=2))
+    if unreadable:
+        raise CommandError(printable(f"{len(unreadable)} line(s) are not JSON lines (first: {unreadable[0]})"))
+    if args.check and (found or unchecked):
+        print(f"stale --check: {len(found)} stale case(s) in {len({r['results'] for r in found})} of {len(files)} "
+              f"run(s), {unchecked} unchecked line(s)", file=sys.stderr)
         return 1
     return 0

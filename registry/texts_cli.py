@@ -27,6 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.add_argument("--out", type=Path, default=None, help="output folder (default: ROOT/formulas/texts)")
     r.add_argument("--preview", metavar="SLUG", help="print one calculator's text as its file stands now (unreleased "
                    "edits included) to stdout, writing nothing")
+    r.add_argument("--check", action="store_true", help="write nothing; exit 1 when formulas/texts/ differs from a "
+                   "fresh render or an edit is unreleased (for pre-commit hooks and pipelines)")
     r.set_defaults(handler=cmd_render)
     c = tsub.add_parser("changed", help="which calculators' texts changed since a git ref or an index file",
                         description="Compare the texts rendered from the registry now with the catalogue index "
@@ -54,6 +56,8 @@ def cmd_render(args: argparse.Namespace) -> int:
 
     if args.preview is not None:
         return preview(args.root, args.preview)
+    if args.check:
+        return check(args.root, args.out)
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         print(f"error: --out {args.out} is a file; give a folder (it is created if missing)", file=sys.stderr)
         return 1
@@ -89,6 +93,29 @@ def cmd_render(args: argparse.Namespace) -> int:
         print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
         return 1
     print(f"rendered {len(files) - 1} texts into {out}")
+    return 0
+
+
+def check(root: Path | None, out: Path | None) -> int:
+    """`texts render --check`: the committed catalogue is what a render would write (validation's catalogue rule)."""
+    from registry.governance import unreleased
+
+    if out is not None:
+        print("error: --check compares the registry's own catalogue (formulas/texts/); drop --out", file=sys.stderr)
+        return 1
+    reg = _registry(root)
+    dirty = unreleased(reg)
+    stale = [p for p in reg.problems if p.code == codes.CATALOGUE]
+    for p in stale:
+        say(printable(p), file=sys.stderr)
+    for slug, why in dirty.items():
+        say(printable(f"{slug}: {why}: release it (`formula release {slug} --reason ...`) before rendering"),
+            file=sys.stderr)
+    if stale or dirty:
+        print(f"texts render --check: {len(stale)} catalogue file(s) differ from a fresh render, {len(dirty)} "
+              "unreleased edit(s)", file=sys.stderr)
+        return 1
+    print(f"the catalogue in {reg.rel(reg.formulas_dir / TEXTS_DIR)} is what a render writes")
     return 0
 
 

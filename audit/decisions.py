@@ -1,0 +1,84 @@
+"""The decisions a change records (releases, approvals, reviews), by whom, and whether they verify.
+
+One adapter for `formula review-pr` over the signed governance (`registry.signatures`): a signed
+decision names its signer through the key that verifies it ("verified"), or says why it does not
+("invalid"); releases before signing began are "recorded_before_signing". Where the policy does not
+require signatures, the registry holds only names people typed: those are "unsigned" (a typed name is
+a claim, not an identity).
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from registry.model import Registry
+from registry.schema import Calculator, SignOff
+
+State = Literal["verified", "recorded_before_signing", "invalid", "unsigned"]
+
+
+class Decision(BaseModel):
+    version: str
+    decision: str  # release, draft, approve, reject, review (registry.signatures' names)
+    name: str | None  # as typed on the record; only a verified decision's name is vouched for by its key
+    role: str | None
+    date: str
+    principal: str | None = None  # the key's principal (verified decisions only)
+    fingerprint: str | None = None
+    state: State
+    why: str | None = None  # why it does not verify, or the decision's reason
+
+
+def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculator | None) -> list[Decision]:
+    """Decisions on the head's calculator `b` not already on the base's `a`: the signed ones with their verdict
+    (registry.signatures), then the names typed where the policy does not require signatures ("unsigned")."""
+    if b is None:
+        return []
+    seen = {_key(v) for v in _signed(base, a)}
+    out = [Decision(version=v.version, decision=v.decision, name=v.name, role=v.role, date=str(v.date),
+                    principal=v.principal, fingerprint=v.fingerprint, state=v.state, why=v.why)
+           for v in _signed(head, b) if _key(v) not in seen]
+    return out + typed(a, b)
+
+
+def _signed(reg: Registry, c: Calculator | None) -> list[Any]:
+    """registry.signatures' view of a calculator's decisions. `decision_views(root, slug)` is this on a registry
+    it loads itself; the review has both registries loaded already, so it asks `views` (one trust per side)."""
+    from registry.signatures import trust, views
+
+    if c is None:
+        return []
+    t = _TRUST.get(id(reg))
+    if t is None or t[0] is not reg:
+        if len(_TRUST) >= 4:  # a review holds two registries; older ones are not asked again
+            _TRUST.clear()
+        t = _TRUST[id(reg)] = (reg, trust(reg.formulas_dir))
+    return views(reg, c, t[1])
+
+
+_TRUST: dict[int, tuple[Registry, Any]] = {}
+
+
+def _key(v: object) -> tuple[object, ...]:
+    return tuple(getattr(v, f, None) for f in ("version", "decision", "date", "fingerprint", "name", "role"))
+
+
+def _typed(version: str, decision: str, s: SignOff) -> Decision:
+    return Decision(version=version, decision=decision, name=s.who, role=s.role, date=s.date.isoformat(),
+                    state="unsigned", why=s.reason)
+
+
+def typed(base: Calculator | None, head: Calculator) -> list[Decision]:
+    """What the registry records as typed names (`--by`/`--role` where signatures are not required): unsigned."""
+    before = {v.version: v for v in base.versions} if base is not None else {}
+    out: list[Decision] = []
+    for v in head.versions:
+        old = before.get(v.version)
+        if v.released_by is not None and (old is None or old.released_by != v.released_by):
+            out.append(_typed(v.version, "release", v.released_by))
+        if v.approved_by is not None and (old is None or old.approved_by != v.approved_by):
+            out.append(_typed(v.version, "approve", v.approved_by))
+        known = old.signoffs if old is not None else []
+        out += [_typed(v.version, "review", s) for s in v.signoffs if s not in known]
+    return out

@@ -1,0 +1,71 @@
+"""`formula review-pr --base REV`: the review of a registry change, for a pull-request comment or a tool."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+TOOL_ERROR = 2  # an unknown revision, a shallow clone lacking the base, no git: nothing was reviewed
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("review-pr", help="review a registry change between two git revisions (a pull request)",
+                       description="Compare the registry at --base (a commit, branch or tag, read through git) with "
+                       "--head or the working tree: per changed calculator its versions, decisions, changed values, "
+                       "text diff and completeness, the effect on the shipped reference cases, dependants, and the "
+                       "stored runs under results/ that become stale; then every validation problem of the head. "
+                       "Exit 0 when the head is valid, 1 when it has problems, 2 when a revision cannot be read.")
+    p.add_argument("--base", required=True, metavar="REV", help="the revision the change is proposed against")
+    p.add_argument("--head", metavar="REV", default=None, help="the proposed revision (default: the working tree)")
+    p.add_argument("--format", choices=["markdown", "json"], default="markdown",
+                   help="markdown: a pull-request comment (at most 65,536 characters); json: everything")
+    p.add_argument("--out", type=Path, default=None,
+                   help="write the report to FILE (the markdown in full, never cut) instead of stdout")
+    p.add_argument("--root", type=Path, default=None,
+                   help="the registry root inside a git repository (default: $FORMULA_REGISTRY_ROOT, else the "
+                   "current folder when it holds formulas/, else the source checkout this runs from)")
+    p.set_defaults(handler=run)
+
+
+def _root(given: Path | None) -> Path:
+    """Like git, the repository one stands in; an installed copy of the registry is no repository."""
+    import os
+
+    from registry.loader import ROOT_ENV, resolve_root
+
+    if given is None and not os.environ.get(ROOT_ENV) and (Path.cwd() / "formulas").is_dir():
+        return Path.cwd()
+    return resolve_root(given)
+
+
+def run(args: argparse.Namespace) -> int:
+    from audit.review_markdown import as_json, markdown
+    from audit.review_pr import review
+    from audit.revisions import RevisionError, sides
+    from registry.terminal import printable, say
+
+    if args.out is not None and args.out.is_dir():
+        say(f"error: --out {printable(str(args.out))} is a folder; give a file", file=sys.stderr)
+        return TOOL_ERROR
+    try:
+        with sides(_root(args.root), args.base, args.head) as (base, head):
+            rev = review(base, head)
+    except RevisionError as e:
+        say(printable(f"error: {e}"), file=sys.stderr)
+        return TOOL_ERROR
+    if args.format == "json":
+        text = as_json(rev)
+    else:
+        text = markdown(rev, limit=None if args.out is not None else 65_536)
+    if args.out is None:
+        sys.stdout.write(text)
+    else:
+        from registry.atomic import atomic_write
+
+        try:
+            atomic_write(args.out, text)
+        except OSError as e:
+            say(printable(f"error: cannot write {args.out}: {e.strerror}"), file=sys.stderr)
+            return TOOL_ERROR
+        say(printable(f"wrote {args.out} ({len(text):,} characters)"))
+    return rev.exit_code
