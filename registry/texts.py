@@ -215,7 +215,7 @@ def _weight(value: Any, limit: int = MAX_SIZE) -> int:
         elif isinstance(x, (list, tuple, set, frozenset, dict, *_VIEWS)):
             if depth >= MAX_DEPTH:
                 raise SecurityError(f"nesting deeper than {MAX_DEPTH} levels is not allowed in a registry text")
-            items: Iterable[Any] = [*x.keys(), *x.values()] if isinstance(x, dict) else x
+            items: Iterable[Any] = [*x.keys(), *x.values()] if isinstance(x, dict) else x  # type: ignore[assignment]
             n = 1 + sum(size(item, depth + 1) for item in items)
             seen[id(x)] = n
         else:  # a registry model, view, loop or undefined: as long as it prints
