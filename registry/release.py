@@ -494,7 +494,8 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
             new_data = ver.released_content(_view(reg, {**plan.calcs, slug: proposed}), proposed,
                                             proposed.versions[-1])
             old_hash = plan.lock[slug][old.version]
-            if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash:
+            if (slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == old_hash
+                    and not ver.order_changes(proposed, snap)):  # a new order alone is a change a person reads
                 raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
             tried[slug] = proposed
             if waiting:
