@@ -34,16 +34,18 @@ def _containers(data: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ..
             yield from _containers(v, (*path, i))
 
 
+def _flip(node: Any) -> Any:
+    return dict(reversed(list(node.items()))) if isinstance(node, dict) else node[::-1]
+
+
 def _reversed_at(data: Any, path: tuple[Any, ...]) -> Any:
+    if not path:
+        return _flip(data)
     out = copy.deepcopy(data)
-    parent, last = (None, None) if not path else (out, path[-1])
+    parent = out
     for part in path[:-1]:
         parent = parent[part]
-    node = out if parent is None else parent[last]
-    flipped = dict(reversed(list(node.items()))) if isinstance(node, dict) else node[::-1]
-    if parent is None:
-        return flipped
-    parent[last] = flipped
+    parent[path[-1]] = _flip(parent[path[-1]])
     return out
 
 
