@@ -6,8 +6,9 @@ import shutil
 
 import pytest
 
-from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.loader import clear_cache, load
 from registry.release import release
+from tests.helpers import SHIPPED_ROOT
 
 pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 
@@ -16,7 +17,7 @@ pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 def two_versions(tmp_path_factory):
     root = tmp_path_factory.mktemp("registry")
     for sub in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / sub, root / sub)
+        shutil.copytree(SHIPPED_ROOT / sub, root / sub)
     before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
     release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
             sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"])
