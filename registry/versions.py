@@ -312,14 +312,22 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {slug: dict(v) for slug, v in data.get("calculators", {}).items()}
+    calcs = data.get("calculators", {}) if isinstance(data, dict) else None
+    if not isinstance(calcs, dict) or not all(isinstance(v, dict) and all(isinstance(h, str) for h in v.values())
+                                              for v in calcs.values()):
+        raise ValueError("not a lock file: expected {\"calculators\": {slug: {version: hash}}}")
+    return {str(slug): dict(v) for slug, v in calcs.items()}
 
 
 def lock_format(path: Path) -> int:
     """The hashing scheme the lock was written with (a missing lock is written in the current one)."""
     if not path.exists():
         return LOCK_FORMAT
-    return int(json.loads(path.read_text(encoding="utf-8")).get("format", 1))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    fmt = data.get("format", 1) if isinstance(data, dict) else None
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise ValueError(f"not a lock file: its format is {fmt!r}, not a number")
+    return fmt
 
 
 def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:

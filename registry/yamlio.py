@@ -76,7 +76,7 @@ def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
     # An impossible date such as 2026-13-01 stays a string, so the schema reports it with its line.
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
-    except ValueError:
+    except (ValueError, TypeError, AttributeError):  # PyYAML fails on a `!!timestamp` tag over a non-date
         return loader.construct_scalar(node)
 
 
@@ -264,7 +264,16 @@ def rt_load(path: Path) -> Any:
     """A calculator file as ruamel's commented mapping (comments and order kept)."""
     text = read_text(path)
     load_text(text, path)  # the registry reader's bounds and checks, before ruamel builds anything
-    data = _rt().load(text)
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _rt().load(text)
+    except MarkedYAMLError as e:  # ruamel is stricter than PyYAML in places (a tab after `key:`)
+        mark = e.problem_mark or e.context_mark
+        raise YamlError(path, mark.line + 1 if mark else 1, f"malformed YAML for the editor: {e.problem or e.context}"
+                        ) from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as e:
+        raise YamlError(path, 1, f"malformed YAML for the editor: {e}") from None
     if not isinstance(data, dict):
         raise YamlError(path, 1, "empty file or not a mapping of fields: a calculator file needs its fields")
     return data
