@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -49,6 +49,32 @@ WORK_BOMBS = {
 }
 
 
+@pytest.fixture()
+def guarded() -> Iterator[None]:
+    """A render that escapes the budget (a regression) fails this test instead of the machine: the process may
+    grow by 1 GB at most (MemoryError), and SIGALRM interrupts it after a few seconds (TimeoutError)."""
+    import resource
+    import signal
+
+    _render_with("{{ 1 }}")  # the registry loaded and the sandbox built before the guard is armed
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    size = next(int(ln.split()[1]) << 10 for ln in Path("/proc/self/status").read_text().splitlines()
+                if ln.startswith("VmSize:"))
+    resource.setrlimit(resource.RLIMIT_AS, (size + (1 << 30) if hard == resource.RLIM_INFINITY else
+                                            min(hard, size + (1 << 30)), hard))
+
+    def stop(signum: int, frame: Any) -> None:
+        raise TimeoutError(f"the render ran past the {BACKSTOP_S} s backstop")
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, BACKSTOP_S)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
 def _render_with(source: str, slug: str = "body-mass-index") -> str:
     reg = get_registry()
     evil = reg.calculators[slug].model_copy(deep=True)
@@ -57,7 +83,7 @@ def _render_with(source: str, slug: str = "body-mass-index") -> str:
 
 
 @pytest.mark.parametrize("name", list(WORK_BOMBS))
-def test_each_work_bomb_passes_the_check_and_fails_fast_when_rendered(name: str) -> None:
+def test_each_work_bomb_passes_the_check_and_fails_fast_when_rendered(name: str, guarded: None) -> None:
     source = WORK_BOMBS[name]
     assert template_problems(source) == []
     start = time.perf_counter()
@@ -130,7 +156,14 @@ def _run_measured(root: Path, argv: list[str], cwd: Path) -> tuple[int, str, flo
         proc = subprocess.Popen([sys.executable, "-m", "cli", *argv, "--root", str(root)], stdout=out,
                                 stderr=subprocess.STDOUT, cwd=str(cwd), preexec_fn=limit,
                                 env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
-        _, status, usage = os.wait4(proc.pid, 0)
+        import threading
+
+        killer = threading.Timer(120, proc.kill)  # a hang (a regression) fails the test with -9 instead
+        killer.start()
+        try:
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            killer.cancel()
         proc.returncode = os.waitstatus_to_exitcode(status)
     return proc.returncode, log.read_text(), time.perf_counter() - start, usage.ru_maxrss / 1024
 
