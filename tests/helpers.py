@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.loader import default_root
+from registry.loader import PROJECT_ROOT, default_root  # noqa: F401 (PROJECT_ROOT: re-exported for tests)
 
 # The registry as committed, exported by tests/conftest.py (never the checkout's working tree: a local draft
 # or edit there changes nothing the suite reads). Tests read it; tests that edit take a copy_registry.
