@@ -144,7 +144,8 @@ def read_journal(formulas_dir: Path) -> dict | None:
 
 
 def journal_entry_problem(root: Path, rel: object, before: object) -> str | None:
-    """Why a journal entry may not be applied (None when it may): it must name a file inside root/formulas/."""
+    """Why a journal entry may not be applied (None when it may): it must name a file inside root/formulas/
+    (a regular file, or none yet, under folders), never a folder: restoring one would fail halfway."""
     if not isinstance(rel, str) or not rel.strip():
         return "is not a file path"
     if not (before is None or isinstance(before, str)):
@@ -165,6 +166,10 @@ def journal_entry_problem(root: Path, rel: object, before: object) -> str | None
         return "resolves outside the registry's formulas/ folder (through a symbolic link)"
     if target.name in (JOURNAL_NAME, LOCK_NAME):
         return "names the journal or the registry lock itself"
+    if os.path.lexists(target) and not target.is_file():
+        return "names a folder or something else that is not a regular file"
+    if any(os.path.lexists(p) and not p.is_dir() for p in list(target.parents)[:len(parts) - 1]):
+        return "passes through something that is not a folder"
     return None
 
 

@@ -24,6 +24,7 @@ LOCK_MISSING = "R-LOCK-MISSING"  # a released version has no lock entry: `formul
 LOCK_CHANGED = "R-LOCK-CHANGED"  # a released version's own content changed: `formula release`
 LOCK_DEPENDENCY = "R-LOCK-DEPENDENCY"  # a calculator it depends on changed: `formula release`
 LOCK_TEXT = "R-LOCK-TEXT"  # the text of a superseded version changed
+LOCK_ORDER = "R-LOCK-ORDER"  # a mapping of the active version is in another order than it was released with
 LOCK_ORPHAN = "R-LOCK-ORPHAN"  # the lock names a calculator with no file
 SNAPSHOT = "R-SNAPSHOT"  # a history snapshot is missing, unreadable or differs from its lock hash
 CATALOGUE = "R-CATALOGUE"  # formulas/texts/ differs from a fresh render: `formula texts render`

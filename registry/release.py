@@ -599,7 +599,8 @@ def _release_one(reg: Registry, plan: _Plan, c: Calculator, slug: str, req: _Req
     text = rt_dump(rt)
     proposed = _validated(text, path)
     new_data = ver.released_content(_view(reg, {**plan.calcs, slug: proposed}), proposed, proposed.versions[-1])
-    if slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == plan.lock[slug][old.version]:
+    if (slug == c.slug and ver.content_hash(dict(new_data, version=old.version)) == plan.lock[slug][old.version]
+            and not ver.order_changes(proposed, snap)):  # a new order alone is a change a person reads
         raise ReleaseError(f"{slug}: nothing to release, the content equals version {old.version}")
     if d.signer is not None:
         rt["versions"][-1]["decisions"] = [_sign(

@@ -21,7 +21,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
@@ -146,7 +146,128 @@ _FORBIDDEN_NODES = {nodes.Import: "an {% import %}", nodes.FromImport: "an {% fr
                     nodes.CallBlock: "a {% call %} block", nodes.Block: "a {% block %}",
                     nodes.FilterBlock: "a {% filter %} block", nodes.ScopedEvalContextModifier: "an {% autoescape %}"}
 _DICT_METHODS = frozenset({"values", "keys", "items", "get"})
-MAX_SIZE = 100_000  # the longest string or list an operator may build, and the largest exponent result bits
+# The work a render may do. Every value a template makes is weighed as it is made (its tree size:
+# characters, items of every nesting level, digits of an integer; a shared part counts each time it
+# would be printed) and must stay within MAX_SIZE; each weighing, loop iteration, call, comparison,
+# integer product and printed character is charged to one budget of RENDER_BUDGET steps, and a render
+# prints at most MAX_OUTPUT characters. So no template does more than a few million steps of real work,
+# whatever it nests or repeats (the shipped texts use under 2% of the budget).
+MAX_SIZE = 100_000  # the largest value (characters, items, digits) an operator, literal or filter may make
+MAX_INT_BITS = 16_384  # the largest integer a template may make (a YAML integer holds up to 4,300 digits)
+MAX_PRECISION = 100  # the largest magnitude of round's precision (round(-10**9) would build 10**10**9)
+MAX_DEPTH = 32  # the deepest nesting of lists and mappings a template may make or print
+MAX_OUTPUT = 100_000  # characters a render may print (the longest shipped text has about 6,000)
+RENDER_BUDGET = 1_000_000  # steps of work a render may do
+
+
+class _Work:
+    """What one render has left to spend, and the printed sizes of the registry objects it has weighed."""
+
+    def __init__(self) -> None:
+        self.left = RENDER_BUDGET
+        self.opaque: dict[int, tuple[Any, int]] = {}  # id -> (object, size); the object is kept so ids stay unique
+
+
+_work: ContextVar[_Work | None] = ContextVar("registry_text_work", default=None)
+
+
+def _current() -> _Work:
+    work = _work.get()
+    if work is None:  # rendered outside `_run` (a test compiling by hand): a budget of its own
+        work = _Work()
+        _work.set(work)
+    return work
+
+
+def _charge(n: int) -> None:
+    work = _current()
+    work.left -= max(n, 1)
+    if work.left < 0:
+        raise SecurityError(f"the template does more than {RENDER_BUDGET:,} steps of work: not a registry text")
+
+
+def _too_big(what: str) -> SecurityError:
+    return SecurityError(f"{what} larger than {MAX_SIZE:,} (characters, items or digits) is not allowed in a "
+                         "registry text")
+
+
+_VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
+
+
+def _weight(value: Any, limit: int = MAX_SIZE) -> int:
+    """A value's tree size, shared parts counted each time they occur; refused past `limit` (or MAX_DEPTH).
+
+    Weighing costs at most what it returns: a part shared n times is walked once and counted n times.
+    """
+    work = _current()
+    seen: dict[int, int] = {}
+    total = [0]
+
+    def size(x: Any, depth: int) -> int:
+        if isinstance(x, str):
+            n = len(x) + 1
+        elif x is None or isinstance(x, (bool, float)):
+            n = 1
+        elif isinstance(x, int):
+            n = x.bit_length() // 3 + 1  # at least its decimal digits
+        elif id(x) in seen:
+            n = seen[id(x)]
+        elif isinstance(x, (list, tuple, set, frozenset, dict, *_VIEWS)):
+            if depth >= MAX_DEPTH:
+                raise SecurityError(f"nesting deeper than {MAX_DEPTH} levels is not allowed in a registry text")
+            items: Iterable[Any] = [*x.keys(), *x.values()] if isinstance(x, dict) else x  # type: ignore[assignment]
+            n = 1 + sum(size(item, depth + 1) for item in items)
+            seen[id(x)] = n
+        else:  # a registry model, view, loop or undefined: as long as it prints
+            known = work.opaque.get(id(x))
+            if known is None or known[0] is not x:
+                try:
+                    known = (x, len(repr(x)) + 1)
+                except Exception:  # an undefined name prints as an error elsewhere
+                    known = (x, 1)
+                work.opaque[id(x)] = known
+            n = known[1]
+        total[0] += 1
+        if n > limit or total[0] > limit:
+            raise _too_big("a value")
+        return n
+
+    return size(value, 0)
+
+
+def _made(value: Any) -> Any:
+    """A value the template has just made: weighed (and refused past MAX_SIZE), its size charged."""
+    _charge(_weight(value))
+    return value
+
+
+def _repeated(seq: str | list[Any] | tuple[Any, ...], n: int) -> int:
+    """The weight of `seq * n`, known before it is built."""
+    return len(seq) * n + 1 if isinstance(seq, str) else (_weight(seq) - 1) * n + 1
+
+
+def _int_cost(x: Any) -> int:
+    return abs(x).bit_length() // 64 + 1 if isinstance(x, int) else 1
+
+
+def _check_binop(operator: str, left: Any, right: Any) -> None:
+    """Refuse an operation before it builds something too large; charge what it costs."""
+    ints = isinstance(left, int) and isinstance(right, int)
+    if operator == "%" and isinstance(left, str):
+        raise SecurityError("string formatting with % is not allowed in a registry text")
+    if operator == "*":
+        for seq, n in ((left, right), (right, left)):
+            if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and n > 0 and _repeated(seq, n) > MAX_SIZE:
+                raise _too_big("a repetition")
+        if ints and abs(left).bit_length() + abs(right).bit_length() > MAX_INT_BITS:
+            raise SecurityError(f"an integer of more than {MAX_INT_BITS:,} bits is not allowed in a registry text")
+    if operator == "**" and ints and right > 0 and abs(left) > 1 and right * abs(left).bit_length() > MAX_INT_BITS:
+        raise SecurityError(f"a power of more than {MAX_INT_BITS:,} bits is not allowed in a registry text")
+    if operator == "+" and not ints and _weight(left) + _weight(right) > MAX_SIZE:
+        raise _too_big("a result")
+    if ints:
+        bits = right * abs(left).bit_length() if operator == "**" and right > 0 else 0
+        _charge(_int_cost(left) * _int_cost(right) + (bits // 64) ** 2)  # schoolbook cost, an upper bound
 
 
 def _view_fields() -> dict[type, frozenset[str]]:
@@ -156,9 +277,9 @@ def _view_fields() -> dict[type, frozenset[str]]:
 
 
 class RegistrySandbox(ImmutableSandboxedEnvironment):
-    """jinja2's immutable sandbox, narrowed to data: model fields, view fields and dict lookups."""
+    """jinja2's immutable sandbox, narrowed to data (model fields, view fields, dict lookups) and to bounded work."""
 
-    intercepted_binops = frozenset({"*", "**", "+", "%"})
+    intercepted_binops = frozenset({"*", "**", "+", "-", "/", "//", "%"})
 
     def is_safe_attribute(self, obj: Any, attr: str, value: Any) -> bool:
         if attr.startswith("_"):
@@ -176,83 +297,167 @@ class RegistrySandbox(ImmutableSandboxedEnvironment):
         return None  # no str.format / format_map: their field syntax reaches attributes
 
     def call_binop(self, context: Any, operator: str, left: Any, right: Any) -> Any:
-        if operator == "*":
-            for seq, n in ((left, right), (right, left)):
-                if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * n > MAX_SIZE:
-                    raise SecurityError("a repetition this long is not allowed in a registry text")
-        if (operator == "**" and isinstance(left, int) and isinstance(right, int)
-                and abs(left) > 1 and right * max(abs(left).bit_length(), 1) > MAX_SIZE):
-            raise SecurityError("a power this large is not allowed in a registry text")
-        if operator == "+" and _sized(left) + _sized(right) > MAX_SIZE:
-            raise SecurityError("a result this long is not allowed in a registry text")
-        if operator == "%" and isinstance(left, str):
-            raise SecurityError("string formatting with % is not allowed in a registry text")
-        return super().call_binop(context, operator, left, right)
+        _check_binop(operator, left, right)
+        return _made(super().call_binop(context, operator, left, right))
 
+    def getitem(self, obj: Any, argument: Any) -> Any:
+        _charge(1)
+        value = super().getitem(obj, argument)
+        return _made(value) if isinstance(argument, slice) else value
 
-def _sized(x: Any) -> int:
-    return len(x) if isinstance(x, (str, list, tuple, dict)) else 0
-
-
-# Work a render may do: loop iterations and the sizes of the values filters read, joined strings
-# included. A template cannot nest loops or double a string past it (validate stays fast).
-RENDER_BUDGET = 1_000_000
-_budget: ContextVar[list[int] | None] = ContextVar("registry_text_budget", default=None)
-
-
-def _charge(n: int) -> None:
-    left = _budget.get()
-    if left is None:  # rendered outside `_run`: a budget of its own
-        left = [RENDER_BUDGET]
-        _budget.set(left)
-    left[0] -= max(n, 1)
-    if left[0] < 0:
-        raise SecurityError(f"the template does more than {RENDER_BUDGET:,} steps of work: not a registry text")
+    def call(__self, __context: Any, __obj: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: N805 (jinja2's names)
+        _charge(1)
+        if isinstance(__obj, LoopContext):  # a recursive loop's `loop(...)`: its items are charged like a for's
+            args = tuple(_loop(a) for a in args)
+        return super().call(__context, __obj, *args, **kwargs)
 
 
 def _loop(value: Any) -> Iterator[Any]:
-    """What a `{% for %}` iterates, charged item by item to the render's budget."""
+    """What a `{% for %}` (or a recursive `loop(...)`) iterates, charged item by item."""
     for item in value:
         _charge(1)
         yield item
 
 
-def _concat(parts: list[Any]) -> str:
+@jinja2.pass_context
+def _loop_filter(context: Any, value: Any) -> Iterator[Any]:
+    return _loop(value)
+
+
+@jinja2.pass_context
+def _tick(context: Any, value: Any) -> Any:
+    """One step of a loop body or loop condition (recursive calls included)."""
+    _charge(1)
+    return value
+
+
+@jinja2.pass_context
+def _weighed(context: Any, value: Any) -> Any:
+    """An operand of a comparison: comparing reads it all."""
+    _charge(_weight(value))
+    return value
+
+
+@jinja2.pass_context
+def _made_filter(context: Any, value: Any) -> Any:
+    return _made(value)
+
+
+@jinja2.pass_context
+def _out(context: Any, value: str) -> str:
+    """Literal text a template prints (inside loops it prints once per iteration)."""
+    _charge(len(value))
+    return value
+
+
+@jinja2.pass_context
+def _concat(context: Any, parts: list[Any]) -> str:
     """`a ~ b`, bounded like `+`."""
+    for p in parts:
+        _weight(p)
     text = "".join(str(p) for p in parts)
     if len(text) > MAX_SIZE:
-        raise SecurityError("a result this long is not allowed in a registry text")
-    return text
+        raise _too_big("a result")
+    return _made(text)
 
 
-def _charged(f: Any) -> Any:
-    """A filter that first charges the size of what it reads (and refuses a join too long to build)."""
-    offset = 1 if getattr(f, "jinja_pass_arg", None) else 0
+def _finalize(value: Any) -> Any:
+    """Every `{{ ... }}` printed: weighed and charged, numbers written as a person writes them."""
+    _charge(_weight(value))
+    return fmt_number(value) if isinstance(value, (int, float)) else value
 
+
+@jinja2.pass_environment
+def _sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0) -> Any:
+    """`sum`, each addition checked and charged like `+` (adding lists one by one is quadratic)."""
+    get = jinja2.filters.make_attrgetter(environment, attribute) if attribute is not None else (lambda x: x)
+    total = start
+    for item in iterable:
+        total = environment.call_binop(None, "+", total, get(item))
+    return total
+
+
+def _checked_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    for a in (*args, *kwargs.values()):
+        if isinstance(a, int) and abs(a).bit_length() > MAX_INT_BITS:
+            raise SecurityError(f"a filter argument of more than {MAX_INT_BITS:,} bits is not allowed")
+        _weight(a)
+    if name == "round":
+        precision = kwargs.get("precision", args[0] if args else 0)
+        if isinstance(precision, (int, float)) and abs(precision) > MAX_PRECISION:
+            raise SecurityError(f"round's precision may be at most {MAX_PRECISION} places either way")
+
+
+def _charged(name: str, f: Any) -> Any:
+    """A filter or test that first weighs what it reads (value and arguments), then weighs what it makes.
+
+    Every wrapped filter takes the context, so jinja2 never runs it while compiling (constant folding).
+    """
+    pass_arg = getattr(getattr(f, "jinja_pass_arg", None), "name", None)
+
+    @jinja2.pass_context
     @functools.wraps(f)
-    def run(*args: Any, **kwargs: Any) -> Any:
-        value = args[offset] if len(args) > offset else None
-        _charge(_sized(value))
-        if f.__name__ == "do_join" and isinstance(value, (list, tuple)):
-            sep = args[offset + 1] if len(args) > offset + 1 else kwargs.get("d", "")
-            if _sized(sep) * len(value) + sum(_sized(v) for v in value) > MAX_SIZE:
-                raise SecurityError("a result this long is not allowed in a registry text")
-        return f(*args, **kwargs)
+    def run(context: Any, value: Any = None, *args: Any, **kwargs: Any) -> Any:
+        size = _weight(value)
+        _checked_args(name, args, kwargs)
+        _charge(size * (2 + size.bit_length()) if name in ("sort", "unique", "min", "max") else size)
+        if name == "join" and isinstance(value, (list, tuple)):
+            sep = args[0] if args else kwargs.get("d", "")
+            if _weight(sep) * len(value) + size > MAX_SIZE:
+                raise _too_big("a result")
+        lead = {"context": (context,), "eval_context": (context.eval_ctx,),
+                "environment": (context.environment,)}.get(pass_arg or "", ())
+        out = f(*lead, value, *args, **kwargs)
+        if isinstance(out, Iterator):
+            out = list(_loop(out))
+        return _made(out)
     return run
 
 
 class _Bound(NodeTransformer):
-    """Route every loop's iterable and every `~` through the budgeted helpers (after the check)."""
+    """Route the template's work through the budget (applied to the checked tree, so its names never clash):
+    loops and their bodies, literals, comparisons, `~` and everything printed."""
 
     def visit_For(self, node: nodes.For) -> nodes.Node:
         self.generic_visit(node)
-        node.iter = nodes.Filter(node.iter, "_loop", [], [], None, None, lineno=node.lineno)
+        node.iter = _call("_loop", node.iter)
+        node.body.insert(0, nodes.Output([_call("_tick", nodes.Const(""))], lineno=node.lineno))
+        if node.test is not None:
+            node.test = nodes.And(_call("_tick", nodes.Const(True)), node.test, lineno=node.lineno)
         return node
 
     def visit_Concat(self, node: nodes.Concat) -> nodes.Node:
         self.generic_visit(node)
-        return nodes.Filter(nodes.List(node.nodes, lineno=node.lineno), "_concat", [], [], None, None,
-                            lineno=node.lineno)
+        return _call("_concat", nodes.List(node.nodes, lineno=node.lineno))
+
+    def visit_Compare(self, node: nodes.Compare) -> nodes.Node:
+        self.generic_visit(node)
+        node.expr = _call("_weighed", node.expr)
+        for op in node.ops:
+            op.expr = _call("_weighed", op.expr)
+        return node
+
+    def visit_List(self, node: nodes.List) -> nodes.Node:
+        self.generic_visit(node)
+        return _call("_made", node)
+
+    def visit_Dict(self, node: nodes.Dict) -> nodes.Node:
+        self.generic_visit(node)
+        return _call("_made", node)
+
+    def visit_Tuple(self, node: nodes.Tuple) -> nodes.Node:
+        self.generic_visit(node)
+        return _call("_made", node) if node.ctx == "load" else node
+
+    def visit_Output(self, node: nodes.Output) -> nodes.Node:
+        self.generic_visit(node)
+        node.nodes = [_call("_out", nodes.Const(n.data)) if isinstance(n, nodes.TemplateData) else n
+                      for n in node.nodes]
+        return node
+
+
+def _call(name: str, node: nodes.Node) -> nodes.Filter:
+    return nodes.Filter(node, name, [], [], None, None, lineno=getattr(node, "lineno", 1) or 1)
 
 
 def environment() -> jinja2.Environment:
@@ -262,12 +467,16 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=False,
         trim_blocks=True,
         lstrip_blocks=True,
-        finalize=lambda x: fmt_number(x) if isinstance(x, (int, float)) else x,
+        finalize=_finalize,
     )
     env.globals.clear()  # no range, dict, lipsum, cycler, joiner or namespace
-    env.filters = {k: _charged(v) for k, v in env.filters.items() if k in FILTERS}
-    env.filters.update(_loop=_loop, _concat=_concat)  # reachable only through `_Bound` (names are checked)
-    env.tests = {k: v for k, v in env.tests.items() if k in TESTS}
+    filters = {k: v for k, v in env.filters.items() if k in FILTERS}
+    filters["sum"] = _sum
+    env.filters = {k: _charged(k, v) for k, v in filters.items()}
+    # reachable only through `_Bound` (the check refuses underscored names)
+    env.filters.update(_loop=_loop_filter, _tick=_tick, _weighed=_weighed, _made=_made_filter, _out=_out,
+                       _concat=_concat)
+    env.tests = {k: _charged(k, v) for k, v in env.tests.items() if k in TESTS}
     return env
 
 
@@ -394,14 +603,26 @@ class TextError(ValueError):
     """A template that does not parse or names something the registry entry lacks."""
 
 
-_RUNTIME = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError, RecursionError)
+_RUNTIME = (jinja2.TemplateError, TypeError, ValueError, ArithmeticError, LookupError, RecursionError, MemoryError)
+
+
+def _generate(source: str, ctx: dict[str, Any]) -> str:
+    """Render, refusing output past MAX_OUTPUT characters as it is made."""
+    parts: list[str] = []
+    size = 0
+    for chunk in _template(source).generate(**ctx):
+        size += len(chunk)
+        if size > MAX_OUTPUT:
+            raise SecurityError(f"the template prints more than {MAX_OUTPUT:,} characters: not a registry text")
+        parts.append(chunk)
+    return "".join(parts)
 
 
 def _run(source: str, ctx: dict[str, Any], where: str) -> str:
     """Render a checked template; whatever goes wrong is a TextError naming `where`, never a traceback."""
-    token = _budget.set([RENDER_BUDGET])
+    token = _work.set(_Work())
     try:
-        return _template(source).render(**ctx)
+        return _generate(source, ctx)
     except UnsafeTemplate as e:
         raise TextError(f"{where}: {e}") from None
     except jinja2.TemplateSyntaxError as e:
@@ -410,10 +631,13 @@ def _run(source: str, ctx: dict[str, Any], where: str) -> str:
         raise TextError(f"{where}: the text names something the registry entry lacks: {e.message}") from None
     except SecurityError as e:
         raise TextError(f"{where}: not allowed in a registry text: {e}") from None
+    except (RecursionError, MemoryError) as e:
+        raise TextError(f"{where}: not allowed in a registry text: the template needs more "
+                        f"{'nesting' if isinstance(e, RecursionError) else 'memory'} than a text may use") from None
     except _RUNTIME as e:
         raise TextError(f"{where}: the template fails when rendered: {type(e).__name__}: {e}") from None
     finally:
-        _budget.reset(token)
+        _work.reset(token)
 
 
 def render(calc: Calculator, version: Version | None = None, *, calcs: Mapping[str, Calculator] | None = None,

@@ -10,7 +10,9 @@ from registry.versions import (
     LOCK_FORMAT,
     active_hash,
     content_hash,
+    dotted,
     lock_format,
+    order_changes,
     read_lock,
     read_snapshot,
     released_content,
@@ -273,8 +275,15 @@ def _snapshot(reg: Registry, slug: str, version: str, recorded: str, loc: tuple,
 
 def _live(reg: Registry, c: Calculator, version: str, recorded: str, snap: dict[str, Any] | None,
           loc: tuple, fld: str) -> None:
-    """The active version's live content still hashes to its lock entry; if not, say whether a dependency moved."""
+    """The active version's live content still hashes to its lock entry (and shows its mappings in the order it was
+    released with); if not, say whether a dependency moved."""
     if active_hash(reg, c.slug) == recorded:
+        reordered = order_changes(c, snap) if snap is not None else []
+        if reordered:
+            _at(reg, c.slug, reordered[0], dotted(reordered[0]),
+                f"released version {version} shows {', '.join(map(dotted, reordered))} in another order than it was "
+                f"released with (formulas/history/{c.slug}/{version}.yaml); a text or page shows that order: undo "
+                f"the reordering, or release it with `formula release {c.slug} --reason ...`", codes.LOCK_ORDER)
         return
     live = released_content(reg, c, c.active)
     linked = ("dependencies", "guidelines")

@@ -125,6 +125,52 @@ def only_guidelines_moved(reg: Registry, calc: Calculator) -> bool:
     return rest == {k: v for k, v in snap.items() if k != "guidelines"} and live["guidelines"] != snap.get("guidelines")
 
 
+def mapping_orders(value: Any, path: tuple[str | int, ...] = ()) -> dict[tuple[str | int, ...], list[str]]:
+    """The key order of every mapping a registry file holds as data (constants, tables, points, lookups, ...),
+    by its path (`("tables", "points", "points")`); a model's own fields are in schema order, not data."""
+    out: dict[tuple[str | int, ...], list[str]] = {}
+    if isinstance(value, BaseModel):
+        for name in type(value).model_fields:
+            if name not in BOOKKEEPING:
+                out.update(mapping_orders(getattr(value, name), (*path, name)))
+    elif isinstance(value, dict):
+        out[path] = [str(k) for k in value]
+        for k, v in value.items():
+            out.update(mapping_orders(v, (*path, str(k))))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            out.update(mapping_orders(v, (*path, i)))
+    return out
+
+
+def order_changes(calc: Calculator, snap: dict[str, Any]) -> list[tuple[str | int, ...]]:
+    """The mappings whose order differs from the active version's snapshot, by path.
+
+    Texts, pages and tables show a mapping in its order. The content hash sorts mapping keys (lock
+    format 3, kept so that every shipped hash stays valid); the snapshot, written in the file's order
+    when the version was released, is the record of the order that was released.
+    """
+    changed = []
+    for path, keys in mapping_orders(calc).items():
+        node: Any = snap
+        for part in path:
+            if isinstance(node, dict) and isinstance(part, str):
+                node = node.get(part)
+            elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+                node = node[part]
+            else:
+                node = None
+                break
+        if isinstance(node, dict) and set(map(str, node)) == set(keys) and [str(k) for k in node] != keys:
+            changed.append(path)
+    return changed
+
+
+def dotted(path: tuple[str | int, ...]) -> str:
+    """`("tables", "points", "points")` as `tables.points.points`, list items as `[i]`."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+
+
 # --------------------------------------------------------------------------- older lock formats (migration only)
 
 
@@ -266,14 +312,22 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     if not path.exists():
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
-    return {slug: dict(v) for slug, v in data.get("calculators", {}).items()}
+    calcs = data.get("calculators", {}) if isinstance(data, dict) else None
+    if not isinstance(calcs, dict) or not all(isinstance(v, dict) and all(isinstance(h, str) for h in v.values())
+                                              for v in calcs.values()):
+        raise ValueError("not a lock file: expected {\"calculators\": {slug: {version: hash}}}")
+    return {str(slug): dict(v) for slug, v in calcs.items()}
 
 
 def lock_format(path: Path) -> int:
     """The hashing scheme the lock was written with (a missing lock is written in the current one)."""
     if not path.exists():
         return LOCK_FORMAT
-    return int(json.loads(path.read_text(encoding="utf-8")).get("format", 1))
+    data = json.loads(path.read_text(encoding="utf-8"))
+    fmt = data.get("format", 1) if isinstance(data, dict) else None
+    if not isinstance(fmt, int) or isinstance(fmt, bool):
+        raise ValueError(f"not a lock file: its format is {fmt!r}, not a number")
+    return fmt
 
 
 def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:

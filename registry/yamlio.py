@@ -76,10 +76,26 @@ def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
     # An impossible date such as 2026-13-01 stays a string, so the schema reports it with its line.
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
-    except ValueError:
+    except (ValueError, TypeError, AttributeError):  # PyYAML fails on a `!!timestamp` tag over a non-date
         return loader.construct_scalar(node)
 
 
+def _scalar(kind: str, construct: Any) -> Any:
+    """PyYAML's own constructor of a scalar, its errors (an integer past Python's 4,300-digit limit, a
+    malformed `!!int`) reported as problems at the scalar's line instead of a ValueError."""
+    def run(loader: _Loader, node: yaml.ScalarNode) -> Any:
+        try:
+            return construct(loader, node)
+        except (ValueError, TypeError, OverflowError) as e:
+            why = str(e).split(";")[0]  # Python's advice on its own limit is not the file author's
+            raise YamlError("", node.start_mark.line + 1, f"cannot read this {kind} ({why}): write a plain "
+                            "number of at most 4,300 digits") from None
+    return run
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _scalar("integer", yaml.constructor.SafeConstructor.construct_yaml_int))
+_Loader.add_constructor("tag:yaml.org,2002:float",
+                        _scalar("number", yaml.constructor.SafeConstructor.construct_yaml_float))
 _Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
 _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
 _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
@@ -151,6 +167,8 @@ def load_text(text: str, path: Path | str = "<string>") -> Any:
         raise YamlError(path, line, f"malformed YAML: {e.problem or e.context}") from None
     except yaml.YAMLError as e:
         raise YamlError(path, 1, f"malformed YAML: {e}") from None
+    except (ValueError, TypeError, ArithmeticError) as e:  # any other constructor's error: still a problem, not a traceback
+        raise YamlError(path, 1, f"cannot read a value: {e}") from None
 
 
 def read_text(path: Path) -> str:
@@ -246,7 +264,16 @@ def rt_load(path: Path) -> Any:
     """A calculator file as ruamel's commented mapping (comments and order kept)."""
     text = read_text(path)
     load_text(text, path)  # the registry reader's bounds and checks, before ruamel builds anything
-    data = _rt().load(text)
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _rt().load(text)
+    except MarkedYAMLError as e:  # ruamel is stricter than PyYAML in places (a tab after `key:`)
+        mark = e.problem_mark or e.context_mark
+        raise YamlError(path, mark.line + 1 if mark else 1, f"malformed YAML for the editor: {e.problem or e.context}"
+                        ) from None
+    except (YAMLError, ValueError, TypeError, RecursionError) as e:
+        raise YamlError(path, 1, f"malformed YAML for the editor: {e}") from None
     if not isinstance(data, dict):
         raise YamlError(path, 1, "empty file or not a mapping of fields: a calculator file needs its fields")
     return data

@@ -39,6 +39,25 @@ def _folder(f: Path) -> str:
     return f.stem.lower().replace("_", "-").replace("openai-", "")
 
 
+def _folders(files: list[Path]) -> list[str]:
+    """One run folder name per file, each a single safe path component inside --out, no two alike."""
+    from solver.importers import ImportFailure
+    from solver.importers.common import safe_name
+
+    names = []
+    for f in files:
+        name = safe_name(_folder(f))
+        if name is None:
+            raise ImportFailure(f"{f}: its name {f.stem!r} cannot name a run folder inside --out (empty, dots, a "
+                                "separator or a control character); rename the file, or import it alone with "
+                                "--out naming its folder")
+        names.append(name)
+    clash = sorted({n for n in names if names.count(n) > 1})
+    if clash:
+        raise ImportFailure(f"two files would share the run folder {clash[0]!r}; import them one at a time")
+    return names
+
+
 def _import(args: argparse.Namespace) -> int:
     from solver.importers import ImportFailure
     from solver.importers.run import import_run, read_sources
@@ -56,9 +75,7 @@ def _import(args: argparse.Namespace) -> int:
         if len(files) == 1 or args.merge:
             jobs = [(files, args.out)]
         else:
-            names = [_folder(f) for f in files]
-            if len(set(names)) != len(names):
-                raise ImportFailure("two files would share a run folder name; import them one at a time")
+            names = _folders(files)
             jobs = [([f], args.out / n) for f, n in zip(files, names)]
             for part, _ in jobs:  # every file is read and checked before any folder is written
                 read_sources(args.format, part, args.dataset)

@@ -1,10 +1,14 @@
 """Test-wide settings: property tests never time out on a slow machine, and CI runs them reproducibly;
+the registry the suite reads is the one committed (a private export, whatever the working tree holds);
 every test sees the same "today" (registry.clock), whatever day or hour the suite runs at, and a registry
 cache of its own (never the machine's ~/.cache, which outlives the run and other checkouts share)."""
 import atexit
+import io
 import os
 import re
 import shutil
+import subprocess
+import tarfile
 import tempfile
 from pathlib import Path
 
@@ -16,10 +20,39 @@ settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True
 settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+def _shipped_registry() -> Path:
+    """The registry as committed (formulas/ and guidelines/ of git's HEAD), exported once per run into a
+    folder of its own: the suite tests what ships, never a local draft or edit in the checkout's working
+    tree. Outside a git checkout: a copy of the working tree, its drafts, journal and lock left out."""
+    dest = Path(tempfile.mkdtemp(prefix="formula-test-registry-"))
+    atexit.register(shutil.rmtree, dest, True)
+    try:
+        blob = subprocess.run(["git", "-C", str(CHECKOUT), "archive", "--format=tar", "HEAD", "formulas", "guidelines"],
+                              capture_output=True, check=True, timeout=60).stdout
+        with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
+            tar.extractall(dest, filter="data")
+        if (dest / "formulas").is_dir() and (dest / "guidelines").is_dir():
+            return dest
+    except (OSError, subprocess.SubprocessError, tarfile.TarError):
+        pass
+    ignore = shutil.ignore_patterns(".registry.lock", ".journal.json", "drafts", "*.tmp")
+    for d in ("formulas", "guidelines"):
+        shutil.rmtree(dest / d, ignore_errors=True)
+        shutil.copytree(CHECKOUT / d, dest / d, ignore=ignore)
+    return dest
+
+
+SHIPPED = _shipped_registry()
+os.environ["FORMULA_REGISTRY_ROOT"] = str(SHIPPED)  # registry.loader.ROOT_ENV: the default root, subprocesses too
+
+
 def _last_release_day() -> str:
     """The latest effective date of the shipped registry: the suite's today, so that a machine whose clock
     is behind the last release (or a run that crosses midnight) sees the registry as the release left it."""
-    days = (m.group(1) for f in (Path(__file__).resolve().parents[1] / "formulas").glob("*.yaml")
+    days = (m.group(1) for f in (SHIPPED / "formulas").glob("*.yaml")
             for m in re.finditer(r"^\s*effective: '?(\d{4}-\d{2}-\d{2})", f.read_text(encoding="utf-8"), re.M))
     return max(days)
 

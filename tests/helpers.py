@@ -11,13 +11,17 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT
+from registry.loader import PROJECT_ROOT, default_root  # noqa: F401 (PROJECT_ROOT: re-exported for tests)
+
+# The registry as committed, exported by tests/conftest.py (never the checkout's working tree: a local draft
+# or edit there changes nothing the suite reads). Tests read it; tests that edit take a copy_registry.
+SHIPPED_ROOT = default_root()
 
 
 def copy_registry(dest: Path) -> Path:
-    """Copy the checkout's formulas/ and guidelines/ into `dest` (a registry root of its own)."""
+    """Copy the shipped formulas/ and guidelines/ into `dest` (a registry root of its own)."""
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, dest / d)
+        shutil.copytree(SHIPPED_ROOT / d, dest / d)
     return dest
 
 

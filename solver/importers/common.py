@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
@@ -21,6 +22,25 @@ SEED = 0  # an imported run holds one answer per case; it is stored as seed 0
 TOLERANCE = 0.05
 RULE = ("MedCalc-Bench's rule: decimal answers within the gold plus or minus 5 %; integer answers rounded "
         "to the nearest whole number, then equal to the gold; dates and gestational ages exactly")
+
+
+def safe_label(text: Any) -> str | None:
+    """A name read from a log or a file name (a model, an arm) when it is printable text, else None:
+    no control characters, not empty, not only dots (a file `...jsonl` has the stem `..`)."""
+    if not isinstance(text, str) or not text.strip() or set(text) <= {"."}:
+        return None
+    if any(unicodedata.category(ch)[0] == "C" for ch in text) or len(text) > 200:
+        return None
+    return text
+
+
+def safe_name(text: Any) -> str | None:
+    """`text` when it can name a folder inside --out: a safe label that is one path component (no `/` or
+    `\\`, not `.` or `..`, not hidden); else None."""
+    label = safe_label(text)
+    if label is None or "/" in label or "\\" in label or label.startswith(".") or len(label) > 100:
+        return None
+    return label
 
 
 def sha256_of(path: Path) -> str:

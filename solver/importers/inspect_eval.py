@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.importers import IMPORTERS, DatasetSpec, ImportFailure, SourceFile, SourceRow
-from solver.importers.common import sha256_of
+from solver.importers.common import safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
 from solver.scoring import final_answer_line
 
@@ -132,7 +132,7 @@ class InspectEval:
         model = spec.get("model")
         task = spec.get("task")
         return SourceFile(path=path, sha256=sha256_of(path), format="inspect-ai", dataset=ds, rows=rows,
-                          model=str(model).split("/", 1)[-1] if model else None,
+                          model=safe_label(str(model).split("/", 1)[-1]) if model else None,
                           prompt_style=str(task) if task else None,
                           provenance={"task": task, "eval_id": spec.get("eval_id"), "created": spec.get("created")})
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.importers import IMPORTERS, ImportFailure, SourceFile, SourceRow
-from solver.importers.common import json_lines, sha256_of
+from solver.importers.common import json_lines, safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
 from solver.scoring import final_answer_line
 
@@ -101,7 +101,7 @@ class LmEvalSamples:
         warnings = [f"{path}: read filter {first_filter!r}; left out {', '.join(sorted(other_filters))}"] \
             if other_filters else []
         return SourceFile(path=path, sha256=sha256_of(path), format="lm-eval", dataset=DATASETS[dataset], rows=rows,
-                          model=path.parent.name.split("__")[-1] or None,  # lm-eval writes openai/x as openai__x
+                          model=safe_label(path.parent.name.split("__")[-1]),  # lm-eval writes openai/x as openai__x
                           prompt_style=m.group("task") if m else None,
                           provenance={"filter": first_filter}, warnings=warnings)
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.importers import IMPORTERS, DatasetSpec, ImportFailure, SourceFile, SourceRow
-from solver.importers.common import json_lines, sha256_of
+from solver.importers.common import json_lines, safe_label, sha256_of
 
 DATASETS = {
     "medcalc-bench-2024": DatasetSpec(
@@ -115,10 +115,10 @@ def guess_model_and_style(path: Path) -> tuple[str | None, str | None]:
     stem = re.sub(r"^(openai|OpenAI)_", "", stem)
     for style in PROMPT_STYLES:
         if stem.endswith("_" + style):
-            return stem[: -len(style) - 1] or None, style
+            return safe_label(stem[: -len(style) - 1]), style
         if stem.startswith(style + "_"):
-            return stem[len(style) + 1:] or None, style
-    return stem or None, None
+            return safe_label(stem[len(style) + 1:]), style
+    return safe_label(stem), None
 
 
 class MedCalcBench:

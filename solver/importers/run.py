@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from solver.importers import IMPORTERS, ImportFailure, SourceFile
-from solver.importers.common import RULE, SEED, Built, Difference, build_rows, check_rows
+from solver.importers.common import RULE, SEED, Built, Difference, build_rows, check_rows, safe_label
 from solver.plugins import UnknownPlugin
 from solver.runner import manifest as mf
 from solver.runner.results import rewrite
@@ -50,7 +50,7 @@ def _digest(obj: Any) -> str:
 
 
 def default_arm(src: SourceFile) -> str:
-    style = (src.prompt_style or "imported").replace("_", "-")
+    style = (safe_label(src.prompt_style) or "imported").replace("_", "-")
     return f"{src.format}-{style}"
 
 

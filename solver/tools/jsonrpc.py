@@ -4,7 +4,9 @@ The MCP library drops a line it cannot parse without answering; a client then wa
 line is screened here and a bad one is answered with the JSON-RPC error it deserves:
 -32700 (not JSON), -32600 (a batch array, not an object, no `jsonrpc: "2.0"`, a method that is not
 text, a null or non-scalar id, neither a method nor a response), -32602 (params that are not an
-object); a line over 1 Mi characters is -32600 unparsed. Notifications (no id) are never answered: a
+object); a line over 1 Mi characters is -32600 unparsed, and one nested deeper than `MAX_DEPTH` (64)
+objects and arrays is -32700 (the MCP library's parser gives up near 200 levels and drops the line
+unanswered; Python's json near 1,000). Notifications (no id) are never answered: a
 bad one is dropped. The error's id is the request's when it has a usable one, else null, as JSON-RPC
 2.0 says.
 """
@@ -16,6 +18,7 @@ from typing import Any
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 MAX_LINE_CHARS = 1 << 20  # no tool call needs more; a longer line is refused before it is parsed
+MAX_DEPTH = 64  # objects and arrays nested in one message; a tool call needs 4 or 5, the MCP library drops ~200
 
 
 @dataclass(frozen=True)
@@ -45,10 +48,16 @@ def screen(line: str) -> Verdict:
     if len(line) > MAX_LINE_CHARS:
         return Verdict(False, error(None, INVALID_REQUEST,
                                     f"Invalid Request: the message is over {MAX_LINE_CHARS} characters"))
+    too_deep = Verdict(False, error(None, PARSE_ERROR, f"Parse error: the message nests objects and arrays more "
+                                                       f"than {MAX_DEPTH} levels deep"))
     try:
         msg = json.loads(line)
-    except (ValueError, RecursionError):
+    except RecursionError:
+        return too_deep
+    except ValueError:
         return Verdict(False, error(None, PARSE_ERROR, "Parse error: the line is not JSON"))
+    if _deeper_than(msg, MAX_DEPTH):
+        return too_deep
     if isinstance(msg, list):
         return Verdict(False, error(None, INVALID_REQUEST,
                                     "Invalid Request: batch arrays are not supported; send one message per line"))
@@ -70,6 +79,18 @@ def screen(line: str) -> Verdict:
     if "params" in msg and not isinstance(msg["params"], dict):
         return _bad(has_id, reply_id, INVALID_PARAMS, 'Invalid params: "params" must be an object')
     return PASS
+
+
+def _deeper_than(msg: Any, limit: int) -> bool:
+    """Whether objects and arrays nest more than `limit` levels (the message itself is level 1); no recursion."""
+    stack = [(msg, 1)] if isinstance(msg, (dict, list)) else []
+    while stack:
+        value, level = stack.pop()
+        if level > limit:
+            return True
+        items = value.values() if isinstance(value, dict) else value
+        stack.extend((v, level + 1) for v in items if isinstance(v, (dict, list)))
+    return False
 
 
 def _bad(answer: bool, rid: Any, code: int, message: str) -> Verdict:

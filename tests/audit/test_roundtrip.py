@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT, load
+from registry.loader import load
 from registry.versions import bump
 from solver.data import REFERENCE_CASES, read_cases
 from solver.library import compute
 from solver.scoring import is_correct
-from tests.helpers import solo
+from tests.helpers import SHIPPED_ROOT, solo
 
 SLUG = "sodium-correction-hyperglycemia"
 CASES = read_cases(REFERENCE_CASES)
@@ -37,7 +37,7 @@ def failing_calculators(root: Path) -> set[int]:
 
 def test_committed_catalogue_matches_a_fresh_render(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert run(capsys, "texts", "render", "--out", str(tmp_path))[0] == 0
-    committed = PROJECT_ROOT / "formulas" / "texts"
+    committed = SHIPPED_ROOT / "formulas" / "texts"
     fresh = sorted(p.name for p in tmp_path.iterdir())
     assert fresh == sorted(p.name for p in committed.iterdir())
     for name in fresh:
@@ -47,10 +47,10 @@ def test_committed_catalogue_matches_a_fresh_render(tmp_path: Path, capsys: pyte
 
 def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch) -> None:
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     solo(tmp_path, monkeypatch)  # a signed maintainer who may release at once
     root = str(tmp_path)
-    index = str(PROJECT_ROOT / "formulas" / "texts" / "index.json")
+    index = str(SHIPPED_ROOT / "formulas" / "texts" / "index.json")
     calc = load(root).calculators[SLUG]
     v0 = calc.active.version
     v1, original = bump(v0, "minor"), calc.constants["correction_per_mg_dl_glucose"].value
@@ -101,7 +101,7 @@ def test_texts_changed_since_a_git_ref(tmp_path: Path, capsys: pytest.CaptureFix
     import subprocess
 
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     solo(tmp_path, monkeypatch)  # a signed maintainer who may release at once
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", "-c", "commit.gpgsign=false"]
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)

@@ -7,6 +7,7 @@ import sys
 import tomllib
 
 from registry.loader import PROJECT_ROOT
+from tests.helpers import SHIPPED_ROOT
 
 README = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
 FIRST_PARTY = {"registry", "solver", "audit", "formula_site", "cli"}
@@ -66,7 +67,7 @@ def test_bench_scripts_import_only_what_the_readmes_venv_installs() -> None:
 def test_stated_text_counts_are_the_catalogues() -> None:
     import json
 
-    index = json.loads((PROJECT_ROOT / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
+    index = json.loads((SHIPPED_ROOT / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
     counts = {int(n) for n in re.findall(r"\b(\d+) texts\b", README)}
     assert counts == {len(index["texts"])}, counts
 

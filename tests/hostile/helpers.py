@@ -12,13 +12,14 @@ from typing import Any, Callable
 from registry.loader import PROJECT_ROOT, clear_cache, load
 from registry.validate import validate
 from registry.yamlio import rt_dump, rt_load
+from tests.helpers import SHIPPED_ROOT
 
 
 def hostile_copy(tmp_path: Path) -> Path:
     """A registry root of its own under tmp_path (formulas/ and guidelines/ of the checkout)."""
     root = tmp_path / "registry"
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, root / d, ignore=shutil.ignore_patterns(".registry.lock", ".journal.json",
+        shutil.copytree(SHIPPED_ROOT / d, root / d, ignore=shutil.ignore_patterns(".registry.lock", ".journal.json",
                                                                                    "drafts"))
     return root
 

@@ -14,11 +14,11 @@ from typing import Any, Callable
 import pytest
 from pydantic import Field
 
-from registry.loader import PROJECT_ROOT, Registry, get_registry
+from registry.loader import Registry, get_registry
 from registry.schema import Calculator, Guideline, Input
 from registry.versions import content, content_hash, read_lock, released_content
 from registry.yamlio import load_text, rt_dump, rt_load
-from tests.helpers import run, solo
+from tests.helpers import SHIPPED_ROOT, run, solo
 from tests.hostile.helpers import edit_yaml, formula, hostile_copy, problems
 
 CG = "creatinine-clearance-cockcroft-gault"
@@ -81,7 +81,7 @@ PAYLOADS = [
 
 def _edited(slug: str, change: Callable[[Any], None]) -> tuple[Registry, Calculator]:
     """The registry with one calculator file edited in place (read back through the schema, as the loader does)."""
-    path = PROJECT_ROOT / "formulas" / f"{slug}.yaml"
+    path = SHIPPED_ROOT / "formulas" / f"{slug}.yaml"
     data = rt_load(path)
     change(data)
     calc = Calculator.model_validate(load_text(rt_dump(data), path))
@@ -91,7 +91,7 @@ def _edited(slug: str, change: Callable[[Any], None]) -> tuple[Registry, Calcula
 
 def _locked(slug: str) -> str:
     c = get_registry().calculators[slug]
-    return read_lock(PROJECT_ROOT / "formulas" / "REGISTRY.lock")[slug][c.active.version]
+    return read_lock(SHIPPED_ROOT / "formulas" / "REGISTRY.lock")[slug][c.active.version]
 
 
 @pytest.mark.parametrize("slug,field,change", PAYLOADS, ids=[f"{s}:{f}" for s, f, _ in PAYLOADS])
@@ -144,7 +144,7 @@ def _citing() -> list[str]:
 
 @pytest.mark.parametrize("field,change", GUIDELINE_PAYLOADS, ids=[f for f, _ in GUIDELINE_PAYLOADS])
 def test_a_cited_guideline_edited_in_place_changes_every_citing_hash(field: str, change: Callable[[Any], None]) -> None:
-    path = PROJECT_ROOT / "guidelines" / f"{GUIDELINE}.yaml"
+    path = SHIPPED_ROOT / "guidelines" / f"{GUIDELINE}.yaml"
     data = rt_load(path)
     change(data)
     g = Guideline.model_validate(load_text(rt_dump(data), path))

@@ -71,8 +71,21 @@ def _symlinked_file(root: Path, victim: Path) -> dict[str, Any]:
     return {"formulas/texts/evil.md": None}
 
 
+def _folder(root: Path, victim: Path) -> dict[str, Any]:
+    return {"formulas/texts": None}
+
+
+def _folder_written(root: Path, victim: Path) -> dict[str, Any]:
+    return {"formulas/history": "overwritten\n"}
+
+
+def _under_a_file(root: Path, victim: Path) -> dict[str, Any]:
+    return {"formulas/units.yaml/inside.yaml": "overwritten\n"}
+
+
 PAYLOADS: list[Callable[[Path, Path], dict[str, Any]]] = [
-    _absolute, _absolute_delete, _dotdot, _dotdot_inside, _outside_formulas, _symlinked_folder, _symlinked_file]
+    _absolute, _absolute_delete, _dotdot, _dotdot_inside, _outside_formulas, _symlinked_folder, _symlinked_file,
+    _folder, _folder_written, _under_a_file]
 
 
 @pytest.mark.parametrize("payload", PAYLOADS, ids=[p.__name__.strip("_") for p in PAYLOADS])
@@ -151,3 +164,28 @@ def test_commit_refuses_a_change_the_journal_could_not_roll_back(tmp_path: Path)
             commit(root, {units: "changed\n", target: "overwritten\n"})
     assert units.read_text(encoding="utf-8") == before and victim.read_text(encoding="utf-8") == "precious\n"
     assert not (root / "formulas" / JOURNAL_NAME).exists()
+
+
+@pytest.mark.parametrize("argv", [("recover",), *WRITERS], ids=["recover", *(" ".join(a[:2]) for a in WRITERS)])
+def test_a_journal_entry_naming_a_folder_is_refused_with_nothing_applied(tmp_path: Path, argv: tuple[str, ...],
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    root = hostile_copy(tmp_path)
+    _journal(root, {"formulas/units.yaml": "overwritten\n", "formulas/texts": None})
+    before = {p: p.read_bytes() for p in (root / "formulas").rglob("*") if p.is_file() and p.name != ".registry.lock"}
+    code, err = _cmd(capsys, root, *argv, real=argv[0] in ("recover", "lock"))
+    assert code == 1 and "Traceback" not in err and "IsADirectoryError" not in err, err
+    assert "'formulas/texts'" in err and "folder" in err, err
+    after = {p: p.read_bytes() for p in (root / "formulas").rglob("*") if p.is_file() and p.name != ".registry.lock"}
+    assert after == before  # units.yaml untouched: no entry is applied before every entry is checked
+    assert any(code == "R-JOURNAL" and "folder" in msg for _, code, msg in problems(root))
+
+
+def test_commit_refuses_to_write_a_folder(tmp_path: Path) -> None:
+    from registry.atomic import JournalRefused
+
+    root = hostile_copy(tmp_path)
+    units = root / "formulas" / "units.yaml"
+    before = units.read_text(encoding="utf-8")
+    with pytest.raises(JournalRefused, match="folder"):
+        commit(root, {units: "changed\n", root / "formulas" / "texts": None})
+    assert units.read_text(encoding="utf-8") == before and (root / "formulas" / "texts").is_dir()

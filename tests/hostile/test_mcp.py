@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
+from contextlib import suppress
 
 import pytest
 
@@ -53,8 +55,16 @@ def _exchange(lines: list[str], expect: int) -> tuple[dict, str]:
     p = subprocess.Popen([sys.executable, "-m", "cli", "serve", "--mcp"], cwd=str(PROJECT_ROOT), text=True,
                          stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert p.stdin and p.stdout
-    p.stdin.write("\n".join(lines) + "\n")
-    p.stdin.flush()
+
+    def feed() -> None:  # in a thread: the server's replies fill its stdout pipe while it still reads
+        assert p.stdin
+        try:
+            p.stdin.write("\n".join(lines) + "\n")
+            p.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    threading.Thread(target=feed, daemon=True).start()
     replies: dict = {}
     order: list = []
     try:
@@ -69,7 +79,8 @@ def _exchange(lines: list[str], expect: int) -> tuple[dict, str]:
     except TimeoutError:
         p.kill()
     finally:
-        p.stdin.close()
+        with suppress(BrokenPipeError, OSError, ValueError):
+            p.stdin.close()
         err = p.stderr.read() if p.stderr else ""
         p.wait(timeout=30)
     return {"by_id": replies, "all": order}, err
@@ -123,3 +134,50 @@ def test_bad_arguments_are_tool_errors(session) -> None:
 def test_nothing_on_stderr(session) -> None:
     _, err = session
     assert "Traceback" not in err and "Error" not in err, err[-2000:]
+
+
+def _nested(depth: int, rid: int) -> str:
+    """A tools/call whose JSON nests `depth` levels of objects and arrays (the message itself is level 1)."""
+    if depth == 1:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list"})
+    if depth == 2:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/list", "params": {}})
+    if depth == 3:
+        return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                           "params": {"name": "explain", "arguments": {}}})
+    k = depth - 3
+    line = json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                       "params": {"name": "explain", "arguments": {"calculator": "NEST"}}})
+    return line.replace('"NEST"', "[" * k + "]" * k)
+
+
+DEPTHS = range(1, 2001)
+
+
+def test_screen_refuses_every_depth_past_the_limit_and_passes_the_rest() -> None:
+    from solver.tools.jsonrpc import MAX_DEPTH, screen
+
+    assert MAX_DEPTH < 200  # below where the MCP library drops a line unanswered
+    for depth in DEPTHS:
+        v = screen(_nested(depth, depth))
+        if depth <= MAX_DEPTH:
+            assert v.passes, depth
+        else:
+            assert not v.passes and v.error is not None and v.error["error"]["code"] == PARSE_ERROR, depth
+            assert str(MAX_DEPTH) in v.error["error"]["message"]
+
+
+def test_every_depth_from_1_to_2000_gets_an_answer() -> None:
+    from solver.tools.jsonrpc import MAX_DEPTH
+
+    lines = [json.dumps(INIT), json.dumps(INITIALIZED)] + [_nested(d, 1000 + d) for d in DEPTHS]
+    lines.append(json.dumps({"jsonrpc": "2.0", "id": LAST, "method": "tools/list"}))
+    replies, err = _exchange(lines, expect=1 + len(DEPTHS) + 1)
+    by_id = replies["by_id"]
+    for depth in DEPTHS:
+        if depth <= MAX_DEPTH:
+            assert len(by_id.get(1000 + depth, [])) == 1, depth  # a result, a tool error or -32602: an answer
+    deep = [m for m in by_id.get(None, []) if m.get("error", {}).get("code") == PARSE_ERROR]
+    assert len(deep) == len(DEPTHS) - MAX_DEPTH
+    assert by_id[LAST][0]["result"]["tools"], "the server keeps serving after deep lines"
+    assert "Traceback" not in err, err[-2000:]

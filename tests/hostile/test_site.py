@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from registry.loader import PROJECT_ROOT, load
+from registry.loader import load
 from registry.schema import Calculator, Guideline
 from registry.validate import validate
+from tests.helpers import SHIPPED_ROOT
 from tests.hostile.output_helpers import PAYLOADS, scan_html, scan_site
 
 pytest.importorskip("mkdocs", reason="the site extra is not installed: pip install -e '.[site]'")
@@ -27,7 +28,7 @@ def _edit_calc(reg, slug: str, edit) -> None:
 def hostile_registry():
     """The real registry with hostile text in every field the site shows (edited in memory, so the test
     holds whichever fields a version's hash covers: escaping never depends on a release being reviewed)."""
-    reg = load(PROJECT_ROOT)
+    reg = load(SHIPPED_ROOT)
     validate(reg)  # the released registry is valid; what follows is what the site then shows
     assert not reg.problems
 

@@ -12,6 +12,7 @@ from registry.loader import get_registry, load
 from registry.texts import TextError, render, render_expression
 from registry.yamlio import block
 from solver.tools.service import explain
+from tests.helpers import SHIPPED_ROOT
 from tests.hostile.helpers import edit_yaml, formula, hostile_copy, problems
 
 SLUG = "body-mass-index"
@@ -180,7 +181,7 @@ def test_a_superseded_version_text_is_checked_too(tmp_path: Path) -> None:
 def test_every_shipped_template_passes_the_check() -> None:
     from registry.texts import template_problems
 
-    reg = load(Path(__file__).resolve().parents[2])
+    reg = load(SHIPPED_ROOT)
     for c in reg.calculators.values():
         for v in c.versions:
             assert template_problems(v.text) == [], (c.slug, v.version)

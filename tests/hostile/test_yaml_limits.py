@@ -100,3 +100,50 @@ def test_a_device_posing_as_a_registry_file_is_refused(tmp_path: Path) -> None:
 
 def test_ordinary_registry_files_still_load() -> None:
     assert load_text("a: &x 1\nb: *x\nc: [1, 2]\n") == {"a": 1, "b": 1, "c": [1, 2]}
+
+
+BIG = "9" * 4301  # one digit past Python's limit on reading an integer from text
+
+
+@pytest.mark.parametrize("where,old", [
+    ("formulas/creatinine-clearance-cockcroft-gault.yaml", "medcalc_id: 2\n"),
+    ("formulas/body-mass-index.yaml", "medcalc_id: 6\n"),
+    ("guidelines/sepsis-3-2016.yaml", None),
+    ("formulas/units.yaml", None),
+])
+def test_an_integer_too_long_to_read_is_a_problem_at_its_line(tmp_path: Path, where: str, old: str | None) -> None:
+    root = hostile_copy(tmp_path)
+    path = root / where
+    text = path.read_text(encoding="utf-8")
+    if old is not None:
+        assert old in text
+        text = text.replace(old, f"medcalc_id: {BIG}\n", 1)
+        line = text[:text.index(BIG)].count("\n") + 1
+    else:
+        text += f"extra_number: {BIG}\n"
+        line = text.count("\n")
+    path.write_text(text, encoding="utf-8")
+    proc = formula(root, "validate", timeout=60)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr and "ValueError" not in proc.stderr, proc.stderr
+    assert f"{where}:{line}: (file): cannot read this integer" in proc.stdout, proc.stdout
+
+
+def test_a_constant_too_long_to_read_is_a_problem_in_every_reader(tmp_path: Path) -> None:
+    root = hostile_copy(tmp_path)
+    path = root / "formulas" / "creatinine-clearance-cockcroft-gault.yaml"
+    text = path.read_text(encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    n = next(i for i, ln in enumerate(lines) if ln.strip() == "female_factor:")
+    k = next(i for i in range(n, len(lines)) if lines[i].strip().startswith("value:"))
+    lines[k] = lines[k].split("value:")[0] + f"value: {BIG}\n"
+    path.write_text("".join(lines), encoding="utf-8")
+    for read in (load_file, rt_load):
+        with pytest.raises(YamlError, match="cannot read this integer") as e:
+            read(path)
+        assert e.value.line == k + 1
+    found = problems(root)
+    assert any(p.endswith("creatinine-clearance-cockcroft-gault.yaml") and "cannot read this integer" in m
+               for p, _, m in found), found
+    for bad, what in (("!!int 0xZZ", "integer"), ("!!float nope", "number")):
+        with pytest.raises(YamlError, match=f"cannot read this {what}"):
+            load_text(f"a: 1\nb: {bad}\n", "x.yaml")

@@ -6,9 +6,10 @@ import shutil
 from pathlib import Path
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT, clear_cache, get_registry, load
+from registry.loader import clear_cache, get_registry, load
 from registry.validate import validate
 from registry.versions import bump
+from tests.helpers import SHIPPED_ROOT
 
 SODIUM = "sodium-correction-hyperglycemia"
 # the shipped sodium correction's versions, its active one and what a minor release of it becomes
@@ -21,7 +22,7 @@ NEWER = bump(NEW, "minor")
 
 def copy_registry(dst: Path) -> Path:
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, dst / d, ignore=shutil.ignore_patterns(".registry.lock", ".journal.json",
+        shutil.copytree(SHIPPED_ROOT / d, dst / d, ignore=shutil.ignore_patterns(".registry.lock", ".journal.json",
                                                                                   "drafts"))
     return dst
 

@@ -10,8 +10,8 @@ import pytest
 
 from cli.main import main
 from registry import versions as ver
-from registry.loader import PROJECT_ROOT, load
-from tests.helpers import solo
+from registry.loader import load
+from tests.helpers import SHIPPED_ROOT, solo
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -24,7 +24,7 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A copy whose signed maintainer may release at once ($FORMULA_SIGNING_KEY; tests.helpers.solo)."""
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     solo(tmp_path, monkeypatch)
     return tmp_path
 
@@ -82,7 +82,7 @@ def test_show_is_readable(capsys: pytest.CaptureFixture[str]) -> None:
     assert "MDRD GFR Equation" in out and "replaced_by_guideline" in out and "ckd-epi-2021" in out
     code, out, _ = run(capsys, "show", "2")
     assert "female_factor = 0.85" in out
-    active = load(PROJECT_ROOT).get("2").active.version
+    active = load(SHIPPED_ROOT).get("2").active.version
     assert f"Current text (version {active};" in out and "Sex factor: 1 for a man, 0.85 for a woman." in out
     code, _, err = run(capsys, "show", "no-such")
     assert code == 1 and "unknown calculator 'no-such'" in err

@@ -9,10 +9,10 @@ import pytest
 import yaml
 
 from registry import versions as ver
-from registry.loader import PROJECT_ROOT, load
+from registry.loader import load
 from registry.validate import validate
 from solver.library import RegistryInvalid, compute
-from tests.helpers import edit, run, solo
+from tests.helpers import SHIPPED_ROOT, edit, run, solo
 from tests.solver.conftest import one_shot_rows
 
 CG = "creatinine-clearance-cockcroft-gault"
@@ -193,7 +193,7 @@ def history_snapshot(history: dict[Path, str], fdir: Path, slug: str, version: s
 
 
 def test_every_result_names_the_locked_content_hash() -> None:
-    lock = ver.read_lock(PROJECT_ROOT / "formulas" / "REGISTRY.lock")
+    lock = ver.read_lock(SHIPPED_ROOT / "formulas" / "REGISTRY.lock")
     res = compute(CG, MAN)
     assert res.content_hash == lock[CG][res.version]
     assert res.to_json()["content_hash"] == res.content_hash

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT, load
+from registry.loader import load
 from registry.validate import validate
+from tests.helpers import SHIPPED_ROOT
 
 CG = "creatinine-clearance-cockcroft-gault"
 
@@ -17,7 +18,7 @@ CG = "creatinine-clearance-cockcroft-gault"
 @pytest.fixture()
 def root(tmp_path: Path) -> Path:
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     return tmp_path
 
 
@@ -41,12 +42,12 @@ def only(root: Path, pattern: str) -> str:
 
 
 def test_clean_registry_validates(capsys: pytest.CaptureFixture[str]) -> None:
-    assert problems(PROJECT_ROOT) == []
+    assert problems(SHIPPED_ROOT) == []
     assert main(["validate"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("registry OK: ")
     assert len(out.strip().splitlines()) == 1
-    reg = load(PROJECT_ROOT)
+    reg = load(SHIPPED_ROOT)
     n = len(reg.calculators)
     bench = sum(1 for c in reg.calculators.values() if c.medcalc_id is not None)
     assert bench == 55  # the benchmark's calculators; successors come on top

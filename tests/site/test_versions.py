@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.loader import clear_cache, load
 from registry.release import release
-from tests.helpers import committee
+from tests.helpers import SHIPPED_ROOT, committee
 
 pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 
@@ -17,7 +17,7 @@ pytest.importorskip("fhir.resources", reason="the site extra is not installed")
 def two_versions(tmp_path_factory):
     root = tmp_path_factory.mktemp("registry")
     for sub in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / sub, root / sub)
+        shutil.copytree(SHIPPED_ROOT / sub, root / sub)
     before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
     people = committee(root, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
     release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",

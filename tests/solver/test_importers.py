@@ -255,3 +255,44 @@ def test_lm_eval_samples_bad_input(tmp_path):
     twice = write(tmp_path / "samples_t_2026-01-02T00-00-00.jsonl", [two, dict(two, filter="flexible"), two])
     with pytest.raises(ImportFailure, match=r":3: Row Number 1 is already on line 1"):
         import_run("lm-eval", [twice], tmp_path / "run", dataset="medcalc-bench-2024")
+
+
+@pytest.mark.parametrize("name", ["...jsonl", "..jsonl", ".hidden.jsonl", "a\x01b.jsonl", "\u202egpt.jsonl"])
+def test_several_files_never_name_a_folder_outside_out(tmp_path, capsys, name):
+    """A run folder is named from each file's stem: `...jsonl` has the stem `..`, which named the parent of --out."""
+    src = tmp_path / "in"
+    src.mkdir()
+    a = write(src / name, [line(1, 4, "3", "3")])
+    b = write(src / "OpenAI_gpt-4_one_shot.jsonl", [line(2, 4, "3", "2", "Incorrect")])
+    out = tmp_path / "deep" / "runs"
+    before = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*"))
+    assert main(["import", "medcalc-bench", str(a), str(b), "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert "cannot name a run folder inside --out" in err and "Traceback" not in err, err
+    assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*")) == before  # nothing written anywhere
+
+
+def test_a_file_named_dots_imported_alone_reports_no_model_named_dots(tmp_path, capsys):
+    a = write(tmp_path / "...jsonl", [line(1, 4, "3", "3")])
+    assert main(["import", "medcalc-bench", str(a), "--out", str(tmp_path / "run"), "--format", "json"]) == 0
+    (summary,) = json.loads(capsys.readouterr().out)
+    assert summary["model"] is None and summary["dir"] == str(tmp_path / "run")
+    assert [r["model"] for r in results(tmp_path / "run")] == [None]
+
+
+def test_run_folder_names_that_collide_are_refused(tmp_path, capsys):
+    a = write(tmp_path / "OpenAI_gpt-4_direct_answer.jsonl", [line(1, 4, "3", "3")])
+    sub = tmp_path / "other"
+    sub.mkdir()
+    b = write(sub / "openai_GPT-4_direct-answer.jsonl", [line(2, 4, "3", "2", "Incorrect")])
+    assert main(["import", "medcalc-bench", str(a), str(b), "--out", str(tmp_path / "runs")]) == 1
+    assert "would share the run folder 'gpt-4-direct-answer'" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_names_from_logs_are_safe_labels():
+    from solver.importers.common import safe_label, safe_name
+
+    assert [safe_name(x) for x in ("..", ".", "...", "", "a/b", "a\\b", ".x", "a\nb", "a\x00b", "gpt-4")] == \
+        [None] * 9 + ["gpt-4"]
+    assert safe_label("meta-llama/Llama-3") == "meta-llama/Llama-3" and safe_label("..") is None

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.loader import PROJECT_ROOT, clear_cache, load
+from registry.loader import clear_cache, load
 from registry.release import release
 from registry.versions import read_lock
 from solver.library import MissingInput
@@ -17,7 +17,7 @@ from solver.router import ROUTES
 from solver.router.core import solve
 from solver.router.replay import replay
 from solver.router.versions import VersionError
-from tests.helpers import committee
+from tests.helpers import SHIPPED_ROOT, committee
 from tests.registry.helpers import NEW, OLD
 
 BMI = {"weight": [70, "kg"], "height": [175, "cm"]}
@@ -37,7 +37,7 @@ def test_auto_uses_the_library_and_records_provenance() -> None:
     rec = solve("body-mass-index", BMI)
     assert rec.route == "library" and rec.requested_route == "auto" and not rec.abstained
     assert rec.value == pytest.approx(BMI_VALUE, abs=1e-3)
-    assert rec.content_hash == read_lock(PROJECT_ROOT / "formulas" / "REGISTRY.lock")["body-mass-index"][rec.version]
+    assert rec.content_hash == read_lock(SHIPPED_ROOT / "formulas" / "REGISTRY.lock")["body-mass-index"][rec.version]
     assert rec.registry_lock_digest and rec.registry_lock_digest.startswith("sha256:")
     assert rec.inputs["height"].given == [175, "cm"] and rec.timestamp
 
@@ -104,7 +104,7 @@ def test_replaced_formula_warns_naming_successor_and_jurisdiction() -> None:
 def released(tmp_path: Path) -> Path:
     """A registry copy where sodium correction OLD (Hillier 0.024) is superseded by NEW (0.016)."""
     for d in ("formulas", "guidelines"):
-        shutil.copytree(PROJECT_ROOT / d, tmp_path / d)
+        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     people = committee(tmp_path, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
     release(tmp_path, "sodium-correction-hyperglycemia", "test release",
             sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"],

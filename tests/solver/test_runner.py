@@ -18,6 +18,7 @@ from solver.engines import EngineOptions
 from solver.runner import RunConfig, RunError, run
 from solver.runner import results as results_mod
 from solver.runner.loopback import Loopback
+from tests.helpers import SHIPPED_ROOT
 from tests.solver.evalkit import ROWS, SUBSET_IDS, by_key, oracle_reply, read_rows, subset_csv
 
 MODEL_ARMS = ["note-only", "note-only-gold", "page-without-formula", "open-book", "extract-solve", "program-solve",
@@ -191,7 +192,7 @@ def test_manifest_records_what_produced_the_run(tmp_path, no_fsync):
     assert man["registry_lock_digest"] and set(man["templates"]) == {"open_book.j2", "_answer_line.j2"}
     assert len(man["formula_texts"]) == 55 and man["git"]["commit"] and man["started_at"] and man["finished_at"]
     assert man["packages"]["httpx"]
-    catalogue = {t["slug"]: t for t in json.loads((REPO / "formulas/texts/index.json").read_text())["texts"]}
+    catalogue = {t["slug"]: t for t in json.loads((SHIPPED_ROOT / "formulas/texts/index.json").read_text())["texts"]}
     assert all(catalogue[s]["sha256"] == t["sha256"] and catalogue[s]["version"] == t["version"]
                for s, t in man["formula_texts"].items())  # the texts the registry's catalogue lists
     rows = read_rows(tmp_path / "r")

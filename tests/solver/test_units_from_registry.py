@@ -14,18 +14,19 @@ from typing import Any
 
 import pytest
 
-from registry.loader import PROJECT_ROOT, load
+from registry.loader import load
 from registry.model import Registry
 from registry.schema import UnitsFile
 from registry.validate import validate
 from solver.data import REFERENCE_CASES, Case, read_cases
 from solver.library import CalculatorError, compute
+from tests.helpers import SHIPPED_ROOT
 
 CASES = read_cases(REFERENCE_CASES)
 
 
 def _fresh() -> Registry:
-    reg = load(PROJECT_ROOT)
+    reg = load(SHIPPED_ROOT)
     validate(reg)
     assert not reg.problems, reg.problems[:3]
     return reg
