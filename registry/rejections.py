@@ -28,10 +28,15 @@ def check(reg: Registry) -> None:
     (The trust files' own problems are the decision log's rule's to report.)"""
     from registry.versions import LOCK_FORMAT, lock_format, read_lock
 
-    if not (reg.formulas_dir / REJECTED_DIR).is_dir() or lock_format(reg.lock_path) != LOCK_FORMAT:
-        return  # nothing on record, or hashes of an older scheme: `formula lock --rehash` first
+    if not (reg.formulas_dir / REJECTED_DIR).is_dir():
+        return  # nothing on record
+    try:
+        if lock_format(reg.lock_path) != LOCK_FORMAT:
+            return  # hashes of an older scheme: `formula lock --rehash` first
+        lock = read_lock(reg.lock_path) if reg.lock_path.exists() else {}
+    except ValueError:
+        return  # an unreadable lock is the lock rule's problem to report; nothing here can be checked against it
     t = trust(reg.formulas_dir)
-    lock = read_lock(reg.lock_path) if reg.lock_path.exists() else {}
     for p in sorted((reg.formulas_dir / REJECTED_DIR).glob("*.yaml")):
         rel = reg.rel(p)
         for line, fld, why in _file(reg, t, p, lock):

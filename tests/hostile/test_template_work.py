@@ -158,36 +158,47 @@ RENDERING = [("validate",), ("texts", "render"), ("show", "wells-pe"), ("diff", 
              ("site", "build")]
 
 
+# Linux starts a child's peak resident size at its parent's size at fork (the copied address space counts
+# until exec), so a command started straight from a long-running pytest reports pytest's own peak. A small
+# launcher forks the command instead, and reads the command's peak from the kernel when it is reaped.
+_LAUNCHER = """
+import json, os, resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.executable, [sys.executable, *sys.argv[2:]])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    json.dump([os.waitstatus_to_exitcode(status), usage.ru_maxrss], f)
+"""
+
+
 def _run_measured(root: Path, argv: list[str], cwd: Path) -> tuple[int, str, float, float]:
     """`formula ARGV --root ROOT` as a process: (exit status, its output, seconds, peak resident MB).
 
     The address space is capped at 2 GB as a guard for the machine; the peak is read from the kernel."""
+    import json
     import os
-    import resource
+    import signal
     import subprocess
     import sys
 
     from registry.loader import PROJECT_ROOT
 
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-    log = cwd / "output.txt"
+    log, measured = cwd / "output.txt", cwd / "measured.json"
     start = time.perf_counter()
     with log.open("w") as out:
-        proc = subprocess.Popen([sys.executable, "-m", "cli", *argv, "--root", str(root)], stdout=out,
-                                stderr=subprocess.STDOUT, cwd=str(cwd), preexec_fn=limit,
-                                env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
-        import threading
-
-        killer = threading.Timer(120, proc.kill)  # a hang (a regression) fails the test with -9 instead
-        killer.start()
+        proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(measured), "-m", "cli", *argv, "--root",
+                                 str(root)], stdout=out, stderr=subprocess.STDOUT, cwd=str(cwd),
+                                start_new_session=True, env={**os.environ, "PYTHONPATH": str(PROJECT_ROOT)})
         try:
-            _, status, usage = os.wait4(proc.pid, 0)
-        finally:
-            killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, log.read_text(), time.perf_counter() - start, usage.ru_maxrss / 1024
+            proc.wait(timeout=120)
+        except subprocess.TimeoutExpired:  # a hang (a regression) fails the test with -9 instead
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+            return -9, log.read_text(), time.perf_counter() - start, 0.0
+    code, maxrss_kb = json.loads(measured.read_text())
+    return code, log.read_text(), time.perf_counter() - start, maxrss_kb / 1024
 
 
 @pytest.mark.parametrize("command", RENDERING, ids=[" ".join(c) for c in RENDERING])
