@@ -76,10 +76,14 @@ def _date(text: str | None) -> dt.date | None:
 def _build(args: argparse.Namespace):
     try:
         on = _date(args.on)
-        from formula_site.build import SiteError, build
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return None
+    # the registry first: one that fails validation is refused before the site's libraries load (matplotlib,
+    # mkdocs, pandas: about 150 MB), so a hostile registry costs `site build` what it costs `validate`
+    registry = load_registry(args.root, cached=True)
+    try:
+        from formula_site.build import SiteError, build
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
         return None
@@ -90,7 +94,7 @@ def _build(args: argparse.Namespace):
             results = None if args.results is None else expand_run_dirs(args.results, option="--results")
         except RunError as e:
             raise SiteError(str(e)) from None
-        return build(results, args.out, on=on, compare=args.compare, registry=load_registry(args.root, cached=True))
+        return build(results, args.out, on=on, compare=args.compare, registry=registry)
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:
