@@ -9,7 +9,7 @@ import json
 import subprocess
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from registry.governance import content_changes, version_content
 from registry.loader import Registry
@@ -17,6 +17,8 @@ from registry.schema import SignOff, VersionStatus, semver_key
 
 
 class ChangelogEntry(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built when first used, not at import
+
     slug: str
     name: str
     version: str
@@ -40,6 +42,8 @@ class ChangelogEntry(BaseModel):
 
 class ChangelogGroup(BaseModel):
     """What the changelog shows as one entry: a substantive version, or a bulk migration's versions together."""
+
+    model_config = ConfigDict(defer_build=True)  # built when first used, not at import
 
     effective: dt.date
     reason: str

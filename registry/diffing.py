@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 # fields that describe rather than compute: changing one never moves an answer
 _DESCRIPTIVE = {
@@ -22,6 +22,8 @@ _DESCRIPTIVE = {
 
 
 class Change(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built when first used, not at import
+
     what: str  # constant, input, table, output, dependency, units, text, version
     name: str
     field: str | None = None

@@ -9,7 +9,6 @@ from pydantic import ValidationError
 from registry import versions as ver
 from registry.model import Registry
 from registry.schema import Calculator, Version, VersionStatus
-from registry.texts import render, text_hash
 
 DRAFTS_DIR = "drafts"
 
@@ -69,6 +68,8 @@ def version_calculator(reg: Registry, c: Calculator, version: str) -> Calculator
 
 
 def rendered(reg: Registry, c: Calculator, version: str) -> str | None:
+    from registry.texts import render  # jinja2 (15 ms): only a command that shows a text pays for it
+
     vc = version_calculator(reg, c, version)
     if vc is None:
         return None
@@ -137,6 +138,8 @@ def stale(reg: Registry, rows: Iterable[tuple[int, dict[str, Any]]]) -> tuple[li
             problems.append(f"line {line}: carries neither text_version nor text_sha256")
             continue
         if c.slug not in current:
+            from registry.texts import render, text_hash
+
             current[c.slug] = (c.active.version, text_hash(render(c, calcs=reg.calculators, units=reg.units)))
         now_v, now_sha = current[c.slug]
         why = []

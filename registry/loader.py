@@ -8,6 +8,7 @@ A registry is a root folder holding `formulas/*.yaml` (one calculator each), `fo
 from __future__ import annotations
 
 import os
+import sys
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -224,17 +225,13 @@ def validation_key(root: Path) -> str | None:
     if os.environ.get(CACHE_ENV) == "":
         return None
     import hashlib
-    from importlib import metadata
 
     h = hashlib.sha256(b"formula-registry validation 1\0")
     try:
         for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
         for dist in ("pydantic", "pydantic-core", "jinja2", "pyyaml", "ruamel.yaml"):
-            try:
-                h.update(f"{dist}={metadata.version(dist)}\0".encode())
-            except metadata.PackageNotFoundError:
-                h.update(f"{dist}=none\0".encode())
+            h.update(f"{dist}={_installed_version(dist)}\0".encode())
         for folder in ("formulas", "guidelines"):
             base = root / folder
             for p in sorted(base.rglob("*")) if base.is_dir() else []:
@@ -243,6 +240,34 @@ def validation_key(root: Path) -> str | None:
     except OSError:
         return None
     return h.hexdigest()
+
+
+def _installed_version(dist: str) -> str:
+    """The version of an installed distribution, as `importlib.metadata.version` finds it (the first
+    `<name>-<version>.dist-info` folder along sys.path), read from folder names: importing importlib.metadata
+    cost a warm read-only command 12 ms of its 0.25 s. Anything else (an egg, no folder) asks importlib.metadata."""
+    want = _normal(dist)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            stem, dot, ext = name.rpartition(".")
+            if dot and ext == "dist-info" and "-" in stem:
+                project, _, version = stem.partition("-")
+                if _normal(project) == want:
+                    return version
+    from importlib import metadata
+
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "none"
+
+
+def _normal(name: str) -> str:
+    return name.lower().replace("-", "_").replace(".", "_")
 
 
 @lru_cache(maxsize=16)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from registry.governance import draft_version, version_content
 from registry.model import Registry
@@ -16,6 +16,8 @@ from registry.schema import Calculator, SignOff, VersionStatus
 
 
 class Pending(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built when first used, not at import
+
     slug: str
     name: str
     version: str

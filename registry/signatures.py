@@ -22,7 +22,7 @@ __all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Tr
 class DecisionView(BaseModel):
     """One decision as a reader sees it (the contract `formula verify`, displays and the PR report use)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)  # built when first used, not at import
 
     slug: str
     version: str

@@ -1,6 +1,8 @@
 """get_registry re-runs the validation rules unless this exact content (and code) passed them before."""
 from __future__ import annotations
 
+import pytest
+
 from registry import loader
 from tests.helpers import count_calls, edit
 
@@ -65,3 +67,16 @@ def test_writers_always_validate_in_full(registry_copy, cache_dir, monkeypatch, 
     calls = count_calls(monkeypatch, cliutil, "validate")
     cliutil.load_registry(registry_copy)  # what a writer calls: no cache
     assert len(calls) == 1
+
+
+@pytest.mark.parametrize("dist", ["pydantic", "pydantic-core", "jinja2", "pyyaml", "ruamel.yaml", "no-such-dist-here"])
+def test_the_key_reads_library_versions_as_importlib_metadata_does(dist: str) -> None:
+    from importlib import metadata
+
+    from registry.loader import _installed_version
+
+    try:
+        expected = metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        expected = "none"
+    assert _installed_version(dist) == expected
