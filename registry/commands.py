@@ -260,7 +260,7 @@ _writable = require_writable
 
 def cmd_validate(args: argparse.Namespace) -> int:
     reg = load(args.root)
-    validate(reg)
+    validate(reg, parallel=True)
     if reg.problems:
         from registry.validate import first_fix
 

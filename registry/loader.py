@@ -188,7 +188,7 @@ def validated(root: Path | str | None = None) -> Registry:
     if marker is not None and marker.is_file():
         reg.validated = True  # this exact content passed every rule before (see validation_key)
     else:
-        validate(reg)
+        validate(reg, parallel=True)
         if marker is not None and not reg.problems:
             try:
                 from registry.atomic import atomic_write
