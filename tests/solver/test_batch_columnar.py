@@ -293,3 +293,34 @@ def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progr
         ents = {"age": [float(frame["age"][i]), "years"], "sex": frame["sex"][i],
                 "creatinine": [float(creatinine[i]), "mg/dL"]}
         assert _same(two["value"][i], compute("ckd-epi-2021", ents).value)
+
+
+def test_elementwise_over_continuous_arguments_is_the_python_function_row_by_row() -> None:
+    """A float argument with a distinct value per row (a sum of logarithms) is mapped row by row instead of by
+    distinct values: every row is still the Python function's own double, and a row it refuses (a log of a
+    negative, an exp that overflows, a complex power, NaN) is NaN, as in the distinct-value path; rows outside
+    `ok` are NaN and never computed."""
+    import operator
+
+    from solver.library import vectorised
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    x = rng.uniform(-3, 3, n)
+    x[[0, 17, 9_999, n - 1]] = [-1.5, 0.0, np.nan, 1e4]
+    ok = rng.random(n) < 0.9
+    assert vectorised._continuous((x,), [0], None)
+    for fn, args in ((math.log, (x,)), (math.exp, (x * 300,)), (operator.pow, (x, 0.5)),
+                     (operator.pow, (0.88, np.abs(x))), (operator.pow, (np.where(x > 0, 0.9, 0.8), x))):
+        for mask in (None, ok):
+            got = vectorised.elementwise(fn, *args, ok=mask)
+            cols = [a.tolist() if isinstance(a, np.ndarray) else [a] * n for a in args]
+            for i, call in enumerate(zip(*cols)):
+                try:
+                    want = float(fn(*call))
+                except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+                    want = math.nan
+                if mask is not None and not mask[i]:
+                    want = math.nan
+                assert _same(float(got[i]), want), (fn, i, call, got[i], want)
+
