@@ -243,18 +243,22 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
     if idx is not None and not idx.size:
         return np.full(n, np.nan)
     varying = [i for i, a in enumerate(args) if isinstance(a, Grouped) or np.ndim(a)]
-    if _continuous(args, varying, idx):
+    rows = {i: np.asarray(args[i]) if idx is None else np.asarray(args[i])[idx]
+            for i in varying if not isinstance(args[i], Grouped)}
+    coded = {i: _arithmetic(a) for i, a in rows.items()}
+    if len(rows) == len(varying) and any(coded[i] is None and _continuous(a) for i, a in rows.items()):
         return _each_row(fn, args, idx, n)
     combined: Any = None
     uniques: list[Any] = []
     sizes = []
     for i in varying:
         a = args[i]
+        u: Any
         if isinstance(a, Grouped):  # already coded: no hash pass
             c, u = (a.codes if idx is None else a.codes[idx]), a.values
         else:
-            a = np.asarray(a)
-            c, u = _factorize(a if idx is None else a[idx])
+            got = coded[i]
+            c, u = got if got is not None else pd.factorize(rows[i], use_na_sentinel=False)
         size = max(len(u), 1)
         combined = c.astype(np.intp, copy=False) if combined is None else combined * size + c
         uniques.append(u)
@@ -280,19 +284,10 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
         parts.reverse()
     columns = [[u[k] for k in p.tolist()] if isinstance(u, list) else np.asarray(u, dtype=object)[p].tolist()
                if len(u) else [] for u, p in zip(uniques, parts)]
-    calls: list[list[Any]] = [[] for _ in range(len(columns[0]))]
-    for row in calls:
-        row.extend(args)
+    lists: list[Any] = list(args)
     for j, i in enumerate(varying):
-        for row, v in zip(calls, columns[j]):
-            row[i] = v
-    results = []
-    for call in calls:
-        try:
-            results.append(fn(*call))
-        except (ValueError, ZeroDivisionError, OverflowError, TypeError):
-            results.append(np.nan)
-    table = np.array(results, dtype=float)
+        lists[i] = columns[j]
+    table = _apply(fn, lists, len(columns[0]))
     if idx is None:
         return table[codes]
     out = np.full(n, np.nan)
@@ -303,20 +298,12 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
 _SAMPLE = 1024  # rows looked at to tell a continuous float column (a risk score) from a coded one (ages, labs)
 
 
-def _continuous(args: tuple[Any, ...], varying: list[int], idx: np.ndarray | None) -> bool:
+def _continuous(a: np.ndarray) -> bool:
     """Whether a float argument of `elementwise` holds (nearly) a distinct value per row, as a sum of logarithms
     does: then finding the distinct values costs more than it saves (a hash pass and a call list per value)."""
-    for i in varying:
-        a = args[i]
-        if isinstance(a, Grouped):
-            return False
-    for i in varying:
-        a = np.asarray(args[i])
-        if a.dtype.kind == "f" and a.size >= 4 * _SAMPLE and (idx is None or idx.size >= _SAMPLE):
-            head = a[:_SAMPLE] if idx is None else a[idx[:_SAMPLE]]
-            if len(pd.unique(head)) * 2 > len(head):
-                return True
-    return False
+    if a.dtype.kind != "f" or a.size < 4 * _SAMPLE:
+        return False
+    return len(pd.unique(a[:_SAMPLE])) * 2 > _SAMPLE
 
 
 def _each_row(fn: Callable[..., Any], args: tuple[Any, ...], idx: np.ndarray | None, n: int) -> np.ndarray:
@@ -324,20 +311,24 @@ def _each_row(fn: Callable[..., Any], args: tuple[Any, ...], idx: np.ndarray | N
     function and values of the distinct-value path, without its bookkeeping (math.exp over 1,000,000 floats:
     0.06 s with the lists, against 1.1 s through the distinct values, measured)."""
     lists = [(np.asarray(a) if idx is None else np.asarray(a)[idx]).tolist() if np.ndim(a) else a for a in args]
-    count = n if idx is None else len(idx)
-
-    def columns() -> list[Any]:
-        return [c if isinstance(c, list) else itertools.repeat(c, count) for c in lists]
-
-    try:
-        table = np.fromiter(map(fn, *columns()), float, count)
-    except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # a row the function refuses: nan there
-        table = np.fromiter((_or_nan(fn, call) for call in zip(*columns())), float, count)
+    table = _apply(fn, lists, n if idx is None else len(idx))
     if idx is None:
         return table
     out = np.full(n, np.nan)
     out[idx] = table
     return out
+
+
+def _apply(fn: Callable[..., Any], lists: list[Any], count: int) -> np.ndarray:
+    """fn over `count` calls, as floats: each argument a list (one value per call) or one value for every call.
+    Mapped in C (no Python frame per call); a call the function refuses gives nan."""
+    def columns() -> list[Any]:
+        return [c if isinstance(c, list) else itertools.repeat(c, count) for c in lists]
+
+    try:
+        return np.fromiter(map(fn, *columns()), float, count)
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError):  # a call the function refuses: nan there
+        return np.fromiter((_or_nan(fn, call) for call in zip(*columns())), float, count)
 
 
 def _or_nan(fn: Callable[..., Any], call: tuple[Any, ...]) -> float:
@@ -361,10 +352,17 @@ def _weighted(mask: np.ndarray, value: Any) -> np.ndarray:
 
 
 def _factorize(a: np.ndarray) -> tuple[np.ndarray, Any]:
-    """codes (one per row) and the values they stand for, as pandas' factorize gives them. A float column of
-    positive whole numbers, tenths or hundredths in a short range (ages, laboratory values as recorded) is coded by
-    arithmetic instead, with no hash pass: the code is value x 10^d minus the lowest, and every value of the range
-    has a code (a value no row holds is computed too, and never used)."""
+    """codes (one per row) and the values they stand for, as pandas' factorize gives them (`_arithmetic` where it
+    can)."""
+    coded = _arithmetic(a)
+    return coded if coded is not None else pd.factorize(a, use_na_sentinel=False)
+
+
+def _arithmetic(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A float column of positive whole numbers, tenths or hundredths in a short range (ages, laboratory values as
+    recorded) coded by arithmetic, with no hash pass: the code is value x 10^d minus the lowest, and every value of
+    the range has a code (a value no row holds is computed too, and never used: so the range is at most an eighth
+    of the rows, or 4096). None: no such coding."""
     if a.dtype.kind == "f" and a.size >= 4096:
         head = a[:32]
         for scale in (1.0, 10.0, 100.0):
@@ -374,11 +372,11 @@ def _factorize(a: np.ndarray) -> tuple[np.ndarray, Any]:
             if not np.array_equal(k / scale if scale != 1.0 else k, a):
                 break
             lo, hi = float(k.min()), float(k.max())
-            if lo > 0 and hi - lo < 4096:  # (positive: a zero's sign is never lost)
+            if lo > 0 and hi - lo < max(4096, a.size // 8):  # (positive: a zero's sign is never lost)
                 k -= lo
                 return k.astype(np.intp), (np.arange(hi - lo + 1) + lo) / scale
             break
-    return pd.factorize(a, use_na_sentinel=False)
+    return None
 
 
 class Columns:
