@@ -324,3 +324,30 @@ def test_elementwise_over_continuous_arguments_is_the_python_function_row_by_row
                     want = math.nan
                 assert _same(float(got[i]), want), (fn, i, call, got[i], want)
 
+
+
+def test_weeks_and_days_are_lists_of_their_own_and_the_collector_is_left_as_found(monkeypatch) -> None:
+    """Gestational age's [weeks, days] column is made with the cyclic collector paused (chunks side by side share
+    the pause): every cell is a list of two ints of its own, and the collector is on or off afterwards as it was."""
+    import gc
+
+    from solver.library import batch
+
+    monkeypatch.setattr(batch, "VCHUNK", 500)
+    monkeypatch.setattr(batch, "_cores", lambda: 2)
+    days = pd.to_datetime("2024-01-01") + pd.to_timedelta(np.arange(2_000) % 300, unit="D")
+    frame = pd.DataFrame({"Current Date": "10/01/2024", "Last menstrual date": days.strftime("%m/%d/%Y")})
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            res = compute_many("estimated-gestational-age", frame)
+            assert gc.isenabled() is enabled
+            cells = res["value"].tolist()
+            assert len({id(c) for c in cells}) == len(cells)
+            assert all(type(c) is list and len(c) == 2 and all(type(x) is int for x in c) for c in cells)
+            for i in (0, 777, 1_999):
+                ents = {"Current Date": "10/01/2024", "Last menstrual date": frame["Last menstrual date"][i]}
+                assert cells[i] == list(compute("estimated-gestational-age", ents).value)
+    finally:
+        gc.enable() if was else gc.disable()
