@@ -353,7 +353,9 @@ def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
 def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
     `round_number` gives for zero); refused rows are filled in afterwards."""
-    if out.dtype.kind in "iu" or out.dtype == object:
+    if out.dtype == object:  # (dates, [weeks, days]: already the values, and copied into the column by the caller)
+        return out
+    if out.dtype.kind in "iu":
         return out.astype(object)
     if calc.output.rounding == "integer":
         return np.where(np.isfinite(out), out, 0).astype(np.int64).astype(object)

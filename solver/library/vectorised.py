@@ -1053,9 +1053,8 @@ def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
         x = weeks + days / 7
         for lo, hi in plan(cols.calc).output_rules:
             cols.bad |= ~((x >= lo) & (x <= hi))
-    with _collector_paused():
-        out[:] = np.stack([weeks, days], axis=1).tolist()  # the [weeks, days] lists, made in C
-    return out
+    with _collector_paused():  # the [weeks, days] lists, made in C
+        return np.fromiter(np.stack([weeks, days], axis=1).tolist(), dtype=object, count=cols.n)
 
 
 _GC_LOCK = threading.Lock()
