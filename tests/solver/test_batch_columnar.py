@@ -351,3 +351,51 @@ def test_weeks_and_days_are_lists_of_their_own_and_the_collector_is_left_as_foun
                 assert cells[i] == list(compute("estimated-gestational-age", ents).value)
     finally:
         gc.enable() if was else gc.disable()
+
+
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # ("\\q", read by ast.literal_eval)
+def test_many_distinct_json_pairs_read_by_pyarrow_as_json_loads_reads_them(monkeypatch) -> None:
+    """A JSON column of many distinct texts is read with pyarrow's regular expressions and cast: every cell (value,
+    its type, unit) is what parsing each text with `json.loads` gives, for numbers of every form (ints, -0,
+    exponents, subnormals, 17 digits, ints beyond 10^15, 1e400, NaN), escaped and odd units and texts that are no
+    pair at all."""
+    import random
+
+    from solver.library import batch
+
+    rnd = random.Random(3)
+
+    def number() -> str:
+        r = rnd.random()
+        if r < 0.3:
+            return repr(rnd.uniform(-1e3, 1e3))
+        if r < 0.4:
+            return str(rnd.randint(-10**6, 10**6))
+        if r < 0.45:
+            return str(rnd.randint(10**14, 10**17))
+        if r < 0.55:
+            return rnd.choice(["-0", "0", "-0.0", "1e400", "1E5", "2.5e-320", "1.7976931348623157e308", "01", "1.",
+                               ".5", "NaN", "Infinity", "true", "4.9e-324", "123456789012345678901234567890"])
+        if r < 0.6:
+            return f"{rnd.uniform(0, 1e-300):.17g}"
+        return f"{rnd.uniform(0, 500):.{rnd.randint(0, 20)}f}"
+
+    units = ['"mg/dL"', '"µmol/L"', '"\\u00b5mol/L"', '"k\\"g"', '"a\tb"', '"x\ny"', "'mg'", '""', '"\\q"',
+             '"\\ud800"']
+    texts: list[Any] = []
+    for _ in range(12_000):
+        sp = rnd.choice(["", " ", "  "])
+        texts.append(f"[{sp}{number()}{sp},{rnd.choice(['', ' ', chr(9)])}{rnd.choice(units)}{sp}]"
+                     if rnd.random() < 0.97 else rnd.choice(["[1, 2, 3]", "[", "[1]", "abc", "[[1, 'kg']]"]))
+    column = pd.Series(texts + [None, np.nan], dtype=object)
+    fast = batch._json_pairs(list(pd.unique(column.dropna())))
+    assert fast is not None and fast[3].sum() > 3_000  # a third of the texts matched by pyarrow
+    got = batch._pairs(column)
+    monkeypatch.setattr(batch, "_MANY_TEXTS", 10**9)  # every text through json.loads
+    want = batch._pairs(column)
+    assert got is not None and want is not None
+    for i in range(len(column)):
+        a, b = got.cell(i), want.cell(i)
+        assert type(a) is type(b) and repr(a) == repr(b), (i, column[i], a, b)
+        if isinstance(a, list):
+            assert [type(x) for x in a] == [type(x) for x in b], (i, column[i])
