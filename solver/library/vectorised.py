@@ -927,6 +927,10 @@ class Columns:
         assert units is not None
         return ArrayConverter(units, exact=not self.benchmark)
 
+    def raw(self, name: str) -> Any:
+        """The input's column as given (for `note`, whose record the columnar path does not keep)."""
+        return self.cells.get(name)
+
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         return value  # the columnar path keeps no per-row record
 
