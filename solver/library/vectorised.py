@@ -916,6 +916,11 @@ class Columns:
     def table(self, name: str) -> Any:
         return self.calc.tables[name]
 
+    @property
+    def units(self) -> Any:
+        """The registry's unit data (`Context.units`)."""
+        return self.reg.units
+
     def analyte(self, name: str) -> Any:
         units = self.reg.units
         assert units is not None

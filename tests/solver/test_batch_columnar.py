@@ -25,8 +25,7 @@ from solver.library.functions import COLUMNAR as VECTORISED  # noqa: N811
 
 COLUMNAR_SLUGS = sorted(VECTORISED)  # every calculator whose kernel runs over arrays
 # variants whose kernel reaches a branch with no columnar form yet (`scalar_only`): computed row by row
-SCALAR_ONLY = {("glasgow-blatchford", "published"),
-               ("child-pugh", "published")}
+SCALAR_ONLY = {("glasgow-blatchford", "published")}
 UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
               InputKind.temperature, InputKind.count_per_volume}
 
