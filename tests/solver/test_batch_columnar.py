@@ -398,3 +398,33 @@ def test_many_distinct_json_pairs_read_by_pyarrow_as_json_loads_reads_them(monke
         assert type(a) is type(b) and repr(a) == repr(b), (i, column[i], a, b)
         if isinstance(a, list):
             assert [type(x) for x in a] == [type(x) for x in b], (i, column[i])
+
+
+@pytest.mark.parametrize("slug", ["pooled-cohort-equations", "prevent-10-year", "framingham-hard-chd"])
+def test_risk_equations_over_continuous_scores_with_bad_cells_equal_compute(slug: str) -> None:
+    """The risk equations' exp and pow over a cohort large enough for the row-by-row mapping (a distinct score per
+    row), with bad cells mixed in (missing, text, out of range, an unknown unit, ages outside the equations'
+    range): every value and every error is `compute`'s."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "columnar.py"
+    spec = importlib.util.spec_from_file_location("bench_columnar", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    frame, mapping = bench.table(slug, 6000, seed=11)
+    cells, pmap = bench.pair_frame(frame, mapping, as_json=False)
+    rng = np.random.default_rng(11)
+    unit_cols = [c for c in cells.columns if c.endswith(" cells")]
+    for k, row in enumerate(rng.choice(len(cells), 60, replace=False).tolist()):
+        col = unit_cols[k % len(unit_cols)]
+        cell = cells.at[row, col]
+        cells.at[row, col] = [None, [cell[0], "furlongs"], "abc", [cell[0] * 50, cell[1]], [10.0, cell[1]]][k % 5]
+    res = compute_many(slug, cells, columns=pmap)
+    assert res.attrs["vectorised"]
+    names = {v: k for k, v in pmap.items()}
+    for i, (got, err) in enumerate(zip(res["value"].tolist(), res["error"].tolist())):
+        ents = {names[c]: cells.at[i, c] for c in cells.columns if c in names and cells.at[i, c] is not None}
+        value, error = _expected(slug, {k: v.item() if hasattr(v, "item") else v for k, v in ents.items()}, "benchmark")
+        assert err == error and _same(got, value), (i, ents, got, value, err, error)
