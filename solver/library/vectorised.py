@@ -10,8 +10,10 @@ not re-implemented:
   once per distinct cell of the column (a cohort repeats values), which applies the same unit
   conversion, rounding chain and range check as `compute`;
 - Python-level operations whose result numpy could round differently (`**`, `math.log`,
-  `round`, the output rounding) run elementwise with the same Python functions, again once per
-  distinct argument;
+  `math.exp`, `round`, the output rounding) run elementwise with the same Python functions, again
+  once per distinct argument, or mapped over the rows in C where an argument is distinct in nearly
+  every row (numpy's exp, log and power do differ from Python's in the last bit on this
+  machine's builds: 4.6 %, 0.008 % and 5 % of 2,000,000 random arguments);
 - only +, -, *, / and comparisons run as numpy array operations, in the library's order of
   evaluation (IEEE-754 makes those identical).
 
@@ -238,7 +240,9 @@ class Grouped:
 
 
 def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None) -> np.ndarray:
-    """fn applied in Python once per distinct argument tuple (found with pandas' factorize); rows not `ok` give nan.
+    """fn applied in Python once per distinct argument tuple (found by arithmetic, `_arithmetic`, or with pandas'
+    factorize), or once per row when an argument holds a distinct float in nearly every row (`_continuous`: a risk
+    score); rows not `ok` give nan and are never computed.
 
     An argument may be an array (one value per row) or a plain Python value (the same for every row)."""
     n = next(len(a.codes) if isinstance(a, Grouped) else len(a) for a in args if isinstance(a, Grouped) or np.ndim(a))
