@@ -13,7 +13,8 @@ Against, in the same run and on the same table:
     python bench/columnar.py [--rows 1000000] [--loop-rows 3000] [--clincalc-rows 20000] [--repeat 3] [--only SLUG]
                              [--pairs] [--format json]
 
-Prints per calculator the ratios loop/compute_many (target >= 100) and clincalc/compute_many (>= 20).
+Prints per calculator the ratios loop/compute_many (issue 31: >= 30; as `[value, unit]` cells or their JSON text,
+--pairs: >= 20) and clincalc/compute_many.
 """
 from __future__ import annotations
 

@@ -159,11 +159,14 @@ def _pairs(series: pd.Series) -> Pair | None:
     Text is parsed once per distinct string. Ints among floats are kept as ints (`Pair.ints`)."""
     if series.dtype != object or not len(series):
         return None
-    cells = series.tolist()
-    first = next((c for c in cells if not _absent(c)), None)
+    first = next((c for c in series.array if not _absent(c)), None)  # (the first cell, as a rule: no pass)
     if isinstance(first, str) and first.startswith("["):
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        parsed = [_parse(u) if isinstance(u, str) and u.startswith("[") else u for u in uniques.tolist()]
+        texts = uniques.tolist()
+        fast = _json_pairs(texts) if len(texts) >= _MANY_TEXTS else None
+        if fast is not None:
+            return _parsed_pairs(texts, codes, *fast)
+        parsed = [_parse(u) if isinstance(u, str) and u.startswith("[") else u for u in texts]
         if sum(_is_pair(p) for p in parsed) * 2 < len(parsed):  # mostly something else: read cell by cell
             return None
         if (codes < 0).any():
@@ -172,7 +175,84 @@ def _pairs(series: pd.Series) -> Pair | None:
         return _pair_arrays(parsed, codes)
     if not isinstance(first, (list, tuple)):
         return None
+    cells = series.tolist()
     return _clean_pairs(cells) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+
+
+_MANY_TEXTS = 4096  # distinct JSON texts from which they are parsed by pyarrow rather than one by one
+# `[number, "unit"]` as JSON writes it (spaces allowed, no control characters in the unit): the number, the part of
+# it after the integer (fraction, exponent: empty for a JSON int) and the unit as written (escapes decoded after)
+_JSON_PAIR = (r'^\[ *(?P<v>-?(?:0|[1-9][0-9]*)(?P<f>(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)) *, *'
+              r'"(?P<u>(?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)" *\]$')
+
+
+def _json_pairs(texts: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(values, ints, units, matched) of distinct JSON texts, read by pyarrow's regular expressions and its
+    string-to-double cast (correctly rounded, as Python's `float` of the same digits, which `json.loads` uses); a
+    text that is not a plain `[number, "unit"]` (an int from 10^15 on, a non-finite number, an escape JSON
+    does not know, anything else) is not matched and is parsed by `_parse`. Measured on 727,565 distinct texts: 0.3 s, against
+    3.5 s through `json.loads`."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    try:
+        array = pa.array([t if type(t) is str else None for t in texts], type=pa.string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    found = pc.extract_regex(array, pattern=_JSON_PAIR)
+    matched = np.array(found.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    number, unit = pc.struct_field(found, "v"), pc.struct_field(found, "u")
+    whole = pc.equal(pc.struct_field(found, "f"), "")
+    values = pc.cast(number, pa.float64()).to_numpy(zero_copy_only=False)
+    ints = np.array(whole.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
+    units = np.asarray(unit.to_numpy(zero_copy_only=False), dtype=object)
+    escaped = np.flatnonzero(pc.match_substring(unit, "\\").fill_null(False).to_numpy(zero_copy_only=False))
+    if escaped.size:  # json.dumps writes µL as "\u00b5L": each distinct unit decoded as JSON
+        codes, distinct = pd.factorize(units[escaped])
+        as_json = [_json_text(u) for u in distinct.tolist()]
+        units[escaped] = np.array(as_json, dtype=object)[codes]
+        matched[escaped] &= np.array([u is not None for u in as_json], dtype=bool)[codes]
+    with np.errstate(invalid="ignore"):  # (an int from 10^15 on is read by Python: a double may not hold it)
+        matched = matched & np.isfinite(values) & (~ints | (np.abs(values) < 1e15))
+    return values, ints & matched, units, matched
+
+
+def _json_text(escaped: str) -> str | None:
+    """A JSON string's body decoded (None: not valid JSON, so the whole text is left to `_parse`)."""
+    try:
+        return json.loads(f'"{escaped}"')
+    except json.JSONDecodeError:
+        return None
+
+
+def _parsed_pairs(texts: list[Any], codes: np.ndarray, values: np.ndarray, ints: np.ndarray, units: np.ndarray,
+                  matched: np.ndarray) -> Pair | None:
+    """The Pair of a JSON column from `_json_pairs` (the texts it did not match parsed one by one); None when
+    most texts are no pair (the column is then read cell by cell, as `_pairs` does)."""
+    rest = np.flatnonzero(~matched).tolist()
+    parsed = [_parse(t) if isinstance(t, str) and t.startswith("[") else t for t in (texts[i] for i in rest)]
+    good = matched.copy()
+    values, ints, units = values.copy(), ints.copy(), units.copy()
+    units[~matched] = None
+    odd = None
+    for i, c in zip(rest, parsed):
+        if _is_pair(c):
+            good[i], values[i], ints[i], units[i] = True, c[0], type(c[0]) is int, c[1]
+        else:
+            values[i] = np.nan
+            if c is not None:
+                if odd is None:
+                    odd = np.empty(len(texts), dtype=object)
+                odd[i] = c
+    if int(good.sum()) * 2 < len(texts):
+        return None
+    if (codes < 0).any():
+        values, ints, good = np.append(values, np.nan), np.append(ints, False), np.append(good, False)
+        nothing = np.array([None], dtype=object)
+        units = np.concatenate([units, nothing])
+        odd = None if odd is None else np.concatenate([odd, nothing])
+        codes = np.where(codes < 0, len(texts), codes)
+    return _pair_of(values, ints, units, good, odd, codes)
 
 
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
@@ -191,7 +271,7 @@ def _clean_pairs(cells: list[Any]) -> Pair | None:
         return None
     if not vtypes <= {int, float} or not all(type(x) is str for x in distinct):
         return None
-    v = np.array(values, dtype=float)
+    v = np.fromiter(values, float, len(values))  # (the types checked above: numbers only; 25 ms per million, np.array 35 ms)
     if not np.isfinite(v).all() or (int in vtypes and not (np.abs(v) <= 2.0 ** 53).all()):
         return None
     u: Any = distinct.pop() if len(distinct) == 1 else np.array(units, dtype=object)  # one unit: no grouping
@@ -222,8 +302,14 @@ def _pair_arrays(cells: list[Any], codes: np.ndarray | None) -> Pair:
         for k, (c, ok) in enumerate(zip(cells, good)):
             if not ok and c is not None:
                 odd[k] = c
-    one = {c[1] for c, ok in zip(cells, good) if ok}
-    fixed = one.pop() if len(one) == 1 and all(good) else None  # one unit, every cell a pair: no grouping
+    return _pair_of(values, ints, units, np.array(good, dtype=bool), odd, codes)
+
+
+def _pair_of(values: np.ndarray, ints: np.ndarray, units: np.ndarray, good: np.ndarray, odd: np.ndarray | None,
+             codes: np.ndarray | None) -> Pair:
+    """The Pair of distinct cells' arrays (`good`: a plain pair), taken by `codes` when given."""
+    one = set(units[good].tolist())
+    fixed = one.pop() if len(one) == 1 and good.all() else None  # one unit, every cell a pair: no grouping
     if codes is not None:
         values, ints = values[codes], ints[codes]
         units = units if fixed is not None else units[codes]
@@ -353,7 +439,9 @@ def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
 def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
     """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
     `round_number` gives for zero); refused rows are filled in afterwards."""
-    if out.dtype.kind in "iu" or out.dtype == object:
+    if out.dtype == object:  # (dates, [weeks, days]: already the values, and copied into the column by the caller)
+        return out
+    if out.dtype.kind in "iu":
         return out.astype(object)
     if calc.output.rounding == "integer":
         return np.where(np.isfinite(out), out, 0).astype(np.int64).astype(object)

@@ -25,8 +25,7 @@ from solver.library.functions import COLUMNAR as VECTORISED  # noqa: N811
 
 COLUMNAR_SLUGS = sorted(VECTORISED)  # every calculator whose kernel runs over arrays
 # variants whose kernel reaches a branch with no columnar form yet (`scalar_only`): computed row by row
-SCALAR_ONLY = {("glasgow-blatchford", "published"), ("sofa", "published"), ("ldl-friedewald", "published"),
-               ("child-pugh", "published")}
+SCALAR_ONLY = {("glasgow-blatchford", "published")}
 UNIT_KINDS = {InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
               InputKind.temperature, InputKind.count_per_volume}
 
@@ -293,3 +292,139 @@ def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progr
         ents = {"age": [float(frame["age"][i]), "years"], "sex": frame["sex"][i],
                 "creatinine": [float(creatinine[i]), "mg/dL"]}
         assert _same(two["value"][i], compute("ckd-epi-2021", ents).value)
+
+
+def test_elementwise_over_continuous_arguments_is_the_python_function_row_by_row() -> None:
+    """A float argument with a distinct value per row (a sum of logarithms) is mapped row by row instead of by
+    distinct values: every row is still the Python function's own double, and a row it refuses (a log of a
+    negative, an exp that overflows, a complex power, NaN) is NaN, as in the distinct-value path; rows outside
+    `ok` are NaN and never computed."""
+    import operator
+
+    from solver.library import vectorised
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    x = rng.uniform(-3, 3, n)
+    x[[0, 17, 9_999, n - 1]] = [-1.5, 0.0, np.nan, 1e4]
+    ok = rng.random(n) < 0.9
+    assert vectorised._continuous(x) and vectorised._arithmetic(x) is None
+    for fn, args in ((math.log, (x,)), (math.exp, (x * 300,)), (operator.pow, (x, 0.5)),
+                     (operator.pow, (0.88, np.abs(x))), (operator.pow, (np.where(x > 0, 0.9, 0.8), x))):
+        for mask in (None, ok):
+            got = vectorised.elementwise(fn, *args, ok=mask)
+            cols = [a.tolist() if isinstance(a, np.ndarray) else [a] * n for a in args]
+            for i, call in enumerate(zip(*cols)):
+                try:
+                    want = float(fn(*call))
+                except (ValueError, ZeroDivisionError, OverflowError, TypeError):
+                    want = math.nan
+                if mask is not None and not mask[i]:
+                    want = math.nan
+                assert _same(float(got[i]), want), (fn, i, call, got[i], want)
+
+
+
+def test_weeks_and_days_are_lists_of_their_own_and_the_collector_is_left_as_found(monkeypatch) -> None:
+    """Gestational age's [weeks, days] column is made with the cyclic collector paused (chunks side by side share
+    the pause): every cell is a list of two ints of its own, and the collector is on or off afterwards as it was."""
+    import gc
+
+    from solver.library import batch
+
+    monkeypatch.setattr(batch, "VCHUNK", 500)
+    monkeypatch.setattr(batch, "_cores", lambda: 2)
+    days = pd.to_datetime("2024-01-01") + pd.to_timedelta(np.arange(2_000) % 300, unit="D")
+    frame = pd.DataFrame({"Current Date": "10/01/2024", "Last menstrual date": days.strftime("%m/%d/%Y")})
+    was = gc.isenabled()
+    try:
+        for enabled in (True, False):
+            gc.enable() if enabled else gc.disable()
+            res = compute_many("estimated-gestational-age", frame)
+            assert gc.isenabled() is enabled
+            cells = res["value"].tolist()
+            assert len({id(c) for c in cells}) == len(cells)
+            assert all(type(c) is list and len(c) == 2 and all(type(x) is int for x in c) for c in cells)
+            for i in (0, 777, 1_999):
+                ents = {"Current Date": "10/01/2024", "Last menstrual date": frame["Last menstrual date"][i]}
+                assert cells[i] == list(compute("estimated-gestational-age", ents).value)
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+@pytest.mark.filterwarnings("ignore:invalid escape sequence:DeprecationWarning")  # ("\\q", read by ast.literal_eval)
+def test_many_distinct_json_pairs_read_by_pyarrow_as_json_loads_reads_them(monkeypatch) -> None:
+    """A JSON column of many distinct texts is read with pyarrow's regular expressions and cast: every cell (value,
+    its type, unit) is what parsing each text with `json.loads` gives, for numbers of every form (ints, -0,
+    exponents, subnormals, 17 digits, ints beyond 10^15, 1e400, NaN), escaped and odd units and texts that are no
+    pair at all."""
+    import random
+
+    from solver.library import batch
+
+    rnd = random.Random(3)
+
+    def number() -> str:
+        r = rnd.random()
+        if r < 0.3:
+            return repr(rnd.uniform(-1e3, 1e3))
+        if r < 0.4:
+            return str(rnd.randint(-10**6, 10**6))
+        if r < 0.45:
+            return str(rnd.randint(10**14, 10**17))
+        if r < 0.55:
+            return rnd.choice(["-0", "0", "-0.0", "1e400", "1E5", "2.5e-320", "1.7976931348623157e308", "01", "1.",
+                               ".5", "NaN", "Infinity", "true", "4.9e-324", "123456789012345678901234567890"])
+        if r < 0.6:
+            return f"{rnd.uniform(0, 1e-300):.17g}"
+        return f"{rnd.uniform(0, 500):.{rnd.randint(0, 20)}f}"
+
+    units = ['"mg/dL"', '"µmol/L"', '"\\u00b5mol/L"', '"k\\"g"', '"a\tb"', '"x\ny"', "'mg'", '""', '"\\q"',
+             '"\\ud800"']
+    texts: list[Any] = []
+    for _ in range(12_000):
+        sp = rnd.choice(["", " ", "  "])
+        texts.append(f"[{sp}{number()}{sp},{rnd.choice(['', ' ', chr(9)])}{rnd.choice(units)}{sp}]"
+                     if rnd.random() < 0.97 else rnd.choice(["[1, 2, 3]", "[", "[1]", "abc", "[[1, 'kg']]"]))
+    column = pd.Series(texts + [None, np.nan], dtype=object)
+    fast = batch._json_pairs(list(pd.unique(column.dropna())))
+    assert fast is not None and fast[3].sum() > 3_000  # a third of the texts matched by pyarrow
+    got = batch._pairs(column)
+    monkeypatch.setattr(batch, "_MANY_TEXTS", 10**9)  # every text through json.loads
+    want = batch._pairs(column)
+    assert got is not None and want is not None
+    for i in range(len(column)):
+        a, b = got.cell(i), want.cell(i)
+        assert type(a) is type(b) and repr(a) == repr(b), (i, column[i], a, b)
+        if isinstance(a, list):
+            assert [type(x) for x in a] == [type(x) for x in b], (i, column[i])
+
+
+@pytest.mark.parametrize("slug", ["pooled-cohort-equations", "prevent-10-year", "framingham-hard-chd"])
+def test_risk_equations_over_continuous_scores_with_bad_cells_equal_compute(slug: str) -> None:
+    """The risk equations' exp and pow over a cohort large enough for the row-by-row mapping (a distinct score per
+    row), with bad cells mixed in (missing, text, out of range, an unknown unit, ages outside the equations'
+    range): every value and every error is `compute`'s."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "bench" / "columnar.py"
+    spec = importlib.util.spec_from_file_location("bench_columnar", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    frame, mapping = bench.table(slug, 6000, seed=11)
+    cells, pmap = bench.pair_frame(frame, mapping, as_json=False)
+    rng = np.random.default_rng(11)
+    unit_cols = [c for c in cells.columns if c.endswith(" cells")]
+    for k, row in enumerate(rng.choice(len(cells), 60, replace=False).tolist()):
+        col = unit_cols[k % len(unit_cols)]
+        cell = cells.at[row, col]
+        cells.at[row, col] = [None, [cell[0], "furlongs"], "abc", [cell[0] * 50, cell[1]], [10.0, cell[1]]][k % 5]
+    res = compute_many(slug, cells, columns=pmap)
+    assert res.attrs["vectorised"]
+    names = {v: k for k, v in pmap.items()}
+    for i, (got, err) in enumerate(zip(res["value"].tolist(), res["error"].tolist())):
+        ents = {names[c]: cells.at[i, c] for c in cells.columns if c in names and cells.at[i, c] is not None}
+        value, error = _expected(slug, {k: v.item() if hasattr(v, "item") else v for k, v in ents.items()}, "benchmark")
+        assert err == error and _same(got, value), (i, ents, got, value, err, error)

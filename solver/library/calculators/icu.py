@@ -117,11 +117,12 @@ def _sofa_liver(ctx: Context) -> float:
     """Liver points; the published variant scores a µmol/L bilirubin by the table's SI bands (from 1.1.0)."""
     bilirubin = ctx.quantity("Bilirubin")  # mg/dL
     if not ctx.benchmark and "published_bilirubin_points_umol" in ctx.calc.tables:
-        ctx.scalar_only("the published SOFA reads a µmol/L bilirubin as given")
-        given, unit = ctx._pair("Bilirubin")
-        if unit == "µmol/L":
-            ctx.note("Bilirubin", ctx.raw("Bilirubin"), given, unit)  # the value used, as given
+        def as_given() -> float:
+            given = ctx.note("Bilirubin", ctx.raw("Bilirubin"), ctx.given_number("Bilirubin"), "µmol/L")  # as used
             return ctx.band("published_bilirubin_points_umol", given)
+
+        return ctx.select([(ctx.unit_is("Bilirubin", "µmol/L"), as_given)],
+                          lambda: ctx.band("bilirubin_points", bilirubin))
     return ctx.band("bilirubin_points", bilirubin)
 
 

@@ -133,14 +133,16 @@ def _triglycerides(ctx: Context) -> float:
     name = "Triglycerides"
     if ctx.benchmark or "published_triglyceride_mg_dl_per_mmol_l" not in ctx.calc.constants:  # before 1.1.0
         return ctx.quantity(name)
-    ctx.scalar_only("the published Friedewald converts a mmol/L triglyceride with its own factor")
-    value, unit = ctx._pair(name)
-    if unit != "mmol/L":
-        return ctx.quantity(name)
-    ctx._accept(name, unit)
-    mg_dl = value * ctx.const("published_triglyceride_mg_dl_per_mmol_l")
-    ctx.check_range(name, mg_dl, ctx.spec(name).unit)
-    return ctx.note(name, [value, unit], mg_dl, ctx.spec(name).unit)
+    ctx.given_number(name)  # a malformed pair is refused before anything else
+
+    def from_mmol() -> float:
+        ctx.accept_unit(name, "mmol/L")
+        value = ctx.given_number(name)
+        mg_dl = value * ctx.const("published_triglyceride_mg_dl_per_mmol_l")
+        ctx.check_range(name, mg_dl, ctx.spec(name).unit)
+        return ctx.note(name, [value, "mmol/L"], mg_dl, ctx.spec(name).unit)
+
+    return ctx.select([(ctx.unit_is(name, "mmol/L"), from_mmol)], lambda: ctx.quantity(name))
 
 
 @calculator("ldl-friedewald", columnar=True)
