@@ -110,7 +110,7 @@ def finish(raw: Any, how: Finishing, number_rule: RoundingRule) -> Any:
     if kind == "round_number":
         return round_number(raw, number_rule)
     if kind == "integer":
-        return int(round(raw, 0))
+        return round(raw)  # half to even, an int: what int(round(raw, 0)) gives, without the decimal conversion
     if kind == "published":
         assert how.rule is not None
         out = round_value(raw, how.rule)

@@ -20,6 +20,10 @@ MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00
 
 
 KEEP_SUPERSCRIPTS = frozenset("\u00b2\u00b3")
+# the non-ASCII spellings normalised so far ("µmol/L", "µg" are common inputs): a lookup measured 60 ns against
+# 770 ns for normalising "µmol/L" again; bounded, as the spellings come from the callers
+_NORMALISED: dict[str, str] = {}
+MAX_NORMALISED = 1024
 
 
 def normalise_unit(unit: str) -> str:
@@ -27,9 +31,14 @@ def normalise_unit(unit: str) -> str:
     Greek mu (U+03BC, which NFKC also makes of the micro sign) as the micro sign U+00B5."""
     if unit.isascii():  # the common case: nothing to normalise
         return unit
-    # per character, keeping the superscripts the registry spells units with (m², m³), which NFKC folds to digits
-    out = "".join(c if c in KEEP_SUPERSCRIPTS else unicodedata.normalize("NFKC", c) for c in unit)
-    return out.replace(GREEK_MU, MICRO_SIGN)
+    out = _NORMALISED.get(unit)
+    if out is None:
+        # per character, keeping the superscripts the registry spells units with (m², m³), which NFKC folds to digits
+        out = "".join(c if c in KEEP_SUPERSCRIPTS else unicodedata.normalize("NFKC", c) for c in unit)
+        out = out.replace(GREEK_MU, MICRO_SIGN)
+        if len(_NORMALISED) < MAX_NORMALISED:
+            _NORMALISED[unit] = out
+    return out
 
 
 def lookalike_note(unit: str, accepted: list[str]) -> str:
