@@ -64,33 +64,31 @@ def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, var
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
+    calc = _entry(calculator, reg)
+    if type(entities) is not dict and not isinstance(entities, dict):
+        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
+    return _run(plan(calc), entities, variant, reg, False, None)
+
+
+def _entry(calculator: str | int | Calculator, reg: Registry) -> Calculator:
+    """The registry's entry that `calculator` names, once the registry is known to pass validation: an id or slug
+    straight from the registry's index (`resolve` names a miss), an entry only if it is the registry's own."""
     t = type(calculator)
     if t is int or t is str or not isinstance(calculator, Calculator):  # (an id or slug: no isinstance on the model)
         if not reg.validated or reg.problems:
             _require_valid(reg, calculator)  # type: ignore[arg-type]
-        calc = _entry(calculator, reg)  # type: ignore[arg-type]
-    else:
-        calc = calculator
-        if not reg.validated or reg.problems:
-            _require_valid(reg, calc.slug)
-        if reg.calculators.get(calc.slug) is not calc:  # not this registry's entry: refuse rather than mix content
-            raise UnknownCalculator(calc.slug, None, "this calculator entry is not the registry's; pass its slug")
-    if type(entities) is not dict and not isinstance(entities, dict):
-        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
-    return _compute(calc, entities, variant, reg)
-
-
-def _entry(calculator: str | int, reg: Registry) -> Calculator:
-    """The registry's entry for an id or slug: the common cases straight from its index (`resolve` names a miss)."""
-    if type(calculator) is int:  # the common cases straight to the registry's index (resolve names a miss)
-        calc = reg._ids.get(calculator)
-        if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
-            calc = resolve(calculator, reg)
-    else:
-        calc = reg.calculators.get(calculator) if type(calculator) is str and not calculator.isdigit() else None
-        if calc is None:
-            calc = resolve(calculator, reg)
-    return calc
+        if t is int:
+            calc = reg._ids.get(calculator)  # type: ignore[arg-type]
+            if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
+                calc = resolve(calculator, reg)  # type: ignore[arg-type]
+            return calc
+        calc = reg.calculators.get(calculator) if t is str and not calculator.isdigit() else None  # type: ignore[arg-type,union-attr]
+        return calc if calc is not None else resolve(calculator, reg)  # type: ignore[arg-type]
+    if not reg.validated or reg.problems:
+        _require_valid(reg, calculator.slug)
+    if reg.calculators.get(calculator.slug) is not calculator:  # not this registry's entry: refuse rather than mix content
+        raise UnknownCalculator(calculator.slug, None, "this calculator entry is not the registry's; pass its slug")
+    return calculator
 
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
@@ -113,7 +111,13 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     """`compute` on a resolved entry. `inner`: a dependency (`Context.sub`), given its caller's entities, of which
     it reads only its own inputs (so only a missing one is an error); `cache`: the dependencies' results computed
     so far for these entities (each is computed once per computation)."""
-    pl = plan(calc)
+    return _run(plan(calc), entities, variant, reg, inner, cache)
+
+
+def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner: bool,
+         cache: dict[str, Result] | None) -> Result:
+    """`_compute` on the entry's plan."""
+    calc = pl.calc
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")

@@ -8,6 +8,7 @@ entries, hence new plans), so they can never describe content other than the ent
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any
 
 from registry.schema import Calculator, Input, InputKind
@@ -44,31 +45,40 @@ class Plan:
     input_rules: bool  # a plausibility rule on two inputs (a `difference`)
     # the `difference` rules: (minuend, subtrahend, low, high); a break is worded by registry.plausibility
     differences: tuple[tuple[str, str, float, float], ...]
-    sources: tuple[Any, ...]  # the entry's inputs, versions, output, plausibility, constants and tables (checked)
+    # the entry's fields the plan was read from (inputs, versions, output, plausibility, constants, tables,
+    # dependencies, benchmark id: whether the benchmark variant follows the published rounding; slug): see `current`
+    sources: tuple[Any, ...]
 
 
 _PLANS: dict[int, Plan] = {}
 
 
-def _sources(calc: Calculator) -> tuple[Any, ...]:
-    return (calc.inputs, calc.versions, calc.output, calc.plausibility, calc.constants, calc.tables, calc.depends_on)
-
-
 def plan(calc: Calculator) -> Plan:
     """The plan of this entry (made on first use; made again when a field of the entry was replaced)."""
     p = _PLANS.get(id(calc))
-    if p is not None and p.calc is calc:
-        # the model's fields read from its instance dict: measured 300 ns against 380 ns through its attributes
-        d = calc.__dict__
-        inputs, versions, output, plausibility, constants, tables, depends_on = p.sources
-        if inputs is d["inputs"] and versions is d["versions"] and output is d["output"] and p.slug is d["slug"] \
-                and plausibility is d["plausibility"] and constants is d["constants"] and tables is d["tables"] \
-                and depends_on is d["depends_on"]:
-            return p
+    if p is not None and p.calc is calc and current(p):
+        return p
     if len(_PLANS) >= MAX_PLANS:
         _PLANS.clear()
     p = _PLANS[id(calc)] = _make(calc)
     return p
+
+
+def current(p: Plan) -> bool:
+    """Whether no field the plan was read from has been replaced on its entry since (a field replaced by an equal
+    value leaves the plan as true as it was)."""
+    return _source_fields(p.calc.__dict__) == p.sources
+
+
+# the fields `_sources` reads, straight from the model's instance dict in one call: `current` measured 70 bytecodes
+# fewer per computation than comparing them one by one (and 300 ns against 380 ns through the attributes before that)
+_source_fields = itemgetter("inputs", "versions", "output", "plausibility", "constants", "tables", "depends_on",
+                            "medcalc_id", "slug")
+
+
+def _sources(calc: Calculator) -> tuple[Any, ...]:
+    return (calc.inputs, calc.versions, calc.output, calc.plausibility, calc.constants, calc.tables, calc.depends_on,
+            calc.medcalc_id, calc.slug)
 
 
 def _make(calc: Calculator) -> Plan:
