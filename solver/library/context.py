@@ -181,16 +181,16 @@ class Context:
         return v, normalise_unit(given[1])  # "μmol/L" (Greek mu) reads as the registry's "µmol/L"
 
     def _unit_pair(self, name: str) -> tuple[Any, float, str]:
-        """A [value, unit] input with its unit accepted: (its plan fields, value, unit). The common case
-        (a list of a number and a string) is read inline; anything else goes through `_pair`'s checks."""
+        """A [value, unit] input with its unit accepted: (its plan fields, value, unit). The common case (a list of a
+        number and a unit spelled as the input accepts it, which normalising leaves as it is) is read inline; anything
+        else goes through `_pair`'s checks and normalisation."""
         f = self._fields.get(name)
         given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
-        if type(given) is list and len(given) == 2 and type(given[1]) is str and type(given[0]) in _NUMBERS:
+        if type(given) is list and len(given) == 2:
             v, unit = given
-            if not unit.isascii():
-                unit = normalise_unit(unit)
-        else:
-            v, unit = self._pair(name)
+            if type(unit) is str and unit in f[1] and type(v) in _NUMBERS:  # type: ignore[index]
+                return f, v, unit
+        v, unit = self._pair(name)
         fields = self._fields[name] if f is None else f
         if fields[1] and unit not in fields[1]:
             self._accept(name, unit)
