@@ -130,7 +130,7 @@ class Context:
 
     def r(self, x: float) -> float:
         """Round an intermediate step as the benchmark does (identity in the published variant)."""
-        return round_number(x, self.units.rounding) if self.benchmark else x
+        return round_number(x, self.conv.number_rule) if self.benchmark else x
 
     # ------------------------------------------------------------------ raw access
     def spec(self, name: str):
@@ -309,9 +309,9 @@ class Context:
         return total
 
     def choice(self, name: str) -> str | None:
-        spec = self._specs.get(name)
-        given = self.entities.get(name, _ABSENT) if spec is not None else _ABSENT
-        if type(given) is str and given in spec.options:  # type: ignore[union-attr]  # the common case: an option
+        options = self._pl.options.get(name)
+        given = self.entities.get(name, _ABSENT) if options is not None else _ABSENT
+        if type(given) is str and given in options:  # type: ignore[operator]  # the common case: an option
             rec = _CHOICE_RECORDS.get(given)
             if rec is not None:
                 self.record[name] = rec

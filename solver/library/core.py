@@ -64,31 +64,37 @@ def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, var
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
-    calc = _entry(calculator, reg)
+    pl = _resolve_plan(calculator, reg)
     if type(entities) is not dict and not isinstance(entities, dict):
-        raise BadValue(calc.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
-    return _run(plan(calc), entities, variant, reg, False, None)
+        raise BadValue(pl.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
+    return _run(pl, entities, variant, reg, False, None)
 
 
-def _entry(calculator: str | int | Calculator, reg: Registry) -> Calculator:
-    """The registry's entry that `calculator` names, once the registry is known to pass validation: an id or slug
-    straight from the registry's index (`resolve` names a miss), an entry only if it is the registry's own."""
+def _resolve_plan(calculator: str | int | Calculator, reg: Registry) -> Plan:
+    """The plan of the registry's entry that `calculator` names, once the registry is known to pass validation: an
+    id or slug straight from the registry's index (`resolve` names a miss), an entry only if it is the registry's own.
+    The index's entry is checked through its plan's copy of its id and slug (plain attributes; the model's measured
+    28 ns a read against 7 ns)."""
     t = type(calculator)
     if t is int or t is str or not isinstance(calculator, Calculator):  # (an id or slug: no isinstance on the model)
         if not reg.validated or reg.problems:
             _require_valid(reg, calculator)  # type: ignore[arg-type]
         if t is int:
             calc = reg._ids.get(calculator)  # type: ignore[arg-type]
-            if calc is None or calc.medcalc_id != calculator or reg.calculators.get(calc.slug) is not calc:
-                calc = resolve(calculator, reg)  # type: ignore[arg-type]
-            return calc
-        calc = reg.calculators.get(calculator) if t is str and not calculator.isdigit() else None  # type: ignore[arg-type,union-attr]
-        return calc if calc is not None else resolve(calculator, reg)  # type: ignore[arg-type]
+            if calc is not None:
+                pl = plan(calc)
+                if pl.medcalc_id == calculator and reg.calculators.get(pl.slug) is calc:
+                    return pl
+        elif t is str and not calculator.isdigit():  # type: ignore[union-attr]
+            calc = reg.calculators.get(calculator)  # type: ignore[arg-type]
+            if calc is not None:
+                return plan(calc)
+        return plan(resolve(calculator, reg))  # type: ignore[arg-type]
     if not reg.validated or reg.problems:
         _require_valid(reg, calculator.slug)
     if reg.calculators.get(calculator.slug) is not calculator:  # not this registry's entry: refuse rather than mix content
         raise UnknownCalculator(calculator.slug, None, "this calculator entry is not the registry's; pass its slug")
-    return calculator
+    return plan(calculator)
 
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
@@ -136,7 +142,7 @@ def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner:
     except (ValueError, OverflowError) as e:
         raise OutOfRange(calc.slug, None, f"the inputs are outside what the formula can compute ({e})") from None
     try:
-        value: Value = finish(raw, pl.finishing[variant], ctx.units.rounding)
+        value: Value = finish(raw, pl.finishing[variant], ctx.conv.number_rule)
     except NotFinite as e:
         raise OutOfRange(calc.slug, None, str(e)) from None
     record = ctx.record

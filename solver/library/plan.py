@@ -23,6 +23,7 @@ class Plan:
 
     calc: Calculator
     slug: str
+    medcalc_id: int | None  # the benchmark's id of the calculator (None: a successor)
     version: str | None  # the active version (None: the entry has none; `compute` then reports that)
     hash_key: tuple[str, str]  # (slug, active version): the key of its content hash in `Registry.hashes`
     unit: str | None  # the output's unit
@@ -36,6 +37,7 @@ class Plan:
     required_set: frozenset[str]  # the same names, as a set for the engine's one check
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
     fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
+    options: dict[str, frozenset[str]]  # input name -> its options as a set (inputs that have options)
     absent_flags: dict[str, bool]  # optional inputs whose default reads as a flag: what `flag` reads when absent
     consts: dict[str, Any]  # constant name -> its value
     bands: dict[str, tuple[tuple[Any, Any, Any, Any, Any], ...]]  # banded table -> its bands' (ge, gt, le, lt, value)
@@ -87,11 +89,12 @@ def _make(calc: Calculator) -> Plan:
         version = None
     required = tuple(i.name for i in calc.inputs if i.required)
     return Plan(
-        calc=calc, slug=calc.slug, version=version, hash_key=(calc.slug, version or ""), unit=calc.output.unit,
+        calc=calc, slug=calc.slug, medcalc_id=calc.medcalc_id, version=version, hash_key=(calc.slug, version or ""), unit=calc.output.unit,
         finishing={v: finishing(calc, v) for v in ("benchmark", "published")},
         passthrough=any(i.kind == InputKind.special and i.name == "*" for i in calc.inputs),
         specs=specs, known=frozenset(specs), required=required, required_set=frozenset(required),
         fields={n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
+        options={n: frozenset(i.options) for n, i in specs.items() if i.options},
         absent_flags={n: bool(i.default) for n, i in specs.items()
                       if not i.required and (i.default is None or i.default is True or i.default is False)},
         consts={n: c.value for n, c in calc.constants.items()},

@@ -10,8 +10,8 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 
-from registry.schema import RoundingRule, UnitsFile
-from solver.library.rounding import as_written, round_number
+from registry.schema import UnitsFile
+from solver.library.rounding import Digits, as_written, round_number
 
 __all__ = ["round_number"]  # (re-exported: the rounding itself lives in solver.library.rounding)
 
@@ -61,14 +61,14 @@ class Converter:
     exact: bool  # True: published variant (no intermediate rounding)
     # (src, tgt) -> the rounded ratio of two units of one table: constants of the unit data, worked out once
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
-    _rounding: RoundingRule = field(init=False, repr=False, compare=False)
+    number_rule: Digits = field(init=False, repr=False, compare=False)  # units.rounding, read once (a plain object)
     _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "_rounding", self.units.rounding)  # read once: `r` runs several times per case
+        object.__setattr__(self, "number_rule", Digits.of(self.units.rounding))  # `r` runs several times per case
 
     def r(self, x: float) -> float:
-        return x if self.exact else round_number(x, self._rounding)
+        return x if self.exact else round_number(x, self.number_rule)
 
     def written(self, x: float) -> float:
         """An exact conversion read as the decimal it stands for, so it stays on a band edge it lands on."""
