@@ -15,7 +15,7 @@ from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
 from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.plan import Plan, plan
-from solver.library.result import InputRecord, Result, make_record
+from solver.library.result import InputRecord, Result, new_tuple
 from solver.library.rounding import round_value
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
@@ -28,7 +28,7 @@ _CONVERTERS: dict[tuple[int, bool], Converter] = {}
 _ABSENT = object()  # an entity not given
 # Records are frozen, so the common ones are made once and shared: a flag given as True or False (or absent),
 # a choice given as a plain string (the options of the registry, so a bounded set)
-_TRUE_RECORD, _FALSE_RECORD = make_record(True, True, None), make_record(False, False, None)
+_TRUE_RECORD, _FALSE_RECORD = InputRecord(True, True, None), InputRecord(False, False, None)
 _CHOICE_RECORDS: dict[str, InputRecord] = {}
 _NUMBERS = frozenset({int, float})  # the value types the fast paths accept as they are (bool is not int here)
 _NO_POINTS: dict[str, Any] = {}  # a table the plan holds no mapping of: `lookup` reads it
@@ -152,7 +152,7 @@ class Context:
 
     def note(self, name: str, given: Any, value: Any, unit: str | None) -> Any:
         """Record an input as given and as used (for a calculator that reads a special form itself)."""
-        self.record[name] = make_record(given, value, unit)
+        self.record[name] = new_tuple(InputRecord, (given, value, unit))
         return value
 
     def check_range(self, name: str, value: float, unit: str | None) -> float:
@@ -215,7 +215,7 @@ class Context:
                 raise UnknownUnit(self.slug, name, str(e)) from None
         if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):  # no range, outside it, or not finite
             self.check_range(name, out, canonical)
-        self.record[name] = make_record([v, unit], out, canonical)
+        self.record[name] = new_tuple(InputRecord, ([v, unit], out, canonical))
         return out
 
     def measurement(self, name: str) -> float:
@@ -223,7 +223,7 @@ class Context:
         (spec, _, canonical, rng), v, unit = self._unit_pair(name)
         if rng is None or not rng[0] <= v <= rng[1] or not math.isfinite(v):  # no range, outside it, or not finite
             self.check_range(name, v, canonical)
-        self.record[name] = make_record([v, unit], v, canonical)
+        self.record[name] = new_tuple(InputRecord, ([v, unit], v, canonical))
         return v
 
     def _accept(self, name: str, unit: str) -> None:
@@ -278,7 +278,7 @@ class Context:
             out = False
         else:
             raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
-        self.record[name] = make_record(given, out, None)
+        self.record[name] = new_tuple(InputRecord, (given, out, None))
         return out
 
     def flags(self, names: Iterable[str]) -> dict[str, bool]:
@@ -330,7 +330,7 @@ class Context:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
         rec = _CHOICE_RECORDS.get(given) if type(given) is str else None
         if rec is None:
-            rec = make_record(given, given, None)
+            rec = new_tuple(InputRecord, (given, given, None))
             if type(given) is str and len(_CHOICE_RECORDS) < 4096:
                 _CHOICE_RECORDS[given] = rec
         self.record[name] = rec
@@ -360,7 +360,7 @@ class Context:
             rng = f[3]
             if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
                 self.check_range(name, out, "years")
-            self.record[name] = make_record(given, out, "years")
+            self.record[name] = new_tuple(InputRecord, (given, out, "years"))
             return out
         given = self.raw(name)
         if not isinstance(given, (list, tuple)) or any(isinstance(x, bool) for x in given) or not all(
@@ -384,7 +384,7 @@ class Context:
                               "we refuse to guess)") from None
         if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):  # no range, outside it, or not finite
             self.check_range(name, out, "kg")
-        self.record[name] = make_record([v, unit], out, "kg")
+        self.record[name] = new_tuple(InputRecord, ([v, unit], out, "kg"))
         return out
 
     def height(self, name: str = "height", unit: str = "m") -> float:
@@ -411,7 +411,7 @@ class Context:
             metres = out * self.units.height[unit]
             if not rng[0] <= metres <= rng[1] or not math.isfinite(metres):
                 self.check_range(name, metres, "m")
-        self.record[name] = make_record(given, out, unit)
+        self.record[name] = new_tuple(InputRecord, (given, out, unit))
         return out
 
     def temperature(self, name: str) -> float:

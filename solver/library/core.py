@@ -26,7 +26,7 @@ from solver.library.errors import (
 )
 from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import Plan, plan
-from solver.library.result import InputRecord, Result, Value, make_result
+from solver.library.result import InputRecord, Result, Value, new_tuple
 from solver.library.rounding import NotFinite, finish
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
@@ -160,8 +160,8 @@ def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner:
     if not content_hash or pl.version is None:
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
-        return make_result(value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs)
-    return make_result(value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs)
+        return new_tuple(Result, (value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs))
+    return new_tuple(Result, (value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs))
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:
