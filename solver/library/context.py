@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from math import isfinite
 from typing import Any, Callable, Iterable
 
 from registry.loader import Registry
@@ -159,7 +160,7 @@ class Context:
         """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
         spec = self.spec(name)
         t = type(value)
-        if not (t is float or t is int or (isinstance(value, (int, float)) and t is not bool)) or not math.isfinite(value):
+        if not (t is float or t is int or (isinstance(value, (int, float)) and t is not bool)) or not isfinite(value):
             raise BadValue(self.slug, name, f"expected a finite number, got {value!r}")
         rng = spec.range
         if rng is not None:
@@ -182,8 +183,9 @@ class Context:
 
     def _unit_pair(self, name: str) -> tuple[Any, float, str]:
         """A [value, unit] input with its unit accepted: (its plan fields, value, unit). The common case (a list of a
-        number and a unit spelled as the input accepts it, which normalising leaves as it is) is read inline; anything
-        else goes through `_pair`'s checks and normalisation."""
+        number and a unit spelled as the input accepts it, which normalising leaves as it is) is read inline, here and
+        in `measurement`, `quantity` and `weight` (a call less per input: measured 680 machine instructions, about 1 %
+        of a case); anything else goes through `_pair`'s checks and normalisation."""
         f = self._fields.get(name)
         given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
         if type(given) is list and len(given) == 2:
@@ -199,7 +201,15 @@ class Context:
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
         """A [value, unit] concentration converted to the input's canonical unit."""
-        (spec, _, canonical, rng), v, unit = self._unit_pair(name)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[1]) is str
+                and given[1] in f[1]  # type: ignore[index]  # (`_unit_pair`'s common case, inline)
+                and type(given[0]) in _NUMBERS):
+            v, unit = given
+        else:
+            f, v, unit = self._unit_pair(name)
+        spec, _, canonical, rng = f  # type: ignore[misc]
         if unit == (canonical or ""):  # already in the canonical unit: the converter returns it as it is
             out = v
         else:
@@ -213,15 +223,23 @@ class Context:
                 out = self.conv.concentration(v, unit, canonical or "", mm, val)
             except ConversionError as e:
                 raise UnknownUnit(self.slug, name, str(e)) from None
-        if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):  # no range, outside it, or not finite
+        if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # no range, outside it, or not finite
             self.check_range(name, out, canonical)
         self.record[name] = new_tuple(InputRecord, ([v, unit], out, canonical))
         return out
 
     def measurement(self, name: str) -> float:
         """A [value, unit] read in its canonical unit (the unit string must be an accepted spelling)."""
-        (spec, _, canonical, rng), v, unit = self._unit_pair(name)
-        if rng is None or not rng[0] <= v <= rng[1] or not math.isfinite(v):  # no range, outside it, or not finite
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[1]) is str
+                and given[1] in f[1]  # type: ignore[index]  # (`_unit_pair`'s common case, inline)
+                and type(given[0]) in _NUMBERS):
+            v, unit = given
+        else:
+            f, v, unit = self._unit_pair(name)
+        canonical, rng = f[2], f[3]  # type: ignore[index]
+        if rng is None or not rng[0] <= v <= rng[1] or not isfinite(v):  # no range, outside it, or not finite
             self.check_range(name, v, canonical)
         self.record[name] = new_tuple(InputRecord, ([v, unit], v, canonical))
         return v
@@ -358,7 +376,7 @@ class Context:
                 except ConversionError as e:
                     raise UnknownUnit(self.slug, name, str(e)) from None
             rng = f[3]
-            if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
+            if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):
                 self.check_range(name, out, "years")
             self.record[name] = new_tuple(InputRecord, (given, out, "years"))
             return out
@@ -376,13 +394,21 @@ class Context:
         return self.note(name, given, out, "years")
 
     def weight(self, name: str = "weight") -> float:
-        (_, _, _, rng), v, unit = self._unit_pair(name)
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if (type(given) is list and len(given) == 2 and type(given[1]) is str
+                and given[1] in f[1]  # type: ignore[index]  # (`_unit_pair`'s common case, inline)
+                and type(given[0]) in _NUMBERS):
+            v, unit = given
+        else:
+            f, v, unit = self._unit_pair(name)
+        rng = f[3]  # type: ignore[index]
         try:
             out = self.conv.weight_kg(v, unit)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
-        if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):  # no range, outside it, or not finite
+        if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # no range, outside it, or not finite
             self.check_range(name, out, "kg")
         self.record[name] = new_tuple(InputRecord, ([v, unit], out, "kg"))
         return out
@@ -409,7 +435,7 @@ class Context:
         rng = f[3] if f is not None else self.spec(name).range
         if rng is not None:  # ranges of heights are written in metres
             metres = out * self.units.height[unit]
-            if not rng[0] <= metres <= rng[1] or not math.isfinite(metres):
+            if not rng[0] <= metres <= rng[1] or not isfinite(metres):
                 self.check_range(name, metres, "m")
         self.record[name] = new_tuple(InputRecord, (given, out, unit))
         return out
