@@ -434,7 +434,7 @@ class Context:
             raise UnknownUnit(self.slug, name, str(e)) from None
         rng = f[3] if f is not None else self.spec(name).range
         if rng is not None:  # ranges of heights are written in metres
-            metres = out * self.units.height[unit]
+            metres = out * self.conv.heights[unit]
             if not rng[0] <= metres <= rng[1] or not isfinite(metres):
                 self.check_range(name, metres, "m")
         self.record[name] = new_tuple(InputRecord, (given, out, unit))
