@@ -269,9 +269,9 @@ class Context:
 
     def flag(self, name: str) -> bool:
         """A boolean; the strings 'True'/'False' count as booleans, absence as the registry default."""
-        given = self.entities.get(name, _ABSENT) if name in self._specs else _ABSENT
-        if given is _ABSENT:
-            given = self._pl.absent_flags.get(name, _ABSENT)  # an optional flag's default
+        given = self.entities.get(name, _ABSENT)
+        if given is _ABSENT or name not in self._specs:  # not given (or not this calculator's input): an optional
+            given = self._pl.absent_flags.get(name, _ABSENT)  # flag's default
         if given is True:
             self.record[name] = _TRUE_RECORD
             return True
@@ -304,9 +304,9 @@ class Context:
         specs, entities, record, absent = self._specs, self.entities, self.record, self._pl.absent_flags
         out = {}
         for name in names:
-            given = entities.get(name, _ABSENT) if name in specs else _ABSENT
-            if given is _ABSENT:
-                given = absent.get(name, _ABSENT)  # an optional flag's default
+            given = entities.get(name, _ABSENT)
+            if given is _ABSENT or name not in specs:  # not given (or not this calculator's input, which a dependency
+                given = absent.get(name, _ABSENT)  # sees among its caller's entities): an optional flag's default
             if given is True:
                 record[name] = _TRUE_RECORD
                 out[name] = True
