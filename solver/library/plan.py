@@ -42,6 +42,7 @@ class Plan:
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
     fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
     options: dict[str, frozenset[str]]  # input name -> its options as a set (inputs that have options)
+    chemistry: dict[str, tuple[float | None, str | None]]  # input name -> (its own molar mass, its analyte)
     absent_flags: dict[str, bool]  # optional inputs whose default reads as a flag: what `flag` reads when absent
     consts: dict[str, Any]  # constant name -> its value
     bands: dict[str, tuple[tuple[Any, Any, Any, Any, Any], ...]]  # banded table -> its bands' (ge, gt, le, lt, value)
@@ -83,6 +84,7 @@ def _make(calc: Calculator) -> Plan:
         specs=specs, known=frozenset(specs), required=required, required_set=frozenset(required),
         fields={n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
         options={n: frozenset(i.options) for n, i in specs.items() if i.options},
+        chemistry={n: (i.molar_mass, i.analyte) for n, i in specs.items()},
         absent_flags={n: bool(i.default) for n, i in specs.items()
                       if not i.required and (i.default is None or i.default is True or i.default is False)},
         consts={n: c.value for n, c in calc.constants.items()},
