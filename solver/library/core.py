@@ -155,10 +155,11 @@ def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner:
         raise UnknownCalculator(calc.slug, None, "no library function implements this calculator yet")
     if inner and pl.passthrough:  # a dependency taking any entity gets its declared ones only
         entities = {k: v for k, v in entities.items() if k in pl.specs}
-    # no unknown input and every required one given (every input given: so every required one, without a second look)
-    if not pl.passthrough and not (pl.known.issuperset(entities) and (len(entities) == len(pl.known)
-                                                                      or entities.keys() >= pl.required_set)) \
-            and not (inner and entities.keys() >= pl.required_set):
+    # every required input given (a dependency reads its own among its caller's entities), or else no unknown input
+    # and every required one given (every input given: so every required one, without a second look)
+    if not pl.passthrough and not (inner and entities.keys() >= pl.required_set) \
+            and not (pl.known.issuperset(entities) and (len(entities) == len(pl.known)
+                                                        or entities.keys() >= pl.required_set)):
         _name_the_bad_key(pl, entities, inner)
     ctx = Context(calc, entities, variant, reg, _compute, pl, cache)
     try:
