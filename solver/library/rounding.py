@@ -125,7 +125,10 @@ class NotFinite(ValueError):
 def finish(raw: Any, how: Finishing, number_rule: NumberRule) -> Any:
     """The value of a raw result as `how` says (`number_rule`: the benchmark's rounding, from units.yaml)."""
     kind = how.kind
-    if kind == "round_number" and type(raw) is float and math.isfinite(raw):  # the common case first
+    if kind == "round_number" and type(raw) is float and math.isfinite(raw):  # the common case first, with
+        small = number_rule.small_below  # round_number's own common case inline (a call less per case: measured
+        if raw >= small or raw <= -small:  # 300 machine instructions, 0.5 % of a case)
+            return round(raw, number_rule.decimals)
         return round_number(raw, number_rule)
     if kind == "date":
         return raw
