@@ -15,7 +15,7 @@ starting with the harness's own objects frozen out of the cyclic collector's rea
 --by-calculator adds each calculator's microseconds per case on both sides (where the gap is).
 
 Prints the ratios (medcalc-bench time / compute time; clincalc time / compute time): the targets
-are >= 1.5 and >= 1.0.
+are >= 1.0 (issue 31: `compute` at par with medcalc-bench over all shared cases) and >= 1.0.
 """
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from solver.data import REFERENCE_CASES  # noqa: E402
 from solver.library import CalculatorError, compute  # noqa: E402
+
+TARGET_VS_MEDCALC = 1.0  # issue 31: at par over all shared cases (issue 22 had asked for 1.5)
 
 # benchmark calculator id -> medcalc-bench function (module.function)
 FUNCTIONS = {
@@ -191,7 +193,7 @@ def main() -> int:
     print(f"reference cases both sides compute: {result['cases']} ({result['calculators']} calculators)")
     print(f"  compute        {result['compute_cases_per_s']:>9,} cases/s")
     print(f"  medcalc-bench  {result['medcalc_bench_cases_per_s']:>9,} cases/s")
-    print(f"  ratio compute/medcalc-bench: {result['ratio_vs_medcalc_bench']:.2f}x (target >= 1.5x)")
+    print(f"  ratio compute/medcalc-bench: {result['ratio_vs_medcalc_bench']:.2f}x (target >= {TARGET_VS_MEDCALC:.1f}x)")
     for slug in single:
         r = result[slug]
         cc = (f"clincalc {r['clincalc_calls_per_s']:>9,}/s  ratio {r['ratio_vs_clincalc']:.2f}x (target >= 1.0x)"

@@ -101,41 +101,29 @@ def _collect(pid: int, fd: int, deadline: float) -> tuple[bytes, bool, int, Any]
     pidfd = _pidfd(pid)
     if pidfd is not None:
         return _collect_pidfd(pid, fd, pidfd, deadline)
-    data = bytearray()
+    data = bytearray()  # no pidfd: read the pipe to EOF, then poll waitpid
     poller = select.poll()
     poller.register(fd, select.POLLIN | select.POLLHUP)
-    open_fds = {fd}
     killed = False
-    try:
-        while open_fds:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                killed = True
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            killed = True
+            break
+        if poller.poll(remaining * 1000):
+            chunk = os.read(fd, 65536)
+            if not chunk:
                 break
-            for ready, _ in poller.poll(remaining * 1000):
-                if ready == fd:
-                    chunk = os.read(fd, 65536)
-                    if not chunk:
-                        poller.unregister(fd)
-                        open_fds.discard(fd)
-                    elif len(data) < _MAX_RESULT_BYTES:
-                        data += chunk
-                elif ready == pidfd:
-                    poller.unregister(pidfd)
-                    open_fds.discard(pidfd)
-            if pidfd is None and fd not in open_fds:
-                break  # no pidfd: fall back to polling waitpid below
-        while not killed:
-            reaped, status, rusage = os.wait4(pid, os.WNOHANG)
-            if reaped:
-                return bytes(data), False, status, rusage
-            if time.monotonic() >= deadline:
-                killed = True
-                break
-            time.sleep(0.0002)
-    finally:
-        if pidfd is not None:
-            os.close(pidfd)
+            if len(data) < _MAX_RESULT_BYTES:
+                data += chunk
+    while not killed:
+        reaped, status, rusage = os.wait4(pid, os.WNOHANG)
+        if reaped:
+            return bytes(data), False, status, rusage
+        if time.monotonic() >= deadline:
+            killed = True
+            break
+        time.sleep(0.0002)
     _kill_group(pid)
     _, status, rusage = os.wait4(pid, 0)
     return bytes(data), True, status, rusage

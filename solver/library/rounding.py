@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Callable, Literal, Protocol
 
-from registry.schema import Calculator, OutputKind, ResultRounding, RoundingRule
+from registry.schema import Calculator, OutputKind, ResultRounding
 
 if TYPE_CHECKING:  # numpy is imported by round_array alone: a one-case `formula solve` never loads it
     import numpy as np
@@ -54,7 +54,34 @@ def round_value(x: float, rule: Rule) -> float:
 half_even: Callable[[float, int], float] = round
 
 
-def round_number(x: float, rule: RoundingRule) -> float:
+class NumberRule(Protocol):
+    """The numbers of the benchmark's `round_number`: registry.schema.RoundingRule and `Digits` satisfy it."""
+
+    @property
+    def decimals(self) -> int: ...
+
+    @property
+    def significant_digits(self) -> int: ...
+
+    @property
+    def small_below(self) -> float: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Digits:
+    """units.yaml's rounding (a `RoundingRule`) as a plain object, for the engine, which reads it several times per
+    case: a registry model's attribute read measured 28 ns against 7 ns for this one's."""
+
+    decimals: int
+    significant_digits: int
+    small_below: float
+
+    @classmethod
+    def of(cls, rule: NumberRule) -> "Digits":
+        return cls(rule.decimals, rule.significant_digits, rule.small_below)
+
+
+def round_number(x: float, rule: NumberRule) -> float:
     """The benchmark's rounding (VOCAB.md section 2), with its numbers from formulas/units.yaml."""
     small = rule.small_below
     if x >= small or x <= -small:  # the common case first (an infinity rounds to itself)
@@ -95,10 +122,13 @@ class NotFinite(ValueError):
     """A numeric output whose raw result is not a finite number (the engine refuses it, naming the calculator)."""
 
 
-def finish(raw: Any, how: Finishing, number_rule: RoundingRule) -> Any:
+def finish(raw: Any, how: Finishing, number_rule: NumberRule) -> Any:
     """The value of a raw result as `how` says (`number_rule`: the benchmark's rounding, from units.yaml)."""
     kind = how.kind
-    if kind == "round_number" and type(raw) is float and math.isfinite(raw):  # the common case first
+    if kind == "round_number" and type(raw) is float and math.isfinite(raw):  # the common case first, with
+        small = number_rule.small_below  # round_number's own common case inline (a call less per case: measured
+        if raw >= small or raw <= -small:  # 300 machine instructions, 0.5 % of a case)
+            return round(raw, number_rule.decimals)
         return round_number(raw, number_rule)
     if kind == "date":
         return raw
@@ -110,7 +140,7 @@ def finish(raw: Any, how: Finishing, number_rule: RoundingRule) -> Any:
     if kind == "round_number":
         return round_number(raw, number_rule)
     if kind == "integer":
-        return int(round(raw, 0))
+        return round(raw)  # half to even, an int: what int(round(raw, 0)) gives, without the decimal conversion
     if kind == "published":
         assert how.rule is not None
         out = round_value(raw, how.rule)
