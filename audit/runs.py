@@ -15,6 +15,8 @@ from typing import Any
 
 import pandas as pd
 
+from registry import jsontext
+
 MANIFEST = "manifest.json"
 RESULTS = "results.jsonl"
 
@@ -66,8 +68,8 @@ def _manifest(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not path.exists():
         return {}, [f"{path}: no manifest; the run's provenance is unknown"]
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, jsontext.JsonError) as e:
         raise RunError(f"{path}: not readable JSON ({e})") from None
     if not isinstance(data, dict):
         raise RunError(f"{path}: expected a JSON object")
@@ -124,9 +126,9 @@ def read_run(directory: Path | str) -> Run:
             continue
         where = f"{results}:{n}"
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise RunError(f"{where}: not valid JSON ({e.msg})") from None
+            obj = jsontext.loads(line)
+        except jsontext.JsonError as e:
+            raise RunError(f"{where}: not valid JSON ({e})") from None
         row = _check_row(obj, where)
         key = (row["row_number"], row["seed"])
         if key in seen:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import csv
 import io
 import itertools
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ import pandas as pd
 
 from audit import stats
 from audit.runs import EXECUTOR, NO_OUTPUT, Run, RunError, dataset_name, pair, read_run, status
+from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, render, text_hash
 
@@ -60,7 +60,7 @@ def current_texts(reg: Registry) -> dict[str, tuple[str, str | None]]:
     index = reg.formulas_dir / TEXTS_DIR / INDEX_FILE
     if index.exists():
         try:
-            for e in json.loads(index.read_text(encoding="utf-8")).get("texts", []):
+            for e in jsontext.loads(index.read_text(encoding="utf-8")).get("texts", []):
                 out[e["slug"]] = (e["version"], _bare(e["sha256"]))
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise RunError(f"{index}: unreadable text catalogue ({e}); run `formula texts render`") from None

@@ -29,6 +29,8 @@ from typing import Iterator
 
 from filelock import FileLock, Timeout
 
+from registry import jsontext
+
 LOCK_NAME = ".registry.lock"
 JOURNAL_NAME = ".journal.json"
 TMP_SUFFIX = ".tmp"
@@ -128,7 +130,7 @@ def read_journal(formulas_dir: Path) -> dict | None:
         raise JournalRefused(f"{where} is a symbolic link or not a regular file: the formula tools never write "
                              "one; inspect it and remove it (nothing of it was applied)")
     try:
-        journal = json.loads(p.read_text(encoding="utf-8"))
+        journal = jsontext.loads(p.read_text(encoding="utf-8"))
     except (ValueError, OSError) as e:
         raise JournalRefused(f"{where} is unreadable ({e}); inspect it and remove it (nothing of it was applied)") from None
     files = journal.get("files") if isinstance(journal, dict) else None

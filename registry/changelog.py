@@ -5,12 +5,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import subprocess
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from registry import jsontext
 from registry.governance import content_changes, version_content
 from registry.loader import Registry
 from registry.schema import SignOff, VersionStatus, semver_key
@@ -67,7 +67,14 @@ def _locked_at(reg: Registry, ref: str) -> dict[str, dict[str, str]]:
     except (subprocess.CalledProcessError, FileNotFoundError) as e:
         msg = (getattr(e, "stderr", "") or str(e)).strip()
         raise ChangelogError(f"--since {ref!r} is neither a date YYYY-MM-DD nor a git ref holding {rel}: {msg}") from None
-    return json.loads(blob).get("calculators", {})
+    try:
+        data = jsontext.loads(blob)
+    except jsontext.JsonError as e:
+        raise ChangelogError(f"{rel} at {ref!r} is not JSON ({e})") from None
+    calcs = data.get("calculators") if isinstance(data, dict) else None
+    if not isinstance(calcs, dict):
+        raise ChangelogError(f"{rel} at {ref!r} is not a lock file (no 'calculators' mapping)")
+    return calcs
 
 
 def changelog(reg: Registry, since: dt.date | str | None = None) -> list[ChangelogEntry]:

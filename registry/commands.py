@@ -11,6 +11,7 @@ from typing import Any, Callable
 
 from pydantic import BaseModel
 
+from registry import jsontext
 from registry import versions as ver
 from registry.cliutil import CommandError, add_root, load_registry, require_writable
 from registry.loader import Registry, clear_cache, load
@@ -749,9 +750,9 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = jsontext.loads(line)
             except ValueError as e:
-                bad.append(f"line {n}: not JSON ({getattr(e, 'msg', e)}, column {getattr(e, 'colno', '?')})")
+                bad.append(f"line {n}: not JSON ({e})")
                 continue
             if not isinstance(row, dict):
                 bad.append(f"line {n}: not a JSON object")

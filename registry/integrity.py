@@ -6,9 +6,7 @@ Each problem says what to run to repair it.
 """
 from __future__ import annotations
 
-import json
-
-from registry import codes
+from registry import codes, jsontext
 from registry.atomic import JOURNAL_NAME, JournalRefused, read_journal
 from registry.model import Problem, Registry
 from registry.texts import INDEX_FILE, TEXTS_DIR
@@ -53,7 +51,7 @@ def _journal(reg: Registry) -> None:
 def _benchmark_ids(reg: Registry) -> None:
     """A benchmark id is fixed once released: the catalogue index records the released one."""
     try:
-        index = json.loads((reg.formulas_dir / TEXTS_DIR / INDEX_FILE).read_text(encoding="utf-8"))
+        index = jsontext.loads((reg.formulas_dir / TEXTS_DIR / INDEX_FILE).read_text(encoding="utf-8"))
         released = {e["slug"]: e.get("medcalc_id") for e in index["texts"]}
     except (OSError, ValueError, KeyError, TypeError):
         return  # a missing or unreadable catalogue is reported by the catalogue rule

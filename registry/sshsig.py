@@ -21,6 +21,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from registry import jsontext
+
 NAMESPACE = "formula-registry"
 SIGNERS_FILE = Path("policy") / "allowed_signers"
 TIMEOUT_S = 20  # one ssh-keygen run; a hung key prompt or agent must not hang a command
@@ -272,7 +274,7 @@ def _cache() -> set[str]:
         return set()
     if str(p) not in _memo:
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = jsontext.loads(p.read_text(encoding="utf-8"))
             _memo[str(p)] = {k for k in data if isinstance(k, str)} if isinstance(data, list) else set()
         except (OSError, ValueError):
             _memo[str(p)] = set()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from registry import codes
+from registry import codes, jsontext
 from registry.cliutil import add_root, load_registry, require_writable
 from registry.loader import Registry
 from registry.tables import render_table
@@ -145,7 +145,7 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
     p = Path(ref)
     if p.is_file():
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
+            data = jsontext.loads(p.read_text(encoding="utf-8"))
             if not isinstance(data, dict) or not isinstance(data.get("texts"), list):
                 raise ValueError("it has no 'texts' list")
             return data
@@ -160,7 +160,7 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
         print(f"error: cannot read the catalogue index at {ref!r}: {msg.strip()}", file=sys.stderr)
         return None
     try:
-        return json.loads(blob)
+        return jsontext.loads(blob)
     except ValueError as e:
         print(f"error: the catalogue index at {ref!r} is not JSON: {e}", file=sys.stderr)
         return None

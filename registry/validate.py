@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from registry import codes
+from registry import codes, jsontext
 from registry.model import Problem, Registry
 from registry.schema import Calculator, VersionStatus, semver_key
 from registry.versions import (
@@ -384,7 +384,7 @@ def _index_differences(have: str, fresh: str) -> list[str]:
     import json
 
     try:
-        old = {e["slug"]: e for e in json.loads(have)["texts"]}
+        old = {e["slug"]: e for e in jsontext.loads(have)["texts"]}
     except (ValueError, KeyError, TypeError):
         return ["the catalogue index is unreadable"]
     new = {e["slug"]: e for e in json.loads(fresh)["texts"]}

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from registry import jsontext
 from registry.model import Registry
 from registry.schema import Calculator, Guideline, UnitsFile, Version, VersionStatus, semver_key
 from registry.yamlio import YamlError, dump, load_file
@@ -311,7 +312,7 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     """slug -> {version: content hash}. A missing lock reads as empty."""
     if not path.exists():
         return {}
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = jsontext.loads(path.read_text(encoding="utf-8"))
     calcs = data.get("calculators", {}) if isinstance(data, dict) else None
     if not isinstance(calcs, dict) or not all(isinstance(v, dict) and all(isinstance(h, str) for h in v.values())
                                               for v in calcs.values()):
@@ -323,7 +324,7 @@ def lock_format(path: Path) -> int:
     """The hashing scheme the lock was written with (a missing lock is written in the current one)."""
     if not path.exists():
         return LOCK_FORMAT
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = jsontext.loads(path.read_text(encoding="utf-8"))
     fmt = data.get("format", 1) if isinstance(data, dict) else None
     if not isinstance(fmt, int) or isinstance(fmt, bool):
         raise ValueError(f"not a lock file: its format is {fmt!r}, not a number")

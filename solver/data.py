@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from registry import jsontext
+
 EMBEDDED = Path(__file__).resolve().parent / "embedded"
 REFERENCE_CASES = EMBEDDED / "reference_cases.jsonl"  # 2,200 cases, answers from the benchmark's own code
 ONE_SHOT = EMBEDDED / "one_shot_data.csv"  # the benchmark's 55 one-shot rows (CC-BY-SA 4.0)
@@ -44,11 +46,11 @@ def file_hash(path: Path) -> str:
 
 def _entities(text: str, where: str) -> dict[str, Any]:
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError:
+        data = jsontext.loads(text)
+    except jsontext.JsonError:
         try:
             data = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             raise DatasetError(f"{where}: 'Relevant Entities' is neither JSON nor a Python literal") from None
     if not isinstance(data, dict):
         raise DatasetError(f"{where}: 'Relevant Entities' must be a mapping")

@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from registry import jsontext
 from registry.cliutil import CommandError, add_root
 from registry.loader import get_registry
 from registry.terminal import printable, say
@@ -59,9 +60,9 @@ def _entities(arg: str) -> dict:
         except OSError as e:
             raise ValueError(f"cannot read {path}: {e.strerror}") from None
     try:
-        data = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"--entities is not valid JSON ({e.msg} at line {e.lineno} column {e.colno})") from None
+        data = jsontext.loads(text, object_pairs_hook=_unique_keys)
+    except jsontext.JsonError as e:
+        raise ValueError(f"--entities is not valid JSON ({e})") from None
     if not isinstance(data, dict):
         raise ValueError("--entities must be a JSON object mapping entity names to values")
     return data

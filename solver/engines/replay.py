@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from registry import jsontext
 from solver.arms.base import ChatReply, messages_sha256
 from solver.engines import ENGINES, ChatRequest, EngineError, EngineOptions
 from solver.replies import replayed
@@ -29,8 +30,8 @@ class ReplayEngine:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
+                row = jsontext.loads(line)
+            except jsontext.JsonError:
                 raise EngineError(f"{path}:{n}: not a JSON line") from None
             for call in row.get("calls") or []:
                 self.turns[(int(row["row_number"]), int(row["seed"]), int(call["call"]))] = call

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+from registry import jsontext
 from solver.importers import ImportFailure, SourceFile, SourceRow
 from solver.scoring import _as_date, _as_ga, _as_number, score
 
@@ -64,9 +65,9 @@ def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise ImportFailure(f"{path}:{n}: not a JSON line ({e.msg}); expected JSONL, one JSON object per "
+            obj = jsontext.loads(line)
+        except jsontext.JsonError as e:
+            raise ImportFailure(f"{path}:{n}: not a JSON line ({e}); expected JSONL, one JSON object per "
                                 "line") from None
         if not isinstance(obj, dict):
             raise ImportFailure(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")

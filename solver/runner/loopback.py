@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable
 
+from registry import jsontext
+
 MAX_BODY = 16 * 1024 * 1024
 
 
@@ -83,8 +85,8 @@ class Loopback:
                     self._send(404, b'{"error": "not found"}')
                     return
                 try:
-                    body = json.loads(self.rfile.read(length))
-                except json.JSONDecodeError:
+                    body = jsontext.loads(self.rfile.read(length))
+                except jsontext.JsonError:
                     self._send(400, b'{"error": "bad json"}')
                     return
                 with owner._lock:

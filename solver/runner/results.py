@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from registry import jsontext
 from registry.atomic import atomic_write
 
 
@@ -43,8 +44,8 @@ def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]
         if not line.strip():
             continue
         try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError:
+            rows.append(jsontext.loads(line))
+        except jsontext.JsonError:
             raise ResultsError(f"{path}:{n}: not a JSON line; the file was changed by hand or by another tool") from None
     return rows, torn
 
