@@ -36,7 +36,18 @@ from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
-from solver.library.vectorised import MISSING, Coded, Columns, NotColumnar, Pair, cell_at, columnar, finish
+from solver.library.vectorised import (
+    MISSING,
+    Coded,
+    Columns,
+    NotColumnar,
+    Pair,
+    Triples,
+    cell_at,
+    columnar,
+    finish,
+    triples,
+)
 
 UNIT_SUFFIX = "_unit"
 CHUNK = 20_000  # rows per progress step (row by row)
@@ -123,6 +134,10 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
+        named = _triples(series) if kinds[name] == InputKind.special and fixed_unit is None else None
+        if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
+            out[name] = named
+            continue
         pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
         if pairs is not None:
             out[name] = pairs
@@ -177,6 +192,28 @@ def _pairs(series: pd.Series) -> Pair | None:
         return None
     cells = series.tolist()
     return _clean_pairs(cells) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+
+
+def _triples(series: pd.Series) -> Triples | None:
+    """A column of `[name, number, "unit"]` cells (lists, or their JSON text, parsed once per distinct text; empty
+    cells allowed) as `Triples`; None: any other cell."""
+    if series.dtype != object or not len(series):
+        return None
+    first = next((c for c in series.array if not _absent(c)), None)
+    if isinstance(first, str) and first.startswith("["):
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        parsed = [_parse(u) if isinstance(u, str) else u for u in uniques.tolist()]
+        if (codes < 0).any():
+            parsed.append(MISSING)
+            codes = np.where(codes < 0, len(parsed) - 1, codes)
+        distinct = triples(parsed)
+        return None if distinct is None else distinct.take(codes)
+    if not (type(first) is list and len(first) == 3):
+        return None
+    cells = series.tolist()
+    if series.isna().any():
+        cells = [MISSING if _absent(c) else c for c in cells]
+    return triples(cells)
 
 
 _MANY_TEXTS = 4096  # distinct JSON texts from which they are parsed by pyarrow rather than one by one
@@ -496,7 +533,7 @@ def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells
                     stop: int, variant: str, reg: Registry) -> tuple[int, int, np.ndarray, list[tuple[int, Any, Any]]]:
     """Rows start..stop through the columnar path: (start, stop, finished numbers, and for each row it refused, the
     library's own answer or error: (row, value, error))."""
-    part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded)) else col[start:stop])
+    part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded, Triples)) else col[start:stop])
             for k, col in cells.items()}
     cols = Columns(calc, part, stop - start, variant, reg)
     with np.errstate(all="ignore"):

@@ -576,3 +576,83 @@ class Context:
         if isinstance(res.value, (dt.date, tuple)):
             raise KeyError(f"{self.slug}: {slug!r} gives a {type(res.value).__name__}, not a number to compute with")
         return res.value
+
+    # ------------------------------------------------------------------ dose inputs (special forms)
+    # Inputs that carry a drug and its dose (morphine milligram equivalents, steroid conversion), read here so that a
+    # calculator's kernel runs on this reader and on `vectorised.Columns` alike; the wording of every refusal is the
+    # one the dosing calculators gave when they read these forms themselves.
+    def given_drugs(self, dose: str, frequency: str, none_given: str) -> list[str]:
+        """The drugs whose `<drug><dose>` input is given, in the order given; a `<drug><frequency>` given without
+        its dose is a `MissingInput` (an extraction error, not zero), and so is no dose at all (`none_given`)."""
+        entities = self.entities
+        drugs = [k[: -len(dose)] for k in entities if k.endswith(dose)]
+        for k in entities:
+            if k.endswith(frequency) and k[: -len(frequency)] not in drugs:
+                raise MissingInput(self.slug, k[: -len(frequency)] + dose, f"'{k}' is given without its dose")
+        if not drugs:
+            raise MissingInput(self.slug, None, none_given)
+        return drugs
+
+    def _finite_number(self, name: str, v: Any, what: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BadValue(self.slug, name, f"expected a number as the {what}, got {v!r}")
+        if not math.isfinite(v):
+            raise BadValue(self.slug, name, f"expected a finite number as the {what}, got {v!r}")
+        return v
+
+    def _mass(self, name: str, value: float, unit: str, target: str) -> float:
+        """A mass in `unit` converted to `target` (mass units only; no unit normalised), with the benchmark's
+        rounding chain."""
+        spec = self.spec(name)
+        if spec.accepted_units and unit not in spec.accepted_units:
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+        try:
+            return self.conv.mass(value, unit, target, None, None)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+
+    def dose(self, name: str, unit: str) -> float:
+        """One [amount, 'unit'] dose in `unit` (a mass unit), range-checked in the input's canonical unit."""
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
+        amount = self._finite_number(name, given[0], "amount")
+        canonical = self.spec(name).unit or "mg"
+        in_canonical = self._mass(name, amount, given[1], canonical)
+        self.check_range(name, in_canonical, canonical)
+        out = in_canonical if unit == canonical else self._mass(name, amount, given[1], unit)
+        self.note(name, given, out, unit)
+        return out
+
+    def doses_per_day(self, name: str, dose: str) -> float:
+        """The [n, 'per day'] number of doses per day that the dose input `dose` needs (missing: `MissingInput`)."""
+        if not self.has(name):
+            raise MissingInput(self.slug, name, f"'{dose}' needs its number of doses per day, e.g. [2, 'per day']")
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [n, 'per day'], got {given!r}")
+        n = self._finite_number(name, given[0], "number of doses per day")
+        spec = self.spec(name)
+        if spec.accepted_units and given[1] not in spec.accepted_units:
+            raise UnknownUnit(self.slug, name, f"unknown unit {given[1]!r}; accepted: {', '.join(spec.accepted_units)}")
+        self.check_range(name, n, "per day")
+        self.note(name, given, n, "per day")
+        return n
+
+    def named_dose(self, name: str, table: str, form: str) -> tuple[str, float]:
+        """A [drug, dose, 'unit'] input (`form` words it for a refusal): the drug, one of `table`'s keys (spelled
+        exactly), and the dose in the input's unit (mass units only), range-checked."""
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 3 and isinstance(given[0], str)
+                and isinstance(given[2], str)):
+            raise BadValue(self.slug, name, f"expected {form}, got {given!r}")
+        drug, dose, unit = given
+        keys = self.table(table).lookup or {}
+        if drug not in keys:
+            raise BadValue(self.slug, name, f"{drug!r} is not one of: {', '.join(map(repr, keys))} (names are case-sensitive)")
+        dose = self._finite_number(name, dose, "dose")
+        canonical = self.spec(name).unit or "mg"
+        out = self._mass(name, dose, unit, canonical)
+        self.check_range(name, out, canonical)
+        self.note(name, given, out, canonical)
+        return drug, out
