@@ -124,13 +124,21 @@ def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dic
             frame[col] = values
             for r, v in zip(rows, values):
                 r[col] = v
-        elif spec.kind == InputKind.special and spec.name == "input steroid":
-            _named_dose_column(draw, calc, spec, n, frame, rows)
-        elif spec.kind == InputKind.special:  # MME's [amount, unit] doses and [n, 'per day'] frequencies
-            _unit_column(draw, spec, n, frame, columns, rows)
-    if any(spec.kind == InputKind.special for spec in calc.inputs):  # as compute_many hands a row to compute: in
-        rows = [dict(sorted(r.items())) for r in rows]  # the order of the input names (MME rounds drug by drug)
+        elif spec.kind == InputKind.special:
+            _dose_column(draw, calc, spec, n, frame, columns, rows)
     return pd.DataFrame(frame), columns, rows
+
+
+def _dose_column(draw: Any, calc: Any, spec: Any, n: int, frame: dict[str, Any], columns: dict[str, Any],
+                 rows: list[dict[str, Any]]) -> None:
+    """A dose input: steroid conversion's [name, dose, unit], MME's [amount, unit] and [n, 'per day'] pairs. Each
+    row's entities are then in the order of the input names, as compute_many hands a row to compute (MME rounds
+    drug by drug in that order)."""
+    if spec.name == "input steroid":
+        _named_dose_column(draw, calc, spec, n, frame, rows)
+    else:
+        _unit_column(draw, spec, n, frame, columns, rows)
+    rows[:] = [dict(sorted(r.items())) for r in rows]
 
 
 # cells of the dose inputs that are no plain form: each names its own error in `compute`
