@@ -211,9 +211,9 @@ def _triples(series: pd.Series) -> Triples | None:
     if not (type(first) is list and len(first) == 3):
         return None
     cells = series.tolist()
-    if series.isna().any():
-        cells = [MISSING if _absent(c) else c for c in cells]
-    return triples(cells)
+    if not series.isna().any():
+        return triples(cells, complete=True)
+    return triples([MISSING if _absent(c) else c for c in cells])
 
 
 _MANY_TEXTS = 4096  # distinct JSON texts from which they are parsed by pyarrow rather than one by one

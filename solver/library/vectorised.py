@@ -161,43 +161,41 @@ class Triples:
 _NAME, _NUMBER, _UNIT = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
-def triples(cells: list[Any]) -> Triples | None:
-    """The `Triples` of a column's cells (None or `MISSING`: not given), or None when a given cell is not a list of
-    a text, a finite number (not a bool) and a text. Read in C by `itemgetter`, as `batch._clean_pairs` reads pairs."""
-    given = [c for c in cells if c is not None and c is not MISSING]
-    if not given or len(given) < len(cells) and len(given) * 2 < len(cells):
+def triples(cells: list[Any], complete: bool = False) -> Triples | None:
+    """The `Triples` of a column's cells (None or `MISSING`: not given; `complete`: every cell given), or None when a
+    given cell is not a list of a text, a finite number (not a bool) and a text. Read in C by `itemgetter`, as
+    `batch._clean_pairs` reads pairs; the names and units are type-checked once per distinct value."""
+    given = cells if complete else [c for c in cells if c is not None and c is not MISSING]
+    if not given or len(given) * 2 < len(cells):
         return None
     try:
         if set(map(type, given)) != {list} or set(map(len, given)) != {3}:
             return None
-        names, values, units = list(map(_NAME, given)), list(map(_NUMBER, given)), list(map(_UNIT, given))
-    except TypeError:
+        values = list(map(_NUMBER, given))
+        ncodes, nuniq = pd.factorize(np.fromiter(map(_NAME, given), object, len(given)))
+        ucodes, uuniq = pd.factorize(np.fromiter(map(_UNIT, given), object, len(given)))
+    except TypeError:  # (an unhashable name or unit)
         return None
     vtypes = set(map(type, values))
-    if set(map(type, names)) != {str} or set(map(type, units)) != {str} or not vtypes <= {int, float}:
+    names, units = nuniq.tolist(), uuniq.tolist()
+    if not (all(type(x) is str for x in names) and all(type(x) is str for x in units) and vtypes <= {int, float}):
         return None
     v = np.fromiter(values, float, len(values))
     if not np.isfinite(v).all() or (int in vtypes and not (np.abs(v) <= 2.0 ** 53).all()):
         return None
     ints = np.fromiter((type(x) is int for x in values), bool, len(values)) if int in vtypes else None
-    ncodes, nuniq = pd.factorize(np.array(names, dtype=object))
-    ucodes, uuniq = pd.factorize(np.array(units, dtype=object))
     if len(given) < len(cells):  # the rows not given: code -1
         at = np.fromiter((c is not None and c is not MISSING for c in cells), bool, len(cells))
-        full = np.full(len(cells), -1, dtype=np.int64)
-        full[at] = ncodes
-        ncodes = full
-        ufull = np.zeros(len(cells), dtype=np.int64)
-        ufull[at] = ucodes
-        ucodes = ufull
-        vfull = np.full(len(cells), np.nan)
-        vfull[at] = v
-        v = vfull
-        if ints is not None:
-            ifull = np.zeros(len(cells), dtype=bool)
-            ifull[at] = ints
-            ints = ifull
-    return Triples(Coded(ncodes, nuniq.tolist()), v, ints, Coded(ucodes, uuniq.tolist()))
+        ncodes, ucodes, v = _spread(ncodes, at, -1), _spread(ucodes, at, 0), _spread(v, at, np.nan)
+        ints = None if ints is None else _spread(ints, at, False)
+    return Triples(Coded(ncodes, names), v, ints, Coded(ucodes, units))
+
+
+def _spread(a: np.ndarray, at: np.ndarray, fill: Any) -> np.ndarray:
+    """`a`'s values at the rows `at`, `fill` elsewhere."""
+    out = np.full(len(at), fill, dtype=a.dtype if not (isinstance(fill, float) and a.dtype.kind != "f") else float)
+    out[at] = a
+    return out
 
 
 @dataclass(frozen=True)
