@@ -611,32 +611,50 @@ class Context:
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
 
+    def _in_mass(self, name: str, value: float, unit: str, target: str) -> float:
+        """`_mass` for an accepted unit: a mass already in `target` is the value itself, as the converter gives it."""
+        if unit == target and unit in self.units.mass:
+            return value
+        return self._mass(name, value, unit, target)
+
     def dose(self, name: str, unit: str) -> float:
         """One [amount, 'unit'] dose in `unit` (a mass unit), range-checked in the input's canonical unit."""
         given = self.raw(name)
         if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
             raise BadValue(self.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
-        amount = self._finite_number(name, given[0], "amount")
-        canonical = self.spec(name).unit or "mg"
-        in_canonical = self._mass(name, amount, given[1], canonical)
-        self.check_range(name, in_canonical, canonical)
-        out = in_canonical if unit == canonical else self._mass(name, amount, given[1], unit)
-        self.note(name, given, out, unit)
+        amount, src = given
+        t = type(amount)
+        if not (t is float or t is int) or not math.isfinite(amount):
+            amount = self._finite_number(name, amount, "amount")
+        spec, accepted, canonical, rng = self._fields[name]
+        canonical = canonical or "mg"
+        if accepted and src not in accepted:
+            self._mass(name, amount, src, canonical)  # (refuses the unit, in `_mass`'s words)
+        in_canonical = self._in_mass(name, amount, src, canonical)
+        if rng is None or not rng[0] <= in_canonical <= rng[1] or not math.isfinite(in_canonical):
+            self.check_range(name, in_canonical, canonical)
+        out = in_canonical if unit == canonical else self._in_mass(name, amount, src, unit)
+        self.record[name] = make_record(given, out, unit)
         return out
 
     def doses_per_day(self, name: str, dose: str) -> float:
         """The [n, 'per day'] number of doses per day that the dose input `dose` needs (missing: `MissingInput`)."""
-        if not self.has(name):
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if given is _ABSENT:
             raise MissingInput(self.slug, name, f"'{dose}' needs its number of doses per day, e.g. [2, 'per day']")
-        given = self.raw(name)
         if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
             raise BadValue(self.slug, name, f"expected [n, 'per day'], got {given!r}")
-        n = self._finite_number(name, given[0], "number of doses per day")
-        spec = self.spec(name)
-        if spec.accepted_units and given[1] not in spec.accepted_units:
+        n = given[0]
+        t = type(n)
+        if not (t is float or t is int) or not math.isfinite(n):
+            n = self._finite_number(name, n, "number of doses per day")
+        spec, accepted, _, rng = f  # type: ignore[misc]  # (given: f is not None)
+        if accepted and given[1] not in accepted:
             raise UnknownUnit(self.slug, name, f"unknown unit {given[1]!r}; accepted: {', '.join(spec.accepted_units)}")
-        self.check_range(name, n, "per day")
-        self.note(name, given, n, "per day")
+        if rng is None or not rng[0] <= n <= rng[1] or not math.isfinite(n):
+            self.check_range(name, n, "per day")
+        self.record[name] = make_record(given, n, "per day")
         return n
 
     def named_dose(self, name: str, table: str, form: str) -> tuple[str, float]:
@@ -650,9 +668,15 @@ class Context:
         keys = self.table(table).lookup or {}
         if drug not in keys:
             raise BadValue(self.slug, name, f"{drug!r} is not one of: {', '.join(map(repr, keys))} (names are case-sensitive)")
-        dose = self._finite_number(name, dose, "dose")
-        canonical = self.spec(name).unit or "mg"
-        out = self._mass(name, dose, unit, canonical)
-        self.check_range(name, out, canonical)
-        self.note(name, given, out, canonical)
+        t = type(dose)
+        if not (t is float or t is int) or not math.isfinite(dose):
+            dose = self._finite_number(name, dose, "dose")
+        _, accepted, canonical, rng = self._fields[name]
+        canonical = canonical or "mg"
+        if accepted and unit not in accepted:
+            self._mass(name, dose, unit, canonical)  # (refuses the unit, in `_mass`'s words)
+        out = self._in_mass(name, dose, unit, canonical)
+        if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
+            self.check_range(name, out, canonical)
+        self.record[name] = make_record(given, out, canonical)
         return drug, out
