@@ -488,7 +488,7 @@ def test_dose_inputs_with_bad_cells_mixed_in_equal_compute(slug: str, layout: st
         if r < 0.1:  # a cell of another form
             name = "input steroid" if slug == "steroid-conversion" else rnd.choice(sorted(e))
             e[name] = rnd.choice(ODD_STEROIDS if slug == "steroid-conversion" else ODD_DOSES)
-        elif r < 0.15 and slug == "morphine-milligram-equivalents":  # a dose without its frequency, or the reverse
+        elif r < 0.15:  # an input not given (MME: a dose without its frequency, or the reverse)
             del e[rnd.choice(sorted(e))]
         elif r < 0.17 and slug == "morphine-milligram-equivalents":  # no opioid at all
             e = {}
