@@ -24,6 +24,7 @@ refuses, go through `compute` row by row, so every answer and every error equals
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import math
 import operator
@@ -191,7 +192,7 @@ def _pairs(series: pd.Series) -> Pair | None:
     if not isinstance(first, (list, tuple)):
         return None
     cells = series.tolist()
-    return _clean_pairs(cells) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+    return _clean_pairs(cells) or _sparse_pairs(cells) or _pair_arrays([None if _absent(c) else c for c in cells], None)
 
 
 def _triples(series: pd.Series) -> Triples | None:
@@ -317,6 +318,31 @@ def _clean_pairs(cells: list[Any]) -> Pair | None:
         return Pair(v.astype(np.int64), u)
     ints = np.fromiter((type(x) is int for x in values), bool, len(values)) if int in vtypes else None
     return Pair(v, u, ints)
+
+
+def _sparse_pairs(cells: list[Any]) -> Pair | None:
+    """`_clean_pairs` for a column of [number, "unit"] lists and empty (None) cells, as a column of an optional
+    input holds them (MME's opioids: most rows take none of a given one): the lists read by `_clean_pairs`, spread
+    back with NaN where empty, all in C (MME's 24 such columns of 1,000,000 rows: 1.2x the loop before, as
+    `_pair_arrays` read them cell by cell). None: any other cell (`_clean_pairs` checks every one not None)."""
+    present = np.fromiter(map(operator.is_not, cells, itertools.repeat(None)), bool, len(cells))
+    if present.all():
+        return None
+    got = _clean_pairs(list(itertools.compress(cells, present)))
+    if got is None:
+        return None
+    values = np.full(len(cells), np.nan)
+    values[present] = got.values
+    ints = None
+    if got.values.dtype.kind in "iu" or got.ints is not None:  # (rows read as Python ints, as `Pair.ints` marks them)
+        ints = np.zeros(len(cells), dtype=bool)
+        ints[present] = True if got.ints is None else got.ints
+    units = got.units
+    if units is not None and not isinstance(units, str):
+        spread = np.full(len(cells), None, dtype=object)
+        spread[present] = units
+        units = spread
+    return Pair(values, units, ints)
 
 
 def _is_pair(c: Any) -> bool:
