@@ -1,7 +1,8 @@
 """Columnar `compute_many` on 1,000,000 rows of plain numeric columns with a fixed unit, every calculator.
 
 Each of the registry's calculators is listed: a columnar one is timed on its hand-written setup (the
-cohort's columns) or on columns generated from its registry inputs; the others say they run row by row.
+cohort's columns) or on columns generated from its registry inputs (MME's opioid doses as numbers with a fixed
+unit, steroid conversion's [name, dose, unit] list cells: `_doses`); the others say they run row by row.
 
 Against, in the same run and on the same table:
 (a) `compute` in a Python loop, one row at a time, timed on --loop-rows rows and scaled;
