@@ -510,3 +510,25 @@ def test_dose_inputs_with_bad_cells_mixed_in_equal_compute(slug: str, layout: st
         # the rows left to `compute`: refused ones, and those where an int among floats could make the result an int
         ints = sum(any(isinstance(c, list) and any(type(x) is int for x in c) for c in e.values()) for e in ents)
         assert res.attrs["row_by_row"] <= int(res["error"].notna().sum()) + ints, res.attrs
+
+
+def test_sparse_pair_cells_and_triples_read_as_given() -> None:
+    """A column of [number, unit] lists with empty cells (None, NaN) and one of [name, number, unit] lists: every
+    row's cell as `compute_many` hands it to `compute` (an int stays an int), the empty ones not given."""
+    from solver.library import batch
+    from solver.library.vectorised import MISSING
+
+    pairs = [[10, "mg"], None, [2.5, "µg"], float("nan"), [3, "mg"], None]
+    got = batch._pairs(pd.Series(pairs, dtype=object))
+    assert got is not None
+    for i, c in enumerate(pairs):
+        cell = got.cell(i)
+        assert cell is MISSING if not isinstance(c, list) else (cell == c and [type(x) for x in cell] == [type(x) for x in c])
+    named = [["PredniSONE PO", 10, "mg"], None, ["Cortisone PO", 2.5, "g"], ["PredniSONE PO", 7, "µg"]]
+    for column in (named, [None if c is None else json.dumps(c) for c in named]):
+        t = batch._triples(pd.Series(column, dtype=object))
+        assert t is not None
+        for i, c in enumerate(named):
+            cell = t.cell(i)
+            assert cell is MISSING if c is None else (cell == c and [type(x) for x in cell] == [type(x) for x in c])
+    assert batch._triples(pd.Series([["PredniSONE PO", True, "mg"]], dtype=object)) is None  # (a bool: cell by cell)
