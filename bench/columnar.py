@@ -1,7 +1,8 @@
 """Columnar `compute_many` on 1,000,000 rows of plain numeric columns with a fixed unit, every calculator.
 
 Each of the registry's calculators is listed: a columnar one is timed on its hand-written setup (the
-cohort's columns) or on columns generated from its registry inputs; the others say they run row by row.
+cohort's columns) or on columns generated from its registry inputs (MME's opioid doses as numbers with a fixed
+unit, steroid conversion's [name, dose, unit] list cells: `_doses`); the others say they run row by row.
 
 Against, in the same run and on the same table:
 (a) `compute` in a Python loop, one row at a time, timed on --loop-rows rows and scaled;
@@ -140,6 +141,36 @@ def _generated(spec: Any, n: int, rng: np.random.Generator, covered: tuple[float
     return np.round(rng.uniform(lo + span / 4, lo + 2 * span, n), 1), unit
 
 
+def _doses(calc: Any, n: int, rng: np.random.Generator) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Columns of the dose inputs (special forms): MME's opioids, one to three a row (a dose in the input's unit,
+    doses per day 1 to 4; empty where not taken), steroid conversion's [name, dose, 'mg'] cells."""
+    extra: dict[str, Any] = {}
+    mapping: dict[str, Any] = {}
+    if calc.slug == "steroid-conversion":
+        spec = next(i for i in calc.inputs if i.name == "input steroid")
+        names = list(calc.tables["equivalence_factor"].lookup or {})
+        drugs, doses = rng.choice(names, n).tolist(), np.round(rng.uniform(1, 200, n), 1).tolist()
+        extra["in:input steroid"] = pd.Series([[d, v, spec.unit] for d, v in zip(drugs, doses)], dtype=object)
+        mapping["input steroid"] = "in:input steroid"
+        return extra, mapping
+    drugs = [i.name[: -len(" Dose")] for i in calc.inputs if i.name.endswith(" Dose")]
+    taken = rng.random((n, len(drugs))) < 1.5 / len(drugs)
+    taken[~taken.any(axis=1), 0] = True  # every row takes one at least (a row with none is refused)
+    for k, drug in enumerate(drugs):
+        spec = next(i for i in calc.inputs if i.name == drug + " Dose")
+        if spec.range is not None and spec.range[1] <= 1:  # the patch: its strength in µg
+            values, unit = rng.choice([12.0, 25.0, 50.0, 75.0, 100.0], n), "µg"
+        elif spec.unit == "µg":
+            values, unit = np.round(rng.uniform(100, 800, n), 0), "µg"
+        else:
+            values, unit = np.round(rng.uniform(1, 60, n), 1), "mg"
+        extra[f"in:{drug} Dose"] = np.where(taken[:, k], values, np.nan)
+        extra[f"in:{drug} Dose Per Day"] = np.where(taken[:, k], rng.integers(1, 5, n).astype(float), np.nan)
+        mapping[f"{drug} Dose"] = (f"in:{drug} Dose", unit)
+        mapping[f"{drug} Dose Per Day"] = (f"in:{drug} Dose Per Day", "per day")
+    return extra, mapping
+
+
 def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[str, Any]]:
     """The cohort and the `columns=` mapping of one calculator: its hand-written setup, or columns generated from
     its registry inputs (every input, optional ones included)."""
@@ -150,6 +181,8 @@ def table(slug: str, n: int, seed: int = 20261201) -> tuple[pd.DataFrame, dict[s
     mapping: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     calc = get_registry().calculators[slug]
+    if any(spec.kind.value == "special" for spec in calc.inputs):
+        extra, mapping = _doses(calc, n, rng)
     for spec in calc.inputs:
         if spec.name == "*" or spec.kind.value == "special":
             continue
@@ -164,11 +197,16 @@ def pair_frame(f: pd.DataFrame, mapping: dict[str, Any], *, as_json: bool) -> tu
     out, pmap = {}, {}
     for name, spec in mapping.items():
         col, unit = spec if isinstance(spec, tuple) else (spec, None)
+        if unit is None and f[col].dtype == object and isinstance(f[col].iloc[0], list):  # cells already
+            out[col] = pd.Series([json.dumps(c) for c in f[col].tolist()], dtype=object) if as_json else f[col]
+            pmap[name] = col
+            continue
         if unit is None:
             out[col], pmap[name] = f[col], col
             continue
-        cells = [[v, unit] for v in f[col].tolist()]
-        out[f"{col} cells"] = pd.Series([json.dumps(c) for c in cells] if as_json else cells, dtype=object)
+        cells = [None if v != v else [v, unit] for v in f[col].tolist()]  # (NaN: not given)
+        out[f"{col} cells"] = pd.Series([None if c is None else json.dumps(c) for c in cells] if as_json else cells,
+                                        dtype=object)
         pmap[name] = f"{col} cells"
     return pd.DataFrame(out), pmap
 
@@ -203,13 +241,17 @@ def clincalc_frame(slug: str, f: pd.DataFrame) -> tuple[str, pd.DataFrame] | Non
 
 
 def entities(f: pd.DataFrame, mapping: dict[str, Any]) -> list[dict[str, Any]]:
-    cols = {k: (v if isinstance(v, tuple) else (v, None)) for k, v in mapping.items()}
+    """Each row's entities as `compute_many` hands them to `compute`: in the order of the input names, an empty
+    (NaN) cell not given."""
+    cols = {k: (v if isinstance(v, tuple) else (v, None)) for k, v in sorted(mapping.items())}
     out = []
     for rec in f.to_dict("records"):
         e = {}
         for name, (col, unit) in cols.items():
             v = rec[col]
             v = v.item() if hasattr(v, "item") else v
+            if isinstance(v, float) and math.isnan(v):
+                continue
             e[name] = [v, unit] if unit is not None else v
         out.append(e)
     return out

@@ -601,3 +601,107 @@ class Context:
         if isinstance(res.value, (dt.date, tuple)):
             raise KeyError(f"{self.slug}: {slug!r} gives a {type(res.value).__name__}, not a number to compute with")
         return res.value
+
+    # ------------------------------------------------------------------ dose inputs (special forms)
+    # Inputs that carry a drug and its dose (morphine milligram equivalents, steroid conversion), read here so that a
+    # calculator's kernel runs on this reader and on `vectorised.Columns` alike; the wording of every refusal is the
+    # one the dosing calculators gave when they read these forms themselves.
+    def given_drugs(self, dose: str, frequency: str, none_given: str) -> list[str]:
+        """The drugs whose `<drug><dose>` input is given, in the order given; a `<drug><frequency>` given without
+        its dose is a `MissingInput` (an extraction error, not zero), and so is no dose at all (`none_given`)."""
+        entities = self.entities
+        drugs = [k[: -len(dose)] for k in entities if k.endswith(dose)]
+        for k in entities:
+            if k.endswith(frequency) and k[: -len(frequency)] not in drugs:
+                raise MissingInput(self.slug, k[: -len(frequency)] + dose, f"'{k}' is given without its dose")
+        if not drugs:
+            raise MissingInput(self.slug, None, none_given)
+        return drugs
+
+    def _finite_number(self, name: str, v: Any, what: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise BadValue(self.slug, name, f"expected a number as the {what}, got {v!r}")
+        if not math.isfinite(v):
+            raise BadValue(self.slug, name, f"expected a finite number as the {what}, got {v!r}")
+        return v
+
+    def _mass(self, name: str, value: float, unit: str, target: str) -> float:
+        """A mass in `unit` converted to `target` (mass units only; no unit normalised), with the benchmark's
+        rounding chain."""
+        spec = self.spec(name)
+        if spec.accepted_units and unit not in spec.accepted_units:
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+        try:
+            return self.conv.mass(value, unit, target, None, None)
+        except ConversionError as e:
+            raise UnknownUnit(self.slug, name, str(e)) from None
+
+    def _in_mass(self, name: str, value: float, unit: str, target: str) -> float:
+        """`_mass` for an accepted unit: a mass already in `target` is the value itself, as the converter gives it."""
+        if unit == target and unit in self.units.mass:
+            return value
+        return self._mass(name, value, unit, target)
+
+    def dose(self, name: str, unit: str) -> float:
+        """One [amount, 'unit'] dose in `unit` (a mass unit), range-checked in the input's canonical unit."""
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
+        amount, src = given
+        t = type(amount)
+        if not (t is float or t is int) or not math.isfinite(amount):
+            amount = self._finite_number(name, amount, "amount")
+        spec, accepted, canonical, rng = self._fields[name]
+        canonical = canonical or "mg"
+        if accepted and src not in accepted:
+            self._mass(name, amount, src, canonical)  # (refuses the unit, in `_mass`'s words)
+        in_canonical = self._in_mass(name, amount, src, canonical)
+        if rng is None or not rng[0] <= in_canonical <= rng[1] or not math.isfinite(in_canonical):
+            self.check_range(name, in_canonical, canonical)
+        out = in_canonical if unit == canonical else self._in_mass(name, amount, src, unit)
+        self.record[name] = make_record(given, out, unit)
+        return out
+
+    def doses_per_day(self, name: str, dose: str) -> float:
+        """The [n, 'per day'] number of doses per day that the dose input `dose` needs (missing: `MissingInput`)."""
+        f = self._fields.get(name)
+        given = self.entities.get(name, _ABSENT) if f is not None else _ABSENT
+        if given is _ABSENT:
+            raise MissingInput(self.slug, name, f"'{dose}' needs its number of doses per day, e.g. [2, 'per day']")
+        if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
+            raise BadValue(self.slug, name, f"expected [n, 'per day'], got {given!r}")
+        n = given[0]
+        t = type(n)
+        if not (t is float or t is int) or not math.isfinite(n):
+            n = self._finite_number(name, n, "number of doses per day")
+        spec, accepted, _, rng = f  # type: ignore[misc]  # (given: f is not None)
+        if accepted and given[1] not in accepted:
+            raise UnknownUnit(self.slug, name, f"unknown unit {given[1]!r}; accepted: {', '.join(spec.accepted_units)}")
+        if rng is None or not rng[0] <= n <= rng[1] or not math.isfinite(n):
+            self.check_range(name, n, "per day")
+        self.record[name] = make_record(given, n, "per day")
+        return n
+
+    def named_dose(self, name: str, table: str, form: str) -> tuple[str, float]:
+        """A [drug, dose, 'unit'] input (`form` words it for a refusal): the drug, one of `table`'s keys (spelled
+        exactly), and the dose in the input's unit (mass units only), range-checked."""
+        given = self.raw(name)
+        if not (isinstance(given, (list, tuple)) and len(given) == 3 and isinstance(given[0], str)
+                and isinstance(given[2], str)):
+            raise BadValue(self.slug, name, f"expected {form}, got {given!r}")
+        drug, dose, unit = given
+        keys = self.table(table).lookup or {}
+        if drug not in keys:
+            raise BadValue(self.slug, name, f"{drug!r} is not one of: {', '.join(map(repr, keys))} (names are case-sensitive)")
+        t = type(dose)
+        if not (t is float or t is int) or not math.isfinite(dose):
+            dose = self._finite_number(name, dose, "dose")
+        _, accepted, canonical, rng = self._fields[name]
+        canonical = canonical or "mg"
+        if accepted and unit not in accepted:
+            self._mass(name, dose, unit, canonical)  # (refuses the unit, in `_mass`'s words)
+        out = self._in_mass(name, dose, unit, canonical)
+        if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
+            self.check_range(name, out, canonical)
+        self.record[name] = make_record(given, out, canonical)
+        return drug, out

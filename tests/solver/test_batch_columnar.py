@@ -124,7 +124,44 @@ def tables(draw: Any, slug: str) -> tuple[pd.DataFrame, dict[str, Any], list[dic
             frame[col] = values
             for r, v in zip(rows, values):
                 r[col] = v
+        elif spec.kind == InputKind.special:
+            _dose_column(draw, calc, spec, n, frame, columns, rows)
     return pd.DataFrame(frame), columns, rows
+
+
+def _dose_column(draw: Any, calc: Any, spec: Any, n: int, frame: dict[str, Any], columns: dict[str, Any],
+                 rows: list[dict[str, Any]]) -> None:
+    """A dose input: steroid conversion's [name, dose, unit], MME's [amount, unit] and [n, 'per day'] pairs. Each
+    row's entities are then in the order of the input names, as compute_many hands a row to compute (MME rounds
+    drug by drug in that order)."""
+    if spec.name == "input steroid":
+        _named_dose_column(draw, calc, spec, n, frame, rows)
+    else:
+        _unit_column(draw, spec, n, frame, columns, rows)
+    rows[:] = [dict(sorted(r.items())) for r in rows]
+
+
+# cells of the dose inputs that are no plain form: each names its own error in `compute`
+ODD_DOSES = ["ten", [10], [10, "mg", 1], [True, "mg"], [float("nan"), "mg"], ["10", "mg"], [10, None], {"a": 1}]
+ODD_STEROIDS = ["PredniSONE PO", ["PredniSONE PO", 10], ["prednisone", 10, "mg"], ["PredniSONE PO", "ten", "mg"],
+                ["PredniSONE PO", True, "mg"], ["PredniSONE PO", float("inf"), "mg"], [1, 10, "mg"],
+                ["PredniSONE PO", 10, "mL"], ["PredniSONE PO", 10, "μg"], ("PredniSONE PO", 10, "mg")]
+
+
+def _named_dose_column(draw: Any, calc: Any, spec: Any, n: int, frame: dict[str, Any], rows: list[dict[str, Any]]) -> None:
+    """[name, dose, unit] cells (lists or their JSON text): a name of the table, a dose in or out of range, a unit
+    accepted or not, now and then a cell of another form."""
+    names = list(calc.tables["equivalence_factor"].lookup)
+    units = [*spec.accepted_units, "furlongs"]
+    ints = draw(st.booleans())
+    num = st.integers(0, 6000) if ints else st.floats(0.001, 6000).map(lambda x: round(x, 3))
+    cell = st.builds(lambda d, v, u: [d, v, u], st.sampled_from(names), num, st.sampled_from(units))
+    odd = draw(st.booleans())
+    values = [draw(st.one_of(cell, st.sampled_from(ODD_STEROIDS)) if odd else cell) for _ in range(n)]
+    as_json = draw(st.booleans()) and not odd
+    frame[spec.name] = pd.Series([json.dumps(v) if as_json else v for v in values], dtype=object)
+    for r, v in zip(rows, values):
+        r[spec.name] = v
 
 
 @pytest.mark.parametrize("slug", COLUMNAR_SLUGS)
@@ -428,3 +465,70 @@ def test_risk_equations_over_continuous_scores_with_bad_cells_equal_compute(slug
         ents = {names[c]: cells.at[i, c] for c in cells.columns if c in names and cells.at[i, c] is not None}
         value, error = _expected(slug, {k: v.item() if hasattr(v, "item") else v for k, v in ents.items()}, "benchmark")
         assert err == error and _same(got, value), (i, ents, got, value, err, error)
+
+
+@pytest.mark.parametrize("slug", ["morphine-milligram-equivalents", "steroid-conversion"])
+@pytest.mark.parametrize("layout", ["cells", "json"])
+def test_dose_inputs_with_bad_cells_mixed_in_equal_compute(slug: str, layout: str) -> None:
+    """The reference cases of the dose calculators, repeated, with cells of other forms, unknown names and units,
+    frequencies without their dose, doses without their frequency and rows with no dose mixed in: every row's value
+    and error is `compute`'s, in both variants, and the clean rows stay in numpy."""
+    import random
+
+    from tests.solver.conftest import reference_cases
+
+    reg = get_registry()
+    cid = reg.calculators[slug].medcalc_id
+    base = [c["entities"] for c in reference_cases() if c["calculator_id"] == cid]
+    rnd = random.Random(31)
+    ents: list[dict[str, Any]] = []
+    for k in range(600):
+        e = dict(base[k % len(base)])
+        r = rnd.random()
+        if r < 0.1:  # a cell of another form
+            name = "input steroid" if slug == "steroid-conversion" else rnd.choice(sorted(e))
+            e[name] = rnd.choice(ODD_STEROIDS if slug == "steroid-conversion" else ODD_DOSES)
+        elif r < 0.15:  # an input not given (MME: a dose without its frequency, or the reverse)
+            del e[rnd.choice(sorted(e))]
+        elif r < 0.17 and slug == "morphine-milligram-equivalents":  # no opioid at all
+            e = {}
+        elif r < 0.2 and slug == "morphine-milligram-equivalents":
+            e[rnd.choice(sorted(e))] = [2, "per week"]
+        ents.append(dict(sorted(e.items())))
+    names = sorted({k for e in ents for k in e})
+    frame = pd.DataFrame({n: pd.Series([(json.dumps(e[n]) if layout == "json" and n in e else e.get(n))
+                                        for e in ents], dtype=object) for n in names})
+    for variant in ("benchmark", "published"):
+        res = compute_many(slug, frame, variant=variant)
+        assert res.attrs["vectorised"]
+        for got, err, e in zip(res["value"].tolist(), res["error"].tolist(), ents):
+            if layout == "json":
+                texts = {k: json.dumps(v) for k, v in e.items()}  # (only a text starting with "[" is parsed)
+                e = {k: json.loads(t) if t.startswith("[") else t for k, t in texts.items()}
+            value, error = _expected(slug, e, variant)
+            assert err == error and _same(got, value), (variant, e, got, value, err, error)
+        # the rows left to `compute`: refused ones, and those where an int among floats could make the result an int
+        ints = sum(any(isinstance(c, list) and any(type(x) is int for x in c) for c in e.values()) for e in ents)
+        assert res.attrs["row_by_row"] <= int(res["error"].notna().sum()) + ints, res.attrs
+
+
+def test_sparse_pair_cells_and_triples_read_as_given() -> None:
+    """A column of [number, unit] lists with empty cells (None, NaN) and one of [name, number, unit] lists: every
+    row's cell as `compute_many` hands it to `compute` (an int stays an int), the empty ones not given."""
+    from solver.library import batch
+    from solver.library.vectorised import MISSING
+
+    pairs = [[10, "mg"], None, [2.5, "µg"], float("nan"), [3, "mg"], None]
+    got = batch._pairs(pd.Series(pairs, dtype=object))
+    assert got is not None
+    for i, c in enumerate(pairs):
+        cell = got.cell(i)
+        assert cell is MISSING if not isinstance(c, list) else (cell == c and [type(x) for x in cell] == [type(x) for x in c])
+    named = [["PredniSONE PO", 10, "mg"], None, ["Cortisone PO", 2.5, "g"], ["PredniSONE PO", 7, "µg"]]
+    for column in (named, [None if c is None else json.dumps(c) for c in named]):
+        t = batch._triples(pd.Series(column, dtype=object))
+        assert t is not None
+        for i, c in enumerate(named):
+            cell = t.cell(i)
+            assert cell is MISSING if c is None else (cell == c and [type(x) for x in cell] == [type(x) for x in c])
+    assert batch._triples(pd.Series([["PredniSONE PO", True, "mg"]], dtype=object)) is None  # (a bool: cell by cell)
