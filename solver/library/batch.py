@@ -32,6 +32,7 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
+from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.core import VARIANTS, compute, resolve
@@ -75,11 +76,11 @@ def _absent(x: Any) -> bool:
 
 def _parse(text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return jsontext.loads(text)
+    except jsontext.JsonError:  # (also an integer of over 4,300 digits, or nesting past the recursion limit)
         try:
             return ast.literal_eval(text)
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             return text  # left as text: the library names the problem
 
 

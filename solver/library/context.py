@@ -659,7 +659,7 @@ class Context:
         if rng is None or not rng[0] <= in_canonical <= rng[1] or not math.isfinite(in_canonical):
             self.check_range(name, in_canonical, canonical)
         out = in_canonical if unit == canonical else self._in_mass(name, amount, src, unit)
-        self.record[name] = make_record(given, out, unit)
+        self.record[name] = new_tuple(InputRecord, (given, out, unit))
         return out
 
     def doses_per_day(self, name: str, dose: str) -> float:
@@ -679,7 +679,7 @@ class Context:
             raise UnknownUnit(self.slug, name, f"unknown unit {given[1]!r}; accepted: {', '.join(spec.accepted_units)}")
         if rng is None or not rng[0] <= n <= rng[1] or not math.isfinite(n):
             self.check_range(name, n, "per day")
-        self.record[name] = make_record(given, n, "per day")
+        self.record[name] = new_tuple(InputRecord, (given, n, "per day"))
         return n
 
     def named_dose(self, name: str, table: str, form: str) -> tuple[str, float]:
@@ -703,5 +703,5 @@ class Context:
         out = self._in_mass(name, dose, unit, canonical)
         if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
             self.check_range(name, out, canonical)
-        self.record[name] = make_record(given, out, canonical)
+        self.record[name] = new_tuple(InputRecord, (given, out, canonical))
         return drug, out
