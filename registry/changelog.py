@@ -94,7 +94,7 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
             before = _locked_at(reg, since)
     from registry import signatures as sg
 
-    trust = sg.trust(reg.formulas_dir)
+    trust = sg.trust_of(reg)
     entries: list[ChangelogEntry] = []
     for slug, c in reg.calculators.items():
         prev: dict[str, Any] | None = None

@@ -130,6 +130,16 @@ class Trust:
         return self.policy.people.get(principal)
 
 
+def trust_of(reg: Registry) -> Trust:
+    """The trust files of this loaded registry, read once for it (readers and validation). The validated
+    snapshot keeps them, and its key covers their bytes, so it never stands for other files: a warm `history`
+    read them in 52 ms of its 0.28 s. Writers read them afresh with `trust`."""
+    if reg.trust_memo is None:
+        reg.trust_memo = trust(reg.formulas_dir)
+    memo: Trust = reg.trust_memo
+    return memo
+
+
 def trust(formulas_dir: Path) -> Trust:
     from registry.yamlio import load_file
 
@@ -424,7 +434,7 @@ def check(reg: Registry) -> None:
     """Validation's signature rule: every decision's signature and chain, the policy on active versions."""
     from registry.versions import read_lock
 
-    t = trust(reg.formulas_dir)
+    t = trust_of(reg)
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
     from registry.versions import LOCK_FORMAT, lock_format

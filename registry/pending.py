@@ -62,7 +62,7 @@ def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
     """A draft with signed decisions: who drafted and approved it only as far as their signatures verify."""
     from registry import decisionlog as sg
 
-    t = sg.trust(reg.formulas_dir)
+    t = sg.trust_of(reg)
     a = sg.audit(reg, c, t)
     mine = [x for x in a.checked if x.entry.in_draft]
     counted, need, why = sg.draft_state(t, a, c.slug)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry import codes
-from registry.decisionlog import Entry, Trust, check_signature, file_entries, trust
+from registry.decisionlog import Entry, Trust, check_signature, file_entries, trust_of
 from registry.model import Problem, Registry
 from registry.schema import Decision
 from registry.yamlio import YamlError, line_of, load_file
@@ -36,7 +36,7 @@ def check(reg: Registry) -> None:
         lock = read_lock(reg.lock_path) if reg.lock_path.exists() else {}
     except ValueError:
         return  # an unreadable lock is the lock rule's problem to report; nothing here can be checked against it
-    t = trust(reg.formulas_dir)
+    t = trust_of(reg)
     for p in sorted((reg.formulas_dir / REJECTED_DIR).glob("*.yaml")):
         rel = reg.rel(p)
         for line, fld, why in _file(reg, t, p, lock):

@@ -11,12 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from registry.decisionlog import Checked, State, Trust, audit, trust
+from registry.decisionlog import Checked, State, Trust, audit, trust, trust_of
 from registry.model import Registry
 from registry.schema import Calculator
 
 __all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Trust", "decision_views", "report",
-           "trust", "views"]
+           "trust", "trust_of", "views"]
 
 
 class DecisionView(BaseModel):
@@ -38,7 +38,7 @@ class DecisionView(BaseModel):
 
 def views(reg: Registry, c: Calculator, t: Trust | None = None) -> list[DecisionView]:
     """Every decision of a calculator in log order, the history before signing included, as readers see it."""
-    t = t or trust(reg.formulas_dir)
+    t = t or trust_of(reg)
     a = audit(reg, c, t)
     out: list[DecisionView] = []
     for v in c.versions:
@@ -81,7 +81,7 @@ def report(reg: Registry) -> tuple[int, dict[str, Any]]:
 
     if not reg.validated:
         validate(reg)
-    t = trust(reg.formulas_dir)
+    t = trust_of(reg)
     rows = []
     for slug, c in sorted(reg.calculators.items()):
         try:

@@ -80,3 +80,15 @@ def test_the_key_reads_library_versions_as_importlib_metadata_does(dist: str) ->
     except metadata.PackageNotFoundError:
         expected = "none"
     assert _installed_version(dist) == expected
+
+
+def test_the_snapshot_keeps_the_trust_files_as_read(registry_copy, cache_dir):
+    from registry import decisionlog
+
+    first = loader.validated(registry_copy)
+    again = loader.validated(registry_copy)  # read back from the snapshot
+    assert again is not first and again.trust_memo is not None
+    assert again.trust_memo == decisionlog.trust(registry_copy / "formulas")
+    edit(registry_copy / "formulas" / "policy" / "governance.yaml", "people: {}", "people: {}  # edited")
+    changed = loader.validated(registry_copy)  # another key: validated afresh, the files read again
+    assert changed.trust_memo is not None and changed.trust_memo is not again.trust_memo
