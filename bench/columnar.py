@@ -313,12 +313,14 @@ def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) ->
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--loop-rows", type=int, default=3_000)
-    ap.add_argument("--clincalc-rows", type=int, default=20_000)
+    ap.add_argument("--rows", type=int, default=1_000_000, help="rows per calculator for compute_many (default 1,000,000)")
+    ap.add_argument("--loop-rows", type=int, default=3_000,
+                    help="rows the compute loop is timed on, scaled to --rows (default 3,000)")
+    ap.add_argument("--clincalc-rows", type=int, default=20_000,
+                    help="rows clincalc.batch is timed on, scaled to --rows (default 20,000)")
     ap.add_argument("--repeat", type=int, default=3, help="timings per side, the best kept (default 3)")
     ap.add_argument("--only", action="append", help="calculator slug (repeatable)")
-    ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--format", choices=["table", "json"], default="table", help="table for people, json for scripts")
     ap.add_argument("--pairs", action="store_true",
                     help="also time the same rows as [value, unit] cells and as their JSON text")
     args = ap.parse_args()

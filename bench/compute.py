@@ -153,9 +153,9 @@ def _by_calculator(cases: list[tuple[int, dict, Callable, dict]], repeat: int) -
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5, help="timings per side, the best kept (default 5)")
     ap.add_argument("--calls", type=int, default=20_000, help="calls per single-call timing")
-    ap.add_argument("--format", choices=["table", "json"], default="table")
+    ap.add_argument("--format", choices=["table", "json"], default="table", help="table for people, json for scripts")
     ap.add_argument("--by-calculator", action="store_true", help="also time each calculator's cases on both sides")
     args = ap.parse_args()
     cases = _cases(_medcalc())

@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="fork servers for (c) and (d)")
     parser.add_argument("--startup-n", type=int, default=120, help="programs in the start-up workload (default 120)")
     parser.add_argument("--startup-only", action="store_true", help="run only the start-up workload (d)/(e)")
-    parser.add_argument("--format", choices=("table", "json"), default="table")
+    parser.add_argument("--format", choices=("table", "json"), default="table", help="table for people, json for scripts")
     args = parser.parse_args(argv)
 
     startup = startup_workload(args.startup_n, args.workers)
