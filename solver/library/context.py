@@ -648,16 +648,7 @@ class Context:
         if not (isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str)):
             raise BadValue(self.slug, name, f"expected [amount, 'unit'], e.g. [10, 'mg'], got {given!r}")
         amount, src = given
-        t = type(amount)
-        if not (t is float or t is int) or not math.isfinite(amount):
-            amount = self._finite_number(name, amount, "amount")
-        spec, accepted, canonical, rng = self._fields[name]
-        canonical = canonical or "mg"
-        if accepted and src not in accepted:
-            self._mass(name, amount, src, canonical)  # (refuses the unit, in `_mass`'s words)
-        in_canonical = self._in_mass(name, amount, src, canonical)
-        if rng is None or not rng[0] <= in_canonical <= rng[1] or not math.isfinite(in_canonical):
-            self.check_range(name, in_canonical, canonical)
+        amount, in_canonical, canonical = self._checked_dose(name, amount, src, "amount")
         out = in_canonical if unit == canonical else self._in_mass(name, amount, src, unit)
         self.record[name] = new_tuple(InputRecord, (given, out, unit))
         return out
@@ -693,15 +684,21 @@ class Context:
         keys = self.table(table).lookup or {}
         if drug not in keys:
             raise BadValue(self.slug, name, f"{drug!r} is not one of: {', '.join(map(repr, keys))} (names are case-sensitive)")
-        t = type(dose)
-        if not (t is float or t is int) or not math.isfinite(dose):
-            dose = self._finite_number(name, dose, "dose")
+        _, out, canonical = self._checked_dose(name, dose, unit, "dose")
+        self.record[name] = new_tuple(InputRecord, (given, out, canonical))
+        return drug, out
+
+    def _checked_dose(self, name: str, amount: Any, unit: str, what: str) -> tuple[float, float, str]:
+        """A dose's (amount, the amount in the input's canonical mass unit, that unit): the amount a finite number
+        (`what` words it), the unit one the input accepts, the converted amount in the input's range."""
+        t = type(amount)
+        if not (t is float or t is int) or not math.isfinite(amount):
+            amount = self._finite_number(name, amount, what)
         _, accepted, canonical, rng = self._fields[name]
         canonical = canonical or "mg"
         if accepted and unit not in accepted:
-            self._mass(name, dose, unit, canonical)  # (refuses the unit, in `_mass`'s words)
-        out = self._in_mass(name, dose, unit, canonical)
+            self._mass(name, amount, unit, canonical)  # (refuses the unit, in `_mass`'s words)
+        out = self._in_mass(name, amount, unit, canonical)
         if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
             self.check_range(name, out, canonical)
-        self.record[name] = new_tuple(InputRecord, (given, out, canonical))
-        return drug, out
+        return amount, out, canonical
