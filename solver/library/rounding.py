@@ -186,11 +186,12 @@ def round_array(a: np.ndarray, rule: Rule) -> np.ndarray:
         raise ValueError(f"unknown rounding mode {mode!r}; expected one of {', '.join(MODES)}")
     if mode == "half_even" and decimals == 0:  # Python's round(x, 0) on the exact double: rint, exactly
         return np.rint(x)
-    return rint_or_exact(x, decimals, lambda e: _round(e, mode, decimals), small_below=1e-3)
+    return rint_or_exact(x, decimals, lambda e: _round(e, mode, decimals), small_below=1e-3,
+                         python_ties=mode == "half_even")
 
 
 def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *, small_below: float = 0.0,
-                  zero: float | None = None) -> np.ndarray:
+                  zero: float | None = None, python_ties: bool = False) -> np.ndarray:
     """Scale, rint, unscale: the array form of every rounding here, bit for bit equal to `exact` per element.
 
     Away from a tie the nearest whole multiple is unambiguous and the final division of two
@@ -198,7 +199,10 @@ def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *
     that could fail are found in a few in-place passes and handed to `exact`: the scaled value within
     2e-6 of a half, |x * 10**decimals| near 2**52 or above (or infinite), |x| below `small_below`.
     NaN is never risky (it stays NaN); a zero keeps the array's value unless `zero` says what `exact`
-    gives for it (those rows then skip the Python call).
+    gives for it (those rows then skip the Python call). With `python_ties` (`exact` is Python's `round(x,
+    decimals)` on the rows that are neither tiny nor huge), a row near a half is decided here, exactly, by
+    `_nearest_whole` rather than by a Python call each (ideal body weight's heights: 11 % of its rows, 0.15 s
+    of its 0.18 s per million as Python calls).
     """
     import numpy as np
 
@@ -209,11 +213,16 @@ def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *
         out = np.divide(r, scale)
         np.subtract(y, r, out=y)  # exact: y and rint(y) are within a factor of 2
         np.abs(y, out=y)
-        risky = np.greater(y, 0.5 - 2e-6)
+        near = np.greater(y, 0.5 - 2e-6)
         ax = np.abs(x, out=r)
-        risky |= ax > 2.0 ** 51 / scale
+        other = ax > 2.0 ** 51 / scale
         if small_below > 0:
-            risky |= ax < small_below
+            other |= ax < small_below
+        risky = near | other
+        if python_ties and decimals >= 0 and near.any():  # (10**decimals is then exact)
+            ties = np.flatnonzero(near & ~other)
+            out[ties] = np.copysign(_nearest_whole(x[ties], scale) / scale, x[ties])  # round(-0.4) is -0.0
+            risky[ties] = False
         # a whole number of 1 or more is its own rounding to decimals >= 0 (counts per litre, 2.5e11, are huge
         # and whole: without this every such row went to `exact`)
         whole = (np.floor(x) == x) & (ax >= 1) if decimals >= 0 else None
@@ -229,6 +238,30 @@ def rint_or_exact(x: np.ndarray, decimals: int, exact: Callable[[float], Any], *
         keep = ~zeros & np.isfinite(v)
         out[idx[keep]] = [exact(e) for e in v[keep].tolist()]
     return out
+
+
+def _nearest_whole(x: np.ndarray, scale: float) -> np.ndarray:
+    """The whole number nearest to the exact product x * scale, ties to even, for products within 2e-6 of a half
+    and below 2**51: what Python's `round(x, decimals)` rounds to before it divides by the scale.
+
+    Dekker's two-product gives the product's rounding error e exactly (p + e == x * scale, no fused operations in
+    numpy); p's distance d to the half is exact (Sterbenz), so the sign of d + e, which rounding keeps, says on
+    which side of the half the exact product lies, and zero says it is on it.
+    """
+    import numpy as np
+
+    split = 134217729.0  # 2**27 + 1: splits a double into two halves of 26 bits whose products are exact
+    p = x * scale
+    c = split * x
+    xh = c - (c - x)
+    xl = x - xh
+    c = split * scale
+    sh = c - (c - scale)
+    sl = scale - sh
+    e = ((xh * sh - p) + xh * sl + xl * sh) + xl * sl
+    low = np.floor(p)
+    side = (p - (low + 0.5)) + e
+    return low + np.where(side > 0, 1.0, np.where(side < 0, 0.0, np.mod(low, 2.0)))
 
 
 # ---------------------------------------------------------------------- which rule a variant uses

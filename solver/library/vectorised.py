@@ -1278,10 +1278,10 @@ def round_array(x: np.ndarray, rule: Any) -> np.ndarray:
     if x.dtype.kind in "iu":
         return x
     return rnd.rint_or_exact(x, rule.decimals, lambda v: round_number(v, rule), small_below=rule.small_below,
-                             zero=0.0)
+                             zero=0.0, python_ties=True)
 
 
 def round_places(x: np.ndarray, decimals: int) -> np.ndarray:
     """Python's `round(x, decimals)` over an array, bit for bit (as `round_array`, without the small-number rule)."""
-    return rnd.rint_or_exact(x, decimals, lambda v: round(v, decimals))
+    return rnd.rint_or_exact(x, decimals, lambda v: round(v, decimals), python_ties=True)
 

@@ -62,6 +62,38 @@ def test_round_array_equals_round_value_element_for_element(mode, decimals):
     assert np.array_equal(got, want, equal_nan=True)
 
 
+def _bits(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, dtype=np.float64).view(np.int64)
+
+
+@pytest.mark.parametrize("decimals", [0, 1, 2, 3, 4, 6, 9])
+def test_rows_near_a_half_are_decided_in_numpy_as_python_round_decides_them(decimals):
+    """`python_ties`: the rows within 2e-6 of a half are rounded by the exact two-product, not by Python calls;
+    every row must still be Python's `round(x, decimals)` to the bit (sign of zero included). The values are
+    ties as stored (k + 0.5 over 10**decimals), their neighbours one and two doubles away, products of short
+    decimals (2.3 x a height in inches with two decimals: ideal body weight), negatives, and exact binary ties."""
+    from solver.library.rounding import rint_or_exact
+
+    rng = np.random.default_rng(decimals)
+    scale = 10.0 ** decimals
+    ties = (rng.integers(-10 ** 6, 10 ** 6, 4000) + 0.5) / scale
+    near = np.concatenate([np.nextafter(ties, np.inf), np.nextafter(ties, -np.inf),
+                           np.nextafter(np.nextafter(ties, np.inf), np.inf)])
+    products = 2.3 * (rng.integers(5000, 8000, 4000) / 100) - rng.integers(0, 60, 4000) / 1000
+    binary = np.array([0.125, -0.125, 0.375, 2.5, -2.5, 0.5, -0.5, 1.5, 1 / 1024, -3 / 2048], dtype=float)
+    x = np.concatenate([ties, near, products, -products, binary, binary / scale])
+    calls: list[float] = []
+
+    def exact(v: float) -> float:
+        calls.append(v)
+        return round(v, decimals)
+
+    got = rint_or_exact(x.copy(), decimals, exact, python_ties=True)
+    want = np.array([round(v, decimals) for v in x.tolist()])
+    assert np.array_equal(_bits(got), _bits(want)), x[_bits(got) != _bits(want)][:5]
+    assert not calls  # (nothing here is tiny, huge or infinite: no row went to Python)
+
+
 # ------------------------------------------------------------------ MELD 3.0 (Kim 2021)
 
 MELD3 = {"creatinine": [0.9, "mg/dL"], "Bilirubin": [0.8, "mg/dL"], "international normalized ratio": 1.0}
