@@ -15,7 +15,9 @@ Against, in the same run and on the same table:
                              [--pairs] [--format json]
 
 Prints per calculator the ratios loop/compute_many (issue 31: >= 30; as `[value, unit]` cells or their JSON text,
---pairs: >= 20) and clincalc/compute_many.
+--pairs: >= 20) and clincalc/compute_many. With --pairs, `ceiling` is the loop over the time `entity_columns` alone
+takes to read that layout's cells into arrays: the ratio compute_many would reach if its kernel, rounding and checks
+took no time at all. A summary at the end counts the calculators that meet each target and names the others.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from registry.loader import get_registry  # noqa: E402
 from solver.library import CalculatorError, compute, compute_many  # noqa: E402
+from solver.library.batch import entity_columns  # noqa: E402
 from solver.library.vectorised import columnar  # noqa: E402
 
 FLAGS = ["Congestive Heart Failure", "Hypertension history", "Stroke", "Transient Ischemic Attacks History",
@@ -286,11 +289,15 @@ def run_one(slug: str, variant: str, args: argparse.Namespace, clincalc: Any) ->
     if args.pairs:  # the same rows as [value, unit] cells, and as their JSON text (a CSV of MedCalc-Bench entities)
         for layout in ("pairs", "json"):
             pf, pmap = pair_frame(f, mapping, as_json=layout == "json")
-            t_p = math.inf
+            t_p = t_read = math.inf
             for _ in range(args.repeat):
                 t = time.perf_counter()
                 pres = compute_many(slug, pf, variant=variant, columns=pmap)
                 t_p = min(t_p, time.perf_counter() - t)
+                t = time.perf_counter()  # the cells read into arrays alone: no kernel can make the whole faster
+                entity_columns(pf, get_registry().calculators[slug], pmap)
+                t_read = min(t_read, time.perf_counter() - t)
+            extra[f"{layout}_read_s"], extra[f"{layout}_ceiling"] = round(t_read, 3), round(t_loop / t_read, 1)
             assert pres["value"].tolist()[: len(sub)] == res["value"].tolist()[: len(sub)], slug
             extra[f"{layout}_s"], extra[f"{layout}_ratio"] = round(t_p, 3), round(t_loop / t_p, 1)
             extra[f"{layout}_row_by_row"] = pres.attrs["row_by_row"]
@@ -344,7 +351,7 @@ def main() -> int:
         return 0
     print(f"{args.rows:,} rows per calculator (plain numeric columns, fixed units); loop timed on {args.loop_rows:,} "
           f"rows and clincalc.batch on {args.clincalc_rows:,}, both scaled (~)")
-    pairs = f" {'pairs':>7} {'json':>7}" if args.pairs else ""
+    pairs = f" {'pairs':>7} {'ceiling':>7} {'json':>7} {'ceiling':>7}" if args.pairs else ""
     print(f"{'calculator':38} {'variant':9} {'compute_many':>12} {'loop~':>8} {'ratio':>7} {'clincalc~':>10} {'ratio':>7}"
           + pairs)
     for r in results:
@@ -352,10 +359,31 @@ def main() -> int:
             print(f"{r['calculator']:38} {r['variant']:9} {'row by row (not columnar yet)':>37}")
             continue
         cc = f"{r['clincalc_s_scaled']:>9.2f}s {r['clincalc_ratio']:>6.1f}x" if "clincalc" in r else f"{'n/a':>10} {'':>7}"
-        p = f" {r['pairs_ratio']:>6.1f}x {r['json_ratio']:>6.1f}x" if args.pairs else ""
+        p = (f" {r['pairs_ratio']:>6.1f}x {r['pairs_ceiling']:>6.1f}x {r['json_ratio']:>6.1f}x {r['json_ceiling']:>6.1f}x"
+             if args.pairs else "")
         print(f"{r['calculator']:38} {r['variant']:9} {r['compute_many_s']:>11.3f}s {r['loop_s_scaled']:>7.1f}s "
               f"{r['loop_ratio']:>6.1f}x {cc}{p}")
+    print(_summary(results, args.pairs))
     return 0
+
+
+def _summary(results: list[dict[str, Any]], pairs: bool) -> str:
+    """How many calculators meet issue 31's targets, and which do not, with their ratios."""
+    timed = [r for r in results if r.get("columnar") is not False]
+    lines = [_target("loop", timed, "loop_ratio", 30.0)]
+    if pairs:
+        for layout in ("pairs", "json"):
+            lines.append(_target(layout, timed, f"{layout}_ratio", 20.0))
+            low = sorted(r["calculator"] for r in timed if r[f"{layout}_ceiling"] < 20.0)
+            lines.append(f"  {layout}: reading the cells alone leaves less than 20x for {len(low)}"
+                         + (f": {', '.join(low)}" if low else ""))
+    return "\n".join(lines)
+
+
+def _target(label: str, rows: list[dict[str, Any]], key: str, target: float) -> str:
+    below = sorted((r for r in rows if r[key] < target), key=lambda r: r[key])
+    text = f"{label}: {len(rows) - len(below)} of {len(rows)} at {target:.0f}x or more"
+    return text + ("; below: " + ", ".join(f"{r['calculator']} {r[key]:.1f}x" for r in below) if below else "")
 
 
 if __name__ == "__main__":
