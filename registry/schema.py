@@ -2,7 +2,8 @@
 
 Every model forbids unknown fields, so a typo in a YAML key is an error with a line number
 rather than a silently ignored value. Field names follow FHIR's Library resource where one
-exists (status, version, approval date, last review date, related artifacts).
+exists (status, version, approval date, last review date, related artifacts). Every model is
+frozen (see `Strict`): an edit is a copy, never a change in place.
 """
 from __future__ import annotations
 
@@ -23,7 +24,17 @@ Number = Union[int, float]
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False, str_strip_whitespace=True, defer_build=True)
+    """The base of every registry model: unknown fields are errors, and a loaded model is frozen.
+
+    Frozen (pydantic's `frozen=True`): assigning a field raises a ValidationError, so an entry is edited by
+    copying it (`model_copy(update=...)`), never in place, and what was worked out from an entry (its plan,
+    solver.library.plan; its content hash, registry.versions) keeps describing it. The freezing is shallow:
+    the lists and dicts a model holds could still be changed in place, and no code may do so. Frozen models
+    are hashable by their field values (one that holds a list or dict raises TypeError when hashed);
+    equality is field by field, as before.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=True, defer_build=True)
 
 
 # --------------------------------------------------------------------------- enumerations

@@ -5,10 +5,19 @@ requires: `compute` and `Context` read these instead of searching the entry's in
 every access. Plans are keyed by the entry object itself (a reloaded or edited registry makes new
 entries, hence new plans), so they can never describe content other than the entry in hand.
 
-A plan is made once per entry, as the entry's content hash is worked out once (memoised on the registry):
-entries are edited by copying (`model_copy`, a new entry and so a new plan), never in place, and a plan
-that followed a field replaced in place would pair the new content with the hash of the old. (Checking
-nine fields of the entry on every call cost 4,500 machine instructions, 9 % of a two-input case.)
+A plan is made once per entry, as the entry's content hash is worked out once (memoised on the registry),
+and it can never go stale: the registry's models are frozen (`registry.schema.Strict`, pydantic's
+`frozen=True`), so assigning a field of an entry, or of any model inside it, raises a ValidationError.
+An edit is a copy (`model_copy(update=...)`), a new entry and so a new plan, with its own content hash.
+(Checking nine fields of the entry on every call cost 4,500 machine instructions, 9 % of a two-input case.)
+
+Pydantic's freezing is shallow: the lists and dicts a model holds (a calculator's `inputs`, `constants`,
+`tables`, `versions`, `depends_on`; a table's `bands`, `points` or `lookup`; an input's `accepted_units`
+and `options`; the unit data's factor tables) are plain containers that could still be changed in place,
+and a plan shares some of them (`maps`, `depends_on`). Nothing in the code does so, and nothing may: an
+edit builds new containers (`{**calc.tables, name: table}`, `[*calc.inputs, extra]`) in the copy. An
+edited copy put into a registry under its slug and version needs that registry's hash memo fresh too
+(`dataclasses.replace(reg, calculators=..., hashes={})`): the memo is keyed by slug and version.
 """
 from __future__ import annotations
 

@@ -216,7 +216,7 @@ def test_a_new_optional_field_left_at_its_default_changes_no_hash() -> None:
     assert content_hash(content(grown, grown.active, reg.units)) == content_hash(content(calc, calc.active, reg.units))
     assert content_hash(released_content(reg, grown, grown.active)) == content_hash(
         released_content(reg, calc, calc.active))
-    grown.future_note = "set"  # once set, it is content
+    grown = grown.model_copy(update={"future_note": "set"})  # once set, it is content
     assert content_hash(content(grown, grown.active, reg.units)) != content_hash(content(calc, calc.active, reg.units))
 
 
@@ -241,5 +241,6 @@ def test_an_older_lock_still_verifies_after_the_schema_gains_optional_fields() -
 
     grown = Grown.model_validate(calc.model_dump(mode="json"))
     assert legacy_content(grown, grown.active, reg.units) == legacy_content(calc, calc.active, reg.units)
-    grown.inputs[0].future_hint = "released with it"  # a value set on the branch that added it is kept
+    first = grown.inputs[0].model_copy(update={"future_hint": "released with it"})  # a value set on the branch
+    grown = grown.model_copy(update={"inputs": [first, *grown.inputs[1:]]})  # that added it is kept
     assert legacy_content(grown, grown.active, reg.units) != legacy_content(calc, calc.active, reg.units)

@@ -100,8 +100,10 @@ def _in_child(work: Any) -> str:
 
 def _render_with(source: str, slug: str = "body-mass-index") -> str:
     reg = get_registry()
-    evil = reg.calculators[slug].model_copy(deep=True)
-    evil.active.text = source
+    calc = reg.calculators[slug]
+    active = calc.active  # (the models are frozen: the edited entry is a copy)
+    evil = calc.model_copy(update={"versions": [v.model_copy(update={"text": source}) if v is active else v
+                                                for v in calc.versions]})
     return render(evil, calcs=reg.calculators, units=reg.units)
 
 

@@ -60,9 +60,11 @@ def test_an_escaping_expression_or_text_is_refused_and_runs_nothing(tmp_path: Pa
     payload = _escapes(marker)[n]
     assert template_problems(payload)
     calc = get_registry().calculators[SLUG]
-    evil = calc.model_copy(deep=True)
-    evil.formula.expression = payload
-    evil.active.text = calc.active.text + "\n" + payload
+    active = calc.active  # (the models are frozen: the edited entry is a copy, built field by field)
+    evil = calc.model_copy(update={
+        "formula": calc.formula.model_copy(update={"expression": payload}),
+        "versions": [v.model_copy(update={"text": active.text + "\n" + payload}) if v is active else v
+                     for v in calc.versions]})
     with pytest.raises(TextError, match="template line 1"):
         render_expression(evil)
     with pytest.raises(TextError, match="template line"):

@@ -10,19 +10,25 @@ def _hash(calc, units):
     return content_hash(content(calc, calc.active, units))
 
 
+def _with_definition(calc, name, definition):
+    """A copy of the entry whose input `name` has this definition (the models are frozen: edits are copies)."""
+    target = calc.input(name)
+    return calc.model_copy(update={"inputs": [i.model_copy(update={"definition": definition}) if i is target else i
+                                              for i in calc.inputs]})
+
+
 def test_definitions_are_inside_the_content_hash():
     reg = get_registry()
     calc = reg.calculators["has-bled"]
     labile = calc.input("Labile international normalized ratio")
     assert labile.definition is not None and "60%" in labile.definition.text
     before = _hash(calc, reg.units)
-    edited = calc.model_copy(deep=True)
-    edited.input("Labile international normalized ratio").definition = InputDefinition(
-        text="something else", source="nowhere", verified=False)
+    edited = _with_definition(calc, "Labile international normalized ratio", InputDefinition(
+        text="something else", source="nowhere", verified=False))
     assert _hash(edited, reg.units) != before
-    edited = calc.model_copy(deep=True)
-    edited.input("Labile international normalized ratio").definition = None
+    edited = _with_definition(calc, "Labile international normalized ratio", None)
     assert _hash(edited, reg.units) != before
+    assert _hash(calc, reg.units) == before  # the entry in hand is unchanged
 
 
 def test_definitions_name_a_source_and_stay_unverified_until_checked():
