@@ -25,6 +25,7 @@ import argparse
 import json
 import math
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -377,7 +378,7 @@ def _summary(results: list[dict[str, Any]], pairs: bool) -> str:
             low = sorted(r["calculator"] for r in timed if r[f"{layout}_ceiling"] < 20.0)
             lines.append(f"  {layout}: reading the cells alone leaves less than 20x for {len(low)}"
                          + (f": {', '.join(low)}" if low else ""))
-    return "\n".join(lines)
+    return "\n".join(textwrap.fill(line, width=110, subsequent_indent="    ", break_on_hyphens=False) for line in lines)
 
 
 def _target(label: str, rows: list[dict[str, Any]], key: str, target: float) -> str:

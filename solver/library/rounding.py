@@ -255,8 +255,8 @@ def _nearest_whole(x: np.ndarray, scale: float) -> np.ndarray:
     c = split * x
     xh = c - (c - x)
     xl = x - xh
-    c = split * scale
-    sh = c - (c - scale)
+    cs = split * scale
+    sh = cs - (cs - scale)
     sl = scale - sh
     e = ((xh * sh - p) + xh * sl + xl * sh) + xl * sl
     low = np.floor(p)
