@@ -1,6 +1,6 @@
 """The decisions a change records (releases, approvals, reviews), by whom, and whether they verify.
 
-One adapter for `formula review-pr` over the signed governance (`registry.signatures`): a signed
+One adapter for `formula review-pr` over the signed governance (`registry.governance.signatures`): a signed
 decision names its signer through the key that verifies it ("verified"), or says why it does not
 ("invalid"); releases before signing began are "recorded_before_signing". Where the policy does not
 require signatures, the registry holds only names people typed: those are "unsigned" (a typed name is
@@ -20,7 +20,7 @@ State = Literal["verified", "recorded_before_signing", "invalid", "unsigned"]
 
 class Decision(BaseModel):
     version: str
-    decision: str  # release, draft, approve, reject, review (registry.signatures' names)
+    decision: str  # release, draft, approve, reject, review (registry.governance.signatures' names)
     name: str | None  # as typed on the record; only a verified decision's name is vouched for by its key
     role: str | None
     date: str
@@ -32,7 +32,7 @@ class Decision(BaseModel):
 
 def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculator | None) -> list[Decision]:
     """Decisions on the head's calculator `b` not already on the base's `a`: the signed ones with their verdict
-    (registry.signatures), then the names typed where the policy does not require signatures ("unsigned")."""
+    (registry.governance.signatures), then the names typed where the policy does not require signatures ("unsigned")."""
     if b is None:
         return []
     seen = {_key(v) for v in _signed(base, a)}
@@ -43,9 +43,9 @@ def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculato
 
 
 def _signed(reg: Registry, c: Calculator | None) -> list[Any]:
-    """registry.signatures' view of a calculator's decisions. `decision_views(root, slug)` is this on a registry
+    """registry.governance.signatures' view of a calculator's decisions. `decision_views(root, slug)` is this on a registry
     it loads itself; the review has both registries loaded already, so it asks `views` (one trust per side)."""
-    from registry.signatures import trust, views
+    from registry.governance.signatures import trust, views
 
     if c is None:
         return []

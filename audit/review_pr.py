@@ -6,7 +6,7 @@ status on each side, the decisions recorded in between (audit.decisions), every 
 the effect on answers (the shipped reference cases computed with the library on both registries,
 with reclassification across the bands audit.impact classifies results with), its dependants whose
 content hash changes, and a one-line kind. Then the guidelines that changed, the stored runs under
-results/ that become stale (registry.governance.stale), and every validation problem of the head.
+results/ that become stale (registry.versioned.stale), and every validation problem of the head.
 
 Only the affected calculators are computed, so a review of one fix takes about a second.
 """
@@ -178,7 +178,7 @@ def _dump(c: Calculator | None) -> dict[str, Any] | None:
 def _status(c: Calculator | None, reg: Registry) -> str | None:
     if c is None:
         return None
-    from registry.pending import draft_version
+    from registry.governance.pending import draft_version
 
     try:
         v = c.active
@@ -216,7 +216,7 @@ def _text(reg: Registry, c: Calculator | None) -> str:
 def proposed(reg: Registry) -> Registry:
     """The registry as it would be with every waiting draft (formulas/drafts/) approved: a pull request that
     drafts a change under four eyes proposes the draft, so that is what is diffed and computed."""
-    from registry.pending import draft_version
+    from registry.governance.pending import draft_version
 
     drafts = {s: found[0] for s in sorted(reg.calculators) if (found := draft_version(reg, s)) is not None}
     if not drafts:
@@ -225,7 +225,7 @@ def proposed(reg: Registry) -> Registry:
 
 
 def _draft(reg: Registry, slug: str) -> Any:
-    from registry.pending import draft_version
+    from registry.governance.pending import draft_version
 
     found = draft_version(reg, slug)
     return None if found is None else found[0].model_dump(mode="json")
@@ -396,7 +396,7 @@ def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug:
     ta, tb = _text(base, a), _text(head, b)
     text_diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{slug} (base)", f"{slug} (head)",
                                           lineterm="", n=2))
-    from registry.release import dependants
+    from registry.governance.release import dependants
 
     return CalculatorReview(
         slug=slug, name=(b or a).name,  # type: ignore[union-attr]
@@ -493,7 +493,7 @@ def _run_files(root: Path) -> list[Path]:
 def stale_runs(base: Registry, head: Registry, head_root: Path) -> list[StaleRun]:
     """Stored runs with cases stale against the head that were not stale against the base."""
     from registry.commands import read_jsonl
-    from registry.governance import stale
+    from registry.versioned import stale
 
     out = []
     for path in _run_files(head_root):

@@ -39,7 +39,7 @@ from formula_site.registry_pages import (
 from formula_site.report import from_report
 from formula_site.results_pages import calculator_accuracy, results_page
 from registry import clock
-from registry.changelog import changelog
+from registry.governance.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
 from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 

@@ -1,13 +1,13 @@
 """The site's "Awaiting approval" sections: drafts and approved versions not yet in force.
 
-Read from `registry.pending`, the same queue `formula pending` prints, so the committee sees on
+Read from `registry.governance.pending`, the same queue `formula pending` prints, so the committee sees on
 the site exactly what the command line shows.
 """
 from __future__ import annotations
 
 from formula_site.markup import Raw, esc, link, table
+from registry.governance.pending import Pending, pending, pending_one
 from registry.loader import Registry
-from registry.pending import Pending, pending, pending_one
 from registry.schema import Calculator
 
 

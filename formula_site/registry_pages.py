@@ -532,7 +532,7 @@ def _versions(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[str]:
     out: list[str] = []
     out += ["", "## Version history", ""]
     rows = []
-    from registry.signatures import views as decision_views
+    from registry.governance.signatures import views as decision_views
 
     decided = decision_views(reg, c)
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
@@ -682,7 +682,7 @@ def lineage(reg: Registry) -> str:
 
 
 def _decision(d: Any) -> str:
-    """A decision (registry.signatures.DecisionView) as the site shows it: verified ones name person, role and key."""
+    """A decision (registry.governance.signatures.DecisionView) as the site shows it: verified ones name person, role and key."""
     if d.state == "recorded_before_signing":
         return f"{esc(d.decision)}: recorded before signing ({esc(d.date)}; not verified)"
     if d.state == "invalid":
@@ -711,7 +711,7 @@ def _nowrap(x: Any) -> Raw:
 
 
 def changelog_page(entries: list[Any]) -> str:
-    from registry.changelog import grouped, people
+    from registry.governance.changelog import grouped, people
 
     rows = []
     for g in grouped(entries):

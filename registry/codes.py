@@ -33,7 +33,7 @@ ID_CHANGED = "R-ID-CHANGED"  # a released calculator's benchmark id changed
 DRAFT = "R-DRAFT"  # a draft in formulas/drafts/ is unreadable or out of date
 PLAUSIBILITY = "R-PLAUSIBILITY"  # a cross-input plausibility rule is malformed
 POLICY = "R-POLICY"  # formulas/policy/governance.yaml (who may approve) is not valid
-SIGNATURE = "R-SIGNATURE"  # a decision's signature, chain or approvals fail (registry.signatures)
+SIGNATURE = "R-SIGNATURE"  # a decision's signature, chain or approvals fail (registry.governance.signatures)
 
 # the registry's files could not all be read as valid entries: nothing can be rendered from it faithfully
 UNREADABLE = frozenset({ROOT, YAML, SCHEMA, SLUG, UNITS_MISSING, REFERENCE, CYCLE, TEXT, VERSIONS})

@@ -270,7 +270,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         advice = first_fix(reg.problems)
         raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {printable(advice)}" if advice else ""))
     print(summary(reg))
-    from registry.pending import pending
+    from registry.governance.pending import pending
 
     waiting = pending(reg)
     if waiting:
@@ -321,7 +321,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     if args.format == "json":
-        from registry.signatures import views
+        from registry.governance.signatures import views
 
         checked = [d.model_dump() for d in views(reg, c) if d.version == c.active.version]
         print(json.dumps({**c.model_dump(mode="json"), "active_decisions": checked}, indent=2, ensure_ascii=False))
@@ -334,8 +334,8 @@ def cmd_history(args: argparse.Namespace) -> int:
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
-    from registry.pending import draft_version
-    from registry.signatures import views
+    from registry.governance.pending import draft_version
+    from registry.governance.signatures import views
 
     decided = views(reg, c)
     rows = [_history_row(v, v.status.value, lock.get(v.version, ""), [d for d in decided if d.version == v.version])
@@ -359,7 +359,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 
 
 def _pending_approved(reg: Registry, c: Calculator) -> bool:
-    from registry.pending import pending_one
+    from registry.governance.pending import pending_one
 
     p = pending_one(reg, c)
     return p is not None and p.state.startswith("approved")
@@ -398,7 +398,7 @@ def _short_hash(h: str | None) -> str:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from registry.diffing import diff, scoring_changes
-    from registry.governance import rendered, version_content
+    from registry.versioned import rendered, version_content
 
     reg = _load_valid(args.root)
     c = _calc(reg, args.calculator)
@@ -435,7 +435,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    from registry.policy import Policy
+    from registry.governance.policy import Policy
 
     models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile,
                                           "policy": Policy}
@@ -446,7 +446,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.rehash:
-        from registry.release import ReleaseError, writing
+        from registry.governance.release import ReleaseError, writing
 
         _writable(args.root)
         try:
@@ -463,7 +463,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
     def lock_all() -> str:
         from registry.atomic import commit
-        from registry.release import ReleaseError, writing
+        from registry.governance.release import ReleaseError, writing
 
         with writing(args.root) as base:
             reg = load(base)
@@ -488,7 +488,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
                     changes[ver.snapshot_path(reg.formulas_dir, slug, v.version)] = ver.snapshot_text(data)
                     new.append((c, v.version, entry[v.version]))
                     added += 1
-            from registry.release import sign_new_versions
+            from registry.governance.release import sign_new_versions
 
             signed = sign_new_versions(reg, new, args.key, changes)
             changes[reg.lock_path] = ver.lock_text(lock)
@@ -548,7 +548,7 @@ def _rehash(reg: Registry) -> int:
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
     changes[reg.lock_path] = ver.lock_text(lock)
-    from registry.decisionlog import LEGACY_FILE, resealed
+    from registry.governance.decisionlog import LEGACY_FILE, resealed
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
     if seal is not None:  # the history sealed before signing names the same versions by their new hashes
@@ -563,7 +563,7 @@ def _rehash(reg: Registry) -> int:
 def _maintain(root: Path | None, action: Callable[[], str]) -> int:
     """Run a registry-editing action; its refusal is `error: ...` and exit 1, never a traceback."""
     from registry.atomic import JournalRefused
-    from registry.release import ReleaseError
+    from registry.governance.release import ReleaseError
     from registry.yamlio import YamlError
 
     _writable(root)
@@ -580,34 +580,34 @@ def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_release(args: argparse.Namespace) -> int:
-    from registry.release import release
+    from registry.governance.release import release
 
     return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, **_release_kw(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
-    from registry.release import release
+    from registry.governance.release import release
 
     return _maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
                                                 labels=args.labels, **_release_kw(args)))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:
-    from registry.release import approve
+    from registry.governance.release import approve
 
     return _maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role,
                                                 date=args.date, reason=args.reason, key=args.key))
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
-    from registry.release import reject
+    from registry.governance.release import reject
 
     return _maintain(args.root, lambda: reject(args.root, args.calculator, args.version, args.by, args.role,
                                                reason=args.reason, key=args.key))
 
 
 def cmd_pending(args: argparse.Namespace) -> int:
-    from registry.pending import pending, row
+    from registry.governance.pending import pending, row
 
     reg = _load_valid(args.root)
     rows = [row(p) for p in pending(reg)]
@@ -627,7 +627,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
 
 
 def cmd_activate(args: argparse.Namespace) -> int:
-    from registry.release import activate
+    from registry.governance.release import activate
 
     return _maintain(args.root, lambda: activate(args.root, on=args.on))
 
@@ -647,7 +647,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from registry.release import review
+    from registry.governance.release import review
 
     return _maintain(args.root, lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
                                     next_due=args.next_due, interval_days=args.interval_days, key=args.key))
@@ -688,7 +688,7 @@ def cmd_due(args: argparse.Namespace) -> int:
 
 
 def cmd_changelog(args: argparse.Namespace) -> int:
-    from registry.changelog import ChangelogError, changelog, markdown
+    from registry.governance.changelog import ChangelogError, changelog, markdown
 
     reg = _load_valid(args.root)
     if reg is None:
@@ -711,7 +711,7 @@ def cmd_changelog(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from registry.signatures import BEFORE_SIGNING, INVALID, report
+    from registry.governance.signatures import BEFORE_SIGNING, INVALID, report
 
     reg = load(args.root)
     status, out = report(reg)
@@ -787,7 +787,7 @@ def cmd_stale(args: argparse.Namespace) -> int:
 def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One results file: its stale rows, the lines that could not be checked and those that are not JSON lines
     (printed as a table unless `fmt` is json)."""
-    from registry.governance import stale
+    from registry.versioned import stale
 
     try:
         rows, bad = read_jsonl(path)

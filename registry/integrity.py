@@ -18,15 +18,15 @@ def check(reg: Registry) -> None:
     _benchmark_ids(reg)
     _drafts(reg)
     _policy(reg)
-    from registry.decisionlog import check as signatures
-    from registry.rejections import check as rejections
+    from registry.governance.decisionlog import check as signatures
+    from registry.governance.rejections import check as rejections
 
     signatures(reg)
     rejections(reg)
 
 
 def _policy(reg: Registry) -> None:
-    from registry.policy import PolicyError, policy_path, read_policy
+    from registry.governance.policy import PolicyError, policy_path, read_policy
 
     try:
         read_policy(reg.formulas_dir)
@@ -66,8 +66,8 @@ def _benchmark_ids(reg: Registry) -> None:
 def _drafts(reg: Registry) -> None:
     from pydantic import ValidationError
 
-    from registry.governance import DRAFTS_DIR
     from registry.schema import Calculator, VersionStatus
+    from registry.versioned import DRAFTS_DIR
     from registry.yamlio import load_file
 
     for p in sorted((reg.formulas_dir / DRAFTS_DIR).glob("*.yaml")):

@@ -45,7 +45,7 @@ class Registry:
     hashes: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)  # (slug, version) -> content hash
     _ids: dict[int, Calculator] = field(default_factory=dict, repr=False, compare=False)  # by_id's index (checked on use)
     # the trust files (policy, signers, history recorded before signing) as read for this registry: see
-    # registry.decisionlog.trust_of; kept in the validated snapshot, so a warm read-only command reads none of them
+    # registry.governance.decisionlog.trust_of; kept in the validated snapshot, so a warm read-only command reads none of them
     trust_memo: Any = field(default=None, repr=False, compare=False)
 
     @property

@@ -59,8 +59,8 @@ def cite(c: Any) -> str:
 
 
 def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
-    """The version waiting for approval or its date, if any (registry.pending)."""
-    from registry.pending import pending_one
+    """The version waiting for approval or its date, if any (registry.governance.pending)."""
+    from registry.governance.pending import pending_one
 
     p = pending_one(reg, c)
     if p is not None:
@@ -72,7 +72,7 @@ def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
 def decision_lines(reg: Registry, c: Calculator, v: Any) -> list[str]:
     """The decisions on version `v` as `formula history` judges them: a signed one names its verified person,
     role and key and says "verified"; the history before signing says so; a typed record is never verified."""
-    from registry.signatures import views
+    from registry.governance.signatures import views
 
     mine = [d for d in views(reg, c) if d.version == v.version]
     lines = [f"  decisions on version {v.version} (`formula history {c.slug}` for every version):"]

@@ -353,7 +353,7 @@ DECISIONS = ("release", "draft", "approve", "reject", "review", "emergency")
 
 
 class Decision(Strict):
-    """One signed decision on a version (registry.signatures): the statement's fields and its SSHSIG signature.
+    """One signed decision on a version (registry.governance.signatures): the statement's fields and its SSHSIG signature.
 
     The statement signed is canonical JSON of these fields (less `signature`) with the calculator's slug,
     the version, its content hash and effective date, and the hash of the previous decision in the
@@ -384,7 +384,7 @@ class Version(Strict):
     next_review: dt.date | None = None
     signoffs: list[SignOff] = Field(default_factory=list)
     decisions: list[Decision] = Field(default_factory=list, max_length=50,  # each costs one ssh-keygen run
-                                      description="signed decisions (registry.signatures)")
+                                      description="signed decisions (registry.governance.signatures)")
 
     @property
     def key(self) -> tuple[int, int, int]:

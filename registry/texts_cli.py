@@ -50,9 +50,9 @@ def _registry(root: Path | None) -> Registry:
 def cmd_render(args: argparse.Namespace) -> int:
     """Render the released texts. Unreleased edits are never rendered: the command refuses and names them."""
     from registry.atomic import JournalRefused, LockBusy, atomic_write, commit, recover, registry_lock
-    from registry.governance import unreleased
     from registry.loader import default_root
     from registry.texts import catalogue_files
+    from registry.versioned import unreleased
 
     if args.preview is not None:
         return preview(args.root, args.preview)
@@ -98,7 +98,7 @@ def cmd_render(args: argparse.Namespace) -> int:
 
 def check(root: Path | None, out: Path | None) -> int:
     """`texts render --check`: the committed catalogue is what a render would write (validation's catalogue rule)."""
-    from registry.governance import unreleased
+    from registry.versioned import unreleased
 
     if out is not None:
         print("error: --check compares the registry's own catalogue (formulas/texts/); drop --out", file=sys.stderr)

@@ -56,7 +56,7 @@ def edit(path: Path, old: str, new: str, count: int = 1) -> None:
 
 @dataclasses.dataclass
 class Committee:
-    """People of a test registry with their OpenSSH keys (registry.signatures): `args(who)` is `--key PATH`."""
+    """People of a test registry with their OpenSSH keys (registry.governance.signatures): `args(who)` is `--key PATH`."""
 
     root: Path
     keys: dict[str, Path]
@@ -135,7 +135,7 @@ def keys_of(root: Path, people: dict[str, tuple[str, list[str]]] | None = None) 
 
 def maintained(root: Path, monkeypatch: pytest.MonkeyPatch, **policy: object) -> Committee:
     """`committee(root, **policy)` with $FORMULA_SIGNING_KEY set to the author's key (subprocesses inherit it)."""
-    from registry.deciding import KEY_ENV
+    from registry.governance.deciding import KEY_ENV
 
     c = committee(root, **policy)
     monkeypatch.setenv(KEY_ENV, str(c.keys["author"]))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from registry import clock
-from registry.changelog import ChangelogEntry, changelog
+from registry.governance.changelog import ChangelogEntry, changelog
 from registry.loader import load
 from registry.versions import bump
 from solver.library import OutOfRange, compute

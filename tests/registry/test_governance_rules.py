@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from registry import clock
-from registry.changelog import ChangelogEntry, _ordered, grouped, markdown
 from registry.diffing import diff
+from registry.governance.changelog import ChangelogEntry, _ordered, grouped, markdown
+from registry.governance.signatures import decision_views
 from registry.loader import load
 from registry.schema import VersionStatus
-from registry.signatures import decision_views
 from solver.data import REFERENCE_CASES, read_cases
 from tests.helpers import Committee, keys_of, maintained, set_policy
 from tests.registry.helpers import NEW, OLD, SODIUM, copy_registry, fingerprint, formula, problems
@@ -402,7 +402,7 @@ def test_diff_covers_every_shown_field_but_not_what_an_older_snapshot_lacks() ->
 
 
 def test_ctrl_c_before_the_write_says_nothing_was_written(capsys, root: Path, monkeypatch) -> None:
-    import registry.release as release
+    import registry.governance.release as release
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from registry.governance.signatures import BEFORE_SIGNING, INVALID, DecisionView, decision_views
 from registry.loader import load
-from registry.signatures import BEFORE_SIGNING, INVALID, DecisionView, decision_views
 from registry.yamlio import rt_dump, rt_load
 from tests.helpers import Committee, add_person, committee, make_key, set_policy, signer_line
 from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, copy_registry, fingerprint, formula, problems
@@ -278,7 +278,7 @@ def test_without_required_signatures_typed_decisions_are_never_shown_as_verified
 
 def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(root: Path, cache_dir: Path,
                                                                                   monkeypatch) -> None:
-    from registry import sshsig
+    from registry.governance import sshsig
     from tests.helpers import count_calls
 
     calls = count_calls(monkeypatch, sshsig, "_run")

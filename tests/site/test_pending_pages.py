@@ -5,7 +5,7 @@ from pathlib import Path
 
 from formula_site.registry_pages import AuditInputs, calculator_page, changelog_page, overview
 from registry import clock
-from registry.changelog import changelog
+from registry.governance.changelog import changelog
 from registry.loader import load
 from tests.helpers import committee
 from tests.registry.helpers import NEW, SODIUM, copy_registry, formula

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
+from registry.governance.release import release
 from registry.loader import clear_cache, load
-from registry.release import release
 from tests.helpers import SHIPPED_ROOT, committee
 
 pytest.importorskip("fhir.resources", reason="the site extra is not installed")

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from registry.governance.release import release
 from registry.loader import clear_cache, load
-from registry.release import release
 from registry.versions import read_lock
 from solver.library import MissingInput
 from solver.records import AnswerRecord

@@ -26,17 +26,17 @@ from pydantic import ValidationError
 from registry import clock
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
-from registry.deciding import DecisionRefused, check_approver, main_head, signing
-from registry.governance import DRAFTS_DIR, unreleased  # noqa: E402,F401
+from registry.governance.deciding import DecisionRefused, check_approver, main_head, signing
+from registry.governance.policy import POLICY_FILE, Policy, PolicyError, read_policy
+from registry.governance.rejections import REJECTED_DIR
 from registry.loader import Registry, clear_cache, default_root, load
-from registry.policy import POLICY_FILE, Policy, PolicyError, read_policy
-from registry.rejections import REJECTED_DIR
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
+from registry.versioned import DRAFTS_DIR, unreleased  # noqa: E402,F401
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 if TYPE_CHECKING:
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
 
 class ReleaseError(Exception):
@@ -312,7 +312,7 @@ def _policy(reg: Registry) -> Policy:
 
 def _identity(reg: Registry, key: str | Path | None, by: str | None, role: str | None,
               day: dt.date) -> tuple["sg.Trust", "sg.Identity", str]:
-    from registry.deciding import identity
+    from registry.governance.deciding import identity
 
     try:
         return identity(reg, key, by, role, day)
@@ -322,8 +322,8 @@ def _identity(reg: Registry, key: str | Path | None, by: str | None, role: str |
 
 def _intact(reg: Registry, c: Calculator, t: "sg.Trust") -> "sg.Audit":
     """The calculator's decision log, checked; ReleaseError when it does not verify."""
-    from registry import decisionlog as sg
-    from registry.deciding import require_intact
+    from registry.governance import decisionlog as sg
+    from registry.governance.deciding import require_intact
 
     a = sg.audit(reg, c, t)
     try:
@@ -334,7 +334,7 @@ def _intact(reg: Registry, c: Calculator, t: "sg.Trust") -> "sg.Audit":
 
 
 def _sign(ident: "sg.Identity", role: str, **kw: Any) -> dict[str, Any]:
-    from registry.deciding import sign
+    from registry.governance.deciding import sign
 
     try:
         rec = sign(ident, role, **kw)
@@ -719,7 +719,7 @@ def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
 def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Path, Any],
                     signer: tuple[str | Path | None, str | None, str | None], when: dt.date, reason: str) -> str:
     """A signed approval, under the registry lock: counted once per principal and key; promoted at k of n."""
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
     dpath, drt = draft
     _base_checks(reg, c, drt)
@@ -764,7 +764,7 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
 def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | None, str | None, str | None],
                     when: dt.date, reason: str) -> str:
     """A further signed approval of the active version: how a version meets a policy made stricter after it."""
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
     v = c.active
     t, ident, acting = _identity(reg, *signer, when)
@@ -804,7 +804,7 @@ def _draft_approved(reg: Registry, slug: str, entry: Any) -> bool:
     """Whether a waiting draft's approvals satisfy the policy (signed), or it records an approval (typed)."""
     if not entry.get("decisions"):
         return bool(entry.get("approved_by"))
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
     t = sg.trust(reg.formulas_dir)
     counted, need, why = sg.draft_state(t, sg.audit(reg, reg.calculators[slug], t), slug)
@@ -942,7 +942,7 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                       signer: tuple[str | Path | None, str | None, str | None], today: dt.date, why: str,
                       records: list[Any]) -> tuple[str, str]:
     """Append the rejected draft's decisions and the signed rejection to `records`; returns who rejected."""
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
     t, ident, acting = _identity(reg, *signer, today)
     a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
@@ -952,7 +952,7 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
-                    "content": content,  # what the decisions sign: validation verifies them (registry.rejections)
+                    "content": content,  # what the decisions sign: validation verifies them (registry.governance.rejections)
                     "decisions": [*entry.get("decisions", []), _plain(rec)]})
     return ident.person.name, acting
 

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry import codes
-from registry.decisionlog import Entry, Trust, check_signature, file_entries, trust_of
+from registry.governance.decisionlog import Entry, Trust, check_signature, file_entries, trust_of
 from registry.model import Problem, Registry
 from registry.schema import Decision
 from registry.yamlio import YamlError, line_of, load_file

@@ -11,9 +11,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from registry import jsontext
-from registry.governance import content_changes, version_content
 from registry.loader import Registry
 from registry.schema import SignOff, VersionStatus, semver_key
+from registry.versioned import content_changes, version_content
 
 
 class ChangelogEntry(BaseModel):
@@ -92,7 +92,7 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
             day = dt.date.fromisoformat(since)
         except ValueError:
             before = _locked_at(reg, since)
-    from registry import signatures as sg
+    from registry.governance import signatures as sg
 
     trust = sg.trust_of(reg)
     entries: list[ChangelogEntry] = []

@@ -1,7 +1,7 @@
 """The decision log: the statement each decision signs, the chain they form, and what the policy asks of them.
 
 A decision (release, draft, approve, reject, review) is stored on its version entry as a
-`registry.schema.Decision`: its fields and an SSHSIG signature (registry.sshsig) of the canonical JSON
+`registry.schema.Decision`: its fields and an SSHSIG signature (registry.governance.sshsig) of the canonical JSON
 statement built here, which also names the calculator, the version, its content hash and effective
 date, and the hash of the previous decision in the calculator's log (the versions of its file in
 order, each version's decisions in order, then a waiting draft's). So a decision cannot be edited,
@@ -21,10 +21,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from registry import codes
+from registry.governance.policy import POLICY_FILE, Person, Policy, PolicyError, read_policy
+from registry.governance.sshsig import (
+    SIGNERS_FILE,
+    Signer,
+    SigningError,
+    fingerprint_of,
+    parse_signers,
+    signature_key,
+    verify,
+)
 from registry.model import Problem, Registry
-from registry.policy import POLICY_FILE, Person, Policy, PolicyError, read_policy
 from registry.schema import Calculator, Decision, Version, VersionStatus
-from registry.sshsig import SIGNERS_FILE, Signer, SigningError, fingerprint_of, parse_signers, signature_key, verify
 from registry.yamlio import YamlError, line_of
 
 LEGACY_FILE = Path("policy") / "recorded_before_signing.yaml"
@@ -86,7 +94,7 @@ def file_entries(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[Ent
 
 def draft_entries(reg: Registry, slug: str) -> tuple[Calculator, list[Entry]] | None:
     """The waiting draft of `slug` and the decisions on its draft version (the log's tail), or None."""
-    from registry.governance import DRAFTS_DIR, draft_version
+    from registry.versioned import DRAFTS_DIR, draft_version
     from registry.versions import content_hash, released_content
 
     found = draft_version(reg, slug)
@@ -477,7 +485,7 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
     """The identity of `key` and the role it acts in; SigningError when the key may not decide."""
     import base64
 
-    from registry.sshsig import public_key
+    from registry.governance.sshsig import public_key
 
     _, blob = public_key(key)
     fp = fingerprint_of(base64.b64decode(blob))
@@ -512,7 +520,7 @@ def decide(ident: Identity, role: str, *, slug: str, version: str, content: str,
            decision: str, day: dt.date, reason: str, previous: str | None,
            next_review: dt.date | None = None) -> dict[str, Any]:
     """A signed decision, as the plain mapping written to the version entry."""
-    from registry.sshsig import sign
+    from registry.governance.sshsig import sign
 
     d = Decision(decision=decision, principal=ident.principal, role=role, date=day, reason=reason,
                  previous=previous, next_review=next_review, signature="-")

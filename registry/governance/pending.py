@@ -1,7 +1,7 @@
 """The queue of changes that wait: drafts awaiting approval and approved versions awaiting their date.
 
 One source for `formula pending`, the pending line of `history` and `show`, and the site's
-"Awaiting approval" sections. A draft lives in formulas/drafts/<slug>.yaml (registry.release).
+"Awaiting approval" sections. A draft lives in formulas/drafts/<slug>.yaml (registry.governance.release).
 """
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from registry.governance import draft_version, version_content
 from registry.model import Registry
 from registry.schema import Calculator, SignOff, VersionStatus
+from registry.versioned import draft_version, version_content
 
 
 class Pending(BaseModel):
@@ -60,7 +60,7 @@ def pending_one(reg: Registry, c: Calculator) -> Pending | None:
 
 def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
     """A draft with signed decisions: who drafted and approved it only as far as their signatures verify."""
-    from registry import decisionlog as sg
+    from registry.governance import decisionlog as sg
 
     t = sg.trust_of(reg)
     a = sg.audit(reg, c, t)
