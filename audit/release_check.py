@@ -3,13 +3,13 @@
 A changed formula may change answers (that can be the point of the release), but never silently:
 `formula release`, `fix`, `approve` and `activate` print, per calculator, how many of its shipped
 reference cases the library reproduces before and after. The registry layer cannot import the
-library, so this check registers itself with `registry.governance.release` when the command line loads.
+library, so this check registers itself with `registry.governance.writeplan.on_release` when the command line loads.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from registry.governance.release import on_release
+from registry.governance.writeplan import on_release
 from registry.loader import Registry
 from solver.data import REFERENCE_CASES, Case, DatasetError, read_cases
 from solver.library import CalculatorError, compute

@@ -396,7 +396,7 @@ def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug:
     ta, tb = _text(base, a), _text(head, b)
     text_diff = list(difflib.unified_diff(ta.splitlines(), tb.splitlines(), f"{slug} (base)", f"{slug} (head)",
                                           lineterm="", n=2))
-    from registry.governance.release import dependants
+    from registry.governance.writeplan import dependants
 
     return CalculatorReview(
         slug=slug, name=(b or a).name,  # type: ignore[union-attr]

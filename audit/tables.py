@@ -337,6 +337,7 @@ def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[s
                  seed: int = 0, registry: Registry | None = None, *,
                  hybrids: Iterable[tuple[str, str]] | None = None,
                  covered: set[str] | None = None) -> dict[str, Any]:
+    # long: every table of the report from one pass over the runs, in the order printed
     """Every table of the report as one JSON-ready dict; see the module docstring.
 
     run_dirs: run directories (or runs already read with `audit.runs.read_run`).
@@ -509,6 +510,7 @@ def _table(head: list[str], rows: list[list[str]]) -> list[str]:
 
 
 def to_markdown(report: dict[str, Any]) -> str:
+    # long: one section per table, in the order a reader meets them
     """The report as Markdown tables (for the site and for reading)."""
     out: list[str] = []
     runs = report["runs"]

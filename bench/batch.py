@@ -101,6 +101,7 @@ COLUMNS = {
 
 
 def main() -> int:
+    # long: argument declarations and one timing loop
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=100_000, help="rows per calculator (default 100,000)")
     ap.add_argument("--loop-rows", type=int, default=5_000, help="rows the compute loop is timed on, scaled (default 5,000)")

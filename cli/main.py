@@ -19,6 +19,7 @@ from types import ModuleType
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
 COMMAND_MODULES = (
     "registry.commands",
+    "registry.governance.commands",
     "registry.texts_cli",
     "solver.solve_cli",
     "solver.replay_cli",
@@ -34,28 +35,28 @@ COMMAND_MODULES = (
     "formula_site.site_cli",
 )
 
-_REG, _SOLVE = "registry.commands", "solver.solve_cli"
+_REG, _GOV, _SOLVE = "registry.commands", "registry.governance.commands", "solver.solve_cli"
 # sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
 COMMANDS: dict[str, tuple[str, str]] = {
     "validate": (_REG, "load and check the whole registry"),
     "list": (_REG, "one row per calculator"),
     "show": (_REG, "everything about one calculator"),
-    "history": (_REG, "the version lineage of one calculator"),
+    "history": (_GOV, "the version lineage of one calculator"),
     "diff": (_REG, "what changed between two versions: the text a clinician reads, then constants and inputs"),
     "schema": (_REG, "the JSON Schema of a calculator file (or a guideline file)"),
     "lock": (_REG, "record content hashes of released versions not yet locked"),
-    "release": (_REG, "release the edited content of a calculator as a new version"),
-    "fix": (_REG, "change constants and release the change as a new version"),
-    "approve": (_REG, "approve a draft version: it becomes active (or on its effective date)"),
-    "activate": (_REG, "make approved versions whose effective date has come active"),
-    "reject": (_REG, "reject a waiting draft: it is removed, the rejection kept on record"),
-    "pending": (_REG, "what awaits approval or its effective date"),
+    "release": (_GOV, "release the edited content of a calculator as a new version"),
+    "fix": (_GOV, "change constants and release the change as a new version"),
+    "approve": (_GOV, "approve a draft version: it becomes active (or on its effective date)"),
+    "activate": (_GOV, "make approved versions whose effective date has come active"),
+    "reject": (_GOV, "reject a waiting draft: it is removed, the rejection kept on record"),
+    "pending": (_GOV, "what awaits approval or its effective date"),
     "recover": (_REG, "roll back a change a killed command left half-written"),
-    "review": (_REG, "record a review sign-off on the active version"),
-    "due": (_REG, "calculators whose review is due"),
-    "changelog": (_REG, "every released version across the registry: who, why, what changed"),
+    "review": (_GOV, "record a review sign-off on the active version"),
+    "due": (_GOV, "calculators whose review is due"),
+    "changelog": (_GOV, "every released version across the registry: who, why, what changed"),
     "stale": (_REG, "stored results produced by a text or version that has since changed"),
-    "verify": (_REG, "for consumers: is every active version reached through valid signed decisions?"),
+    "verify": (_GOV, "for consumers: is every active version reached through valid signed decisions?"),
     "texts": ("registry.texts_cli", "the supplied formula texts rendered from the registry"),
     "solve": (_SOLVE, "compute one calculator from its gold variables"),
     "replay": ("solver.replay_cli", "recompute an answer record and compare"),
@@ -83,9 +84,10 @@ def _all_modules() -> tuple[ModuleType, ...]:
     from audit import impact_cli, report_cli, review_cli
     from formula_site import site_cli
     from registry import commands, texts_cli
+    from registry.governance import commands as governance_commands
     from solver import batch_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
 
-    return (commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli, audit_cli,
+    return (commands, governance_commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli, audit_cli,
             impact_cli, review_cli, report_cli, site_cli)
 
 

@@ -151,6 +151,7 @@ def _package_version() -> str:
 
 def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
              pairs: Sequence[tuple[str, str]] | None = None) -> tuple[dict[str, list[Any]], int, int]:
+    # long: each page family written in turn, in one place so the order is plain
     """Write every page into src; returns (generated nav entries by section, runs, FHIR files)."""
     if src.exists():
         if any(src.iterdir()) and not (src / MARKER).is_file():

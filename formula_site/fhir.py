@@ -37,6 +37,7 @@ def canonical(slug: str, base: str = DEFAULT_BASE) -> str:
 
 
 def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
+    # long: one FHIR Library resource, field by field as the specification lists them
     """The Library resource of one calculator version, as plain JSON data."""
     text = version_text(reg, c, v) or ""
     res: dict[str, Any] = {

@@ -101,6 +101,7 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
 
 
 def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, str]) -> str:
+    # long: one page, section by section
     pred, succ = reg.calculators[p.predecessor], reg.calculators[p.successor]
     r = p.replacement
     out = [front_matter_title(f"{pred.name} → {succ.name}"), f"# {esc(pred.name)} → {esc(succ.name)}", ""]

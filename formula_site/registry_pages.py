@@ -103,6 +103,7 @@ def _text_state(r: dict[str, Any]) -> Any:
 
 def overview(reg: Registry, *, on: dt.date, package_version: str, runs: Sequence[Any],
              changes: list[Any], audits: AuditInputs | None = None, impact_pairs: Sequence[str] = ()) -> str:
+    # long: one page, section by section
     calcs = ordered(reg)
     digest = ver.lock_digest(reg.lock_path)
     released = sum(len(ver.released(c)) for c in calcs)

@@ -7,12 +7,15 @@ a line, `path:line: field: problem [CODE]`, before the error line.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Callable
 
 from registry.loader import ROOT_ENV, is_embedded, load, resolve_root
 from registry.model import Registry
+from registry.schema import Calculator
 from registry.terminal import printable, say
 from registry.validate import validate
 
@@ -75,3 +78,50 @@ def fail(message: str) -> int:
     """Print a tool error in the house style and return exit status 1."""
     say(printable(f"error: {message}"), file=sys.stderr)
     return 1
+
+
+def add_key(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--key", help="your OpenSSH signing key (or its .pub, the key held by ssh-agent); default "
+                   "$FORMULA_SIGNING_KEY. The decision is signed, and recorded as the principal "
+                   "formulas/policy/allowed_signers gives this key")
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table: for reading, fitted to the terminal (default); json: every field, never cut, for scripts")
+    p.add_argument("--wide", action="store_true",
+                   help="print the table at its full width, whatever the terminal's (no column left out)")
+
+
+def load_valid(root: Path | None) -> Registry:
+    # read-only: a broken calculator file leaves the others readable, and an unchanged registry that passed
+    # validation before is read from the cache (list 0.95 s -> see bench/cli.py)
+    return load_registry(root, partial=True, cached=True)
+
+
+def find_calculator(reg: Registry, ref: str) -> Calculator:
+    try:
+        return reg.get(ref)
+    except KeyError:
+        if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ref) and ref != "units" and (reg.formulas_dir / f"{ref}.yaml").is_file():
+            # a calculator left out of a partial reading (registry.tolerant)
+            raise CommandError(printable(f"{ref} is left out: formulas/{ref}.yaml, or a calculator it uses, fails "
+                                         "validation (`formula validate` lists the problems)")) from None
+        from registry.suggest import unknown_calculator
+
+        raise CommandError(unknown_calculator(reg, ref)) from None
+
+
+def maintain(root: Path | None, action: Callable[[], str]) -> int:
+    """Run a registry-editing action; its refusal is `error: ...` and exit 1, never a traceback."""
+    from registry.atomic import JournalRefused
+    from registry.governance.errors import ReleaseError
+    from registry.yamlio import YamlError
+
+    require_writable(root)
+    try:
+        say(action())
+    except (ReleaseError, YamlError, JournalRefused) as e:
+        raise CommandError(str(e)) from None
+    return 0
+

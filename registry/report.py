@@ -93,6 +93,7 @@ def decision_lines(reg: Registry, c: Calculator, v: Any) -> list[str]:
 
 
 def show_text(reg: Registry, c: Calculator) -> str:  # noqa: C901,PLR0915  one text, section by section
+    # long: one section per part a clinician reads, in order
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
 
     w = textwrap.TextWrapper(width=100, subsequent_indent="    ")

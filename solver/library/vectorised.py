@@ -304,6 +304,7 @@ class Grouped:
 
 
 def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None) -> np.ndarray:
+    # long: one dispatch per expression node kind
     """fn applied in Python once per distinct argument tuple (found by arithmetic, `_arithmetic`, or with pandas'
     factorize), or once per row when an argument holds a distinct float in nearly every row (`_continuous`: a risk
     score); rows not `ok` give nan and are never computed.

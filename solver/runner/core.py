@@ -238,6 +238,7 @@ class Runner:
         return out
 
     async def _run(self) -> Summary:  # noqa: C901,PLR0915  the run loop and its bookkeeping
+        # long: the run loop: resume, dispatch, append, each step beside the next
         cfg = self.cfg
         out = cfg.out
         out.mkdir(parents=True, exist_ok=True)

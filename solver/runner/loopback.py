@@ -58,6 +58,7 @@ class Loopback:
         return f"http://{host}:{port}/v1"
 
     def __enter__(self) -> "Loopback":
+        # long: the server start and its readiness checks, in order
         owner = self
 
         class Handler(BaseHTTPRequestHandler):

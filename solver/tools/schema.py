@@ -107,6 +107,7 @@ def _lookup_keys(calc: Calculator, spec: Input) -> list[str] | None:
 
 
 def input_schema(reg: Registry, calc: Calculator, spec: Input) -> dict[str, Any]:  # noqa: C901  one case per input kind
+    # long: one JSON Schema branch per input kind
     """The schema of one input's value (a property of the calculator's schema)."""
     k = spec.kind
     units = list(spec.accepted_units)

@@ -1,0 +1,376 @@
+"""Sub-commands of `formula` about who decided what: history, release, fix, approve, reject, activate, pending,
+review, due, changelog, verify."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from registry import versions as ver
+from registry.cliutil import (
+    CommandError,
+    add_format,
+    add_key,
+    add_root,
+    find_calculator,
+    load_valid,
+    maintain,
+)
+from registry.loader import Registry, load
+from registry.schema import Calculator
+from registry.tables import render_table
+from registry.terminal import printable, say
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    _register_releasing(sub)
+    _register_deciding(sub)
+    _register_reviewing(sub)
+
+
+def _register_releasing(sub: argparse._SubParsersAction) -> None:
+    """history, release, fix: versions and how a new one is made"""
+    p = sub.add_parser("history", help="the version lineage of one calculator")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    add_format(p)
+    p.set_defaults(handler=cmd_history)
+
+    p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
+                       description="After editing a calculator's constants, tables, inputs or its active text, "
+                       "make the edit a new active version; the previous one becomes superseded. Refuses while "
+                       "other calculators have unreleased edits (naming them).")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    _release_args(p)
+    p.set_defaults(handler=cmd_release)
+
+    p = sub.add_parser("fix", help="change constants and release the change as a new version",
+                       description="Set one or more constants (each --set applied together, checked against the "
+                       "constant's allowed range first) and release the result; with --draft it waits for "
+                       "`formula approve`.")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("--set", dest="assignments", action="append", required=True, metavar="CONSTANT=VALUE",
+                   help="repeat for several constants")
+    p.add_argument("--label", dest="labels", action="append", default=[], metavar="CONSTANT=NAME",
+                   help="the name the new value goes by in texts (e.g. 'Katz factor'); required when the constant "
+                   "set carries a label")
+    _release_args(p)
+    p.set_defaults(handler=cmd_fix)
+
+
+def _register_deciding(sub: argparse._SubParsersAction) -> None:
+    """approve, reject, pending, activate: what a draft becomes"""
+    p = sub.add_parser("approve", help="approve a draft version: it becomes active (or on its effective date)",
+                       description="Sign an approval of a waiting draft; once its approvals satisfy the policy "
+                       "(four eyes, k of n) it becomes the active version now, or, when its effective date lies "
+                       "ahead, on that day (`formula activate`). Naming the active version instead adds an "
+                       "approval to it (to meet a policy made stricter after its release).")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("version", help="the draft's version, e.g. 1.1.0")
+    add_key(p)
+    p.add_argument("--by", help="the approver's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the approver's roles in governance.yaml (default: their first)")
+    p.add_argument("--reason", required=True, help="why the change is approved (recorded with the approval)")
+    p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
+    p.set_defaults(handler=cmd_approve)
+
+    p = sub.add_parser("reject", help="reject a waiting draft: it is removed, the rejection kept on record",
+                       description="Remove a draft that will not be approved; who rejected it, their role, the "
+                       "date and the reason are kept in formulas/drafts/rejected/<slug>.yaml.")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    p.add_argument("version", help="the draft's version")
+    add_key(p)
+    p.add_argument("--by", help="the principal who rejects (optional: it must be the key's)")
+    p.add_argument("--role", help="which of their roles in governance.yaml (default: their first)")
+    p.add_argument("--reason", required=True, help="why the draft is rejected")
+    p.set_defaults(handler=cmd_reject)
+
+    p = sub.add_parser("pending", help="what awaits approval or its effective date",
+                       description="Every draft waiting for approval and every approved version waiting for its "
+                       "effective date: who drafted it, since when, and what it changes.")
+    add_root(p)
+    add_format(p)
+    p.set_defaults(handler=cmd_pending)
+
+    p = sub.add_parser("activate", help="make approved versions whose effective date has come active")
+    add_root(p)
+    p.add_argument("--on", help="date YYYY-MM-DD, not in the future (default: today)")
+    p.set_defaults(handler=cmd_activate)
+
+
+def _register_reviewing(sub: argparse._SubParsersAction) -> None:
+    """review, due, changelog, verify: what was decided, and when it is due"""
+    p = sub.add_parser("review", help="record a review sign-off on the active version",
+                       description="Sign off the active version after a review: appends who, role and date, "
+                       "sets the last review and the next review due (default: one year later). Review data "
+                       "is governance metadata, so no new version is made. The date may not lie in the future, "
+                       "before the version took effect, or before the last review.")
+    add_root(p)
+    p.add_argument("calculator", help="slug or benchmark id")
+    add_key(p)
+    p.add_argument("--by", help="the reviewer's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the reviewer's roles in governance.yaml (default: their first)")
+    p.add_argument("--date", help="review date YYYY-MM-DD (default: today)")
+    p.add_argument("--next-due", help="next review due YYYY-MM-DD (default: --interval-days after the review)")
+    p.add_argument("--interval-days", type=int, default=365, help="days from this review to the next (1 to 3653; "
+                   "default 365)")
+    p.set_defaults(handler=cmd_review)
+
+    p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "
+                       "version has never been reviewed or whose next review is due on or before --on. JSON gives "
+                       "null for a review that never happened.")
+    add_root(p)
+    p.add_argument("--on", help="date YYYY-MM-DD (default: today)")
+    p.add_argument("--overdue", action="store_true", help="only those whose next review date has passed")
+    add_format(p)
+    p.set_defaults(handler=cmd_due)
+
+    p = sub.add_parser("changelog", help="every released version across the registry: who, why, what changed",
+                       description="Released versions, newest first, with who released and approved them, the "
+                       "reason, what changed and the review sign-offs.")
+    add_root(p)
+    p.add_argument("--since", metavar="DATE|REF", help="versions effective on or after a date, or released since a git ref")
+    p.add_argument("--format", choices=["markdown", "table", "json"], default="markdown",
+                   help="markdown (to publish), table (one line per version, fits the terminal) or json")
+    p.set_defaults(handler=cmd_changelog)
+
+    p = sub.add_parser("verify", help="for consumers: is every active version reached through valid signed decisions?",
+                       description="Checks every signature, the decision chain and the policy. Exit 0 only when "
+                       "every active version rests on valid signed decisions that satisfy the policy; 3 when none "
+                       "is invalid but some rest on history recorded before signing (the shipped registry); 1 when "
+                       "a decision is invalid.")
+    add_root(p)
+    p.add_argument("--format", choices=["table", "json"], default="table",
+                   help="table (one line per active version) or json (every active version with its state and approvers)")
+    p.set_defaults(handler=cmd_verify)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    reg = load_valid(args.root)
+    c = find_calculator(reg, args.calculator)
+    lock = ver.read_lock(reg.lock_path).get(c.slug, {})
+    from registry.governance.pending import draft_version
+    from registry.governance.signatures import views
+
+    decided = views(reg, c)
+    rows = [_history_row(v, v.status.value, lock.get(v.version, ""), [d for d in decided if d.version == v.version])
+            for v in c.versions]
+    found = draft_version(reg, c.slug)
+    if found is not None:
+        v = found[1]
+        mine = [d for d in decided if d.version == v.version]
+        approved = bool(v.approved_by) if not v.decisions else _pending_approved(reg, c)
+        rows.append(_history_row(v, "approved, awaiting its date" if approved else "draft, awaiting approval", "",
+                                 mine, draft=True))
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+    else:
+        say(printable(f"{c.name} ({c.slug})"))
+        shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
+        say(render_table(shown, ["version", "status", "effective", "changelog", "signing", "released_by", "approved",
+                                 "next_review", "hash"],
+                         drop=["approved", "released_by", "next_review", "hash"]))  # who approved goes last
+    return 0
+
+
+def _pending_approved(reg: Registry, c: Calculator) -> bool:
+    from registry.governance.pending import pending_one
+
+    p = pending_one(reg, c)
+    return p is not None and p.state.startswith("approved")
+
+
+def _history_row(v: Any, status: str, hash_: str, decided: list[Any], draft: bool = False) -> dict[str, Any]:
+    """One version: who released and approved it, only as far as it is proven (verified) or typed (marked so)."""
+    verified = [d for d in decided if d.state == "verified"]
+    author = next((d for d in verified if d.decision in ("release", "draft")), None)
+    approvals = [d for d in verified if d.decision == "approve"]
+    if any(d.state == "invalid" for d in decided):
+        signing = "invalid (formula verify)"
+    elif any(d.state == "recorded_before_signing" for d in decided):
+        signing = "recorded before signing"
+    elif verified:
+        signing = "verified"
+    else:
+        signing = "not signed"
+    released_by = (f"{author.name} ({author.role})" if author else
+                   f"{v.released_by.who} (typed)" if v.released_by else "")
+    approved = ("; ".join(f"{d.name} ({d.date})" for d in approvals) if approvals else
+                f"{v.approved_by.who} ({v.approved_by.date}; typed)" if v.approved_by else "")
+    return {"version": v.version, "status": status, "effective": v.effective.isoformat(), "signing": signing,
+            "released_by": released_by, "approved": approved,
+            "next_review": v.next_review.isoformat() if v.next_review and not draft else "", "hash": hash_,
+            "changelog": v.changelog, "decisions": [d.model_dump() for d in decided]}
+
+
+def _short_hash(h: str | None) -> str:
+    """'sha256:' and 12 hex digits: enough to tell versions apart on screen (JSON keeps the whole hash)."""
+    if not h:
+        return "-"
+    algo, _, digest = h.partition(":")
+    return f"{algo}:{digest[:12]}" if digest else h[:12]
+
+
+def _release_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--reason", required=True, help="what changed and why (the changelog line)")
+    p.add_argument("--part", choices=["major", "minor", "patch"], default="minor", help="which part to bump")
+    p.add_argument("--date", help="effective date YYYY-MM-DD (default: today); a future date keeps the current "
+                   "version active until then")
+    add_key(p)
+    p.add_argument("--by", help="the author's principal (optional: it must be the key's)")
+    p.add_argument("--role", help="which of the author's roles in governance.yaml (default: their first)")
+    p.add_argument("--draft", action="store_true", help="make a draft that becomes active only through `formula approve`")
+    p.add_argument("--with-dependants", action="store_true",
+                   help="also release every calculator that depends on this one (e.g. Cockcroft-Gault after ideal "
+                   "body weight): a version's content covers its dependencies'")
+
+
+def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft,
+                with_dependants=args.with_dependants, key=args.key)
+
+
+def cmd_release(args: argparse.Namespace) -> int:
+    from registry.governance.release import release
+
+    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, **_release_kw(args)))
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    from registry.governance.release import release
+
+    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
+                                                labels=args.labels, **_release_kw(args)))
+
+
+def cmd_approve(args: argparse.Namespace) -> int:
+    from registry.governance.approving import approve
+
+    return maintain(args.root, lambda: approve(args.root, args.calculator, args.version, args.by, args.role,
+                                                date=args.date, reason=args.reason, key=args.key))
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    from registry.governance.rejecting import reject
+
+    return maintain(args.root, lambda: reject(args.root, args.calculator, args.version, args.by, args.role,
+                                               reason=args.reason, key=args.key))
+
+
+def cmd_pending(args: argparse.Namespace) -> int:
+    from registry.governance.pending import pending, row
+
+    reg = load_valid(args.root)
+    rows = [row(p) for p in pending(reg)]
+    if args.format == "json":
+        print(json.dumps(rows, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print("nothing pending: no draft awaits approval and no approved version awaits its date")
+        return 0
+    shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
+             for r in rows]
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
+                             "reason", "base", "approved_by"],
+                     drop=["signing", "approved_by", "since", "base"]))  # the reason is never dropped
+    print(f"\n{len(rows)} version(s) pending")
+    return 0
+
+
+def cmd_activate(args: argparse.Namespace) -> int:
+    from registry.governance.approving import activate
+
+    return maintain(args.root, lambda: activate(args.root, on=args.on))
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from registry.governance.reviewing import review
+
+    return maintain(args.root, lambda: review(args.root, args.calculator, args.by, args.role, date=args.date,
+                                    next_due=args.next_due, interval_days=args.interval_days, key=args.key))
+
+
+def cmd_due(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    from registry import clock
+
+    reg = load_valid(args.root)
+    try:
+        on = dt.date.fromisoformat(args.on) if args.on else clock.today()
+    except ValueError:
+        raise CommandError(f"--on must be a date YYYY-MM-DD, got {args.on!r}") from None
+    rows = []
+    for c in sorted(reg.calculators.values(), key=lambda c: c.slug):
+        v = c.active
+        overdue = v.next_review is not None and v.next_review < on
+        if args.overdue and not overdue:
+            continue
+        if v.next_review is None or v.next_review <= on:
+            rows.append({"slug": c.slug, "version": v.version,
+                         "last_review": v.last_review.isoformat() if v.last_review else None,
+                         "next_review": v.next_review.isoformat() if v.next_review else None,
+                         "overdue": overdue, "signoffs": len(v.signoffs)})
+    if args.format == "json":
+        print(json.dumps(rows, indent=2))
+    else:
+        shown = [dict(r, last_review=r["last_review"] or "never", next_review=r["next_review"] or "-",
+                      overdue="yes" if r["overdue"] else "") for r in rows]
+        what = "overdue for" if args.overdue else "due for"
+        print(render_table(shown, ["slug", "version", "last_review", "next_review", "overdue", "signoffs"],
+                           drop=["signoffs"]) if rows
+              else f"no review {what.split()[0]} on {on}")
+        print(f"\n{len(rows)} of {len(reg.calculators)} calculators {what} review on {on}")
+    return 0
+
+
+def cmd_changelog(args: argparse.Namespace) -> int:
+    from registry.governance.changelog import ChangelogError, changelog, markdown
+
+    reg = load_valid(args.root)
+    if reg is None:
+        return 1
+    try:
+        entries = changelog(reg, args.since)
+    except ChangelogError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
+    elif args.format == "table":
+        rows = [{"effective": e.effective, "slug": e.slug, "version": e.version, "status": e.status,
+                 "why": e.reason, "released_by": e.released_by or "-"} for e in entries]
+        print(render_table(rows, ["effective", "slug", "version", "status", "why", "released_by"],
+                           drop=["status", "released_by"]) if rows else "No released version in this range.")
+    else:
+        say(markdown(entries))
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from registry.governance.signatures import BEFORE_SIGNING, INVALID, report
+
+    reg = load(args.root)
+    status, out = report(reg)
+    if args.format == "json":
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+        return status
+    for p in out["problems"]:
+        say(printable(p))
+    n = out["active_versions"]
+    if status == INVALID:
+        say(printable(f"verify: FAILED: {len(out['problems'])} problem(s); {out['invalid']} of {n} active versions do "
+                      "not rest on valid signed decisions under the policy"), file=sys.stderr)
+    elif status == BEFORE_SIGNING:
+        say(printable(f"verify: not verified: {out['recorded_before_signing']} of {n} active versions rest on "
+                      f"decisions recorded before signing (no signature proves who approved them); "
+                      f"{out['verified']} verified"), file=sys.stderr)
+    else:
+        print(f"verify: OK: all {n} active versions reached through valid signed decisions under the policy")
+    return status
+
