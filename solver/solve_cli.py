@@ -9,7 +9,8 @@ from pathlib import Path
 
 from registry import jsontext
 from registry.cliutil import CommandError, add_root
-from registry.loader import get_registry
+from registry.loader import Registry, get_registry
+from registry.schema import Calculator
 from registry.terminal import printable, say
 from solver.library import VARIANTS, CalculatorError
 from solver.library.errors import MissingInput, UnknownInput
@@ -70,25 +71,25 @@ def _entities(arg: str) -> dict:
     return data
 
 
-def _calculator(reg: object, ref: str) -> object | None:
+def _calculator(reg: Registry, ref: str) -> Calculator | None:
     try:
-        return reg.get(int(ref) if ref.isdigit() else ref)  # type: ignore[attr-defined]
+        return reg.get(int(ref) if ref.isdigit() else ref)
     except (KeyError, LookupError):
         return None  # `solve` words the unknown calculator
 
 
-def _names(reg: object, calc: object, ents: dict, first: CalculatorError) -> Failure:
+def _names(reg: Registry, calc: Calculator, ents: dict, first: CalculatorError) -> Failure:
     """Every unknown input (with did-you-mean) and every required one missing, in one message: the library
     stops at the first; the tools' completeness gate names them all, and so does this."""
     from solver.tools.gates import completeness, summary
 
     try:
-        found = completeness(reg, calc.slug, ents)  # type: ignore[arg-type, attr-defined]
+        found = completeness(reg, calc.slug, ents)
     except Exception:  # noqa: BLE001 - no schema for this calculator: the library's own message stands
         found = []
     if not found:
         return Failure(str(first), first)
-    slug = calc.slug  # type: ignore[attr-defined]
+    slug = calc.slug
     return Failure(f"{slug}: {summary(found)} (`formula show {slug}` lists its inputs and units)",
                    first, [{"variable": f.variable, "problem": f.message} for f in found])
 
@@ -125,7 +126,8 @@ def _solve(args: argparse.Namespace) -> AnswerRecord:
     reg = get_registry(args.root)
     calc = _calculator(reg, args.calculator)
     renames = case_renames(calc, ents) if calc is not None else {}
-    ents = match_case(calc, ents) if renames else ents  # 'Sex' is the input 'sex'
+    if calc is not None and renames:
+        ents = match_case(calc, ents)  # 'Sex' is the input 'sex'
     try:
         rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
                     variant=args.variant, version=args.version, route=args.route, program=program, registry=reg)

@@ -177,6 +177,7 @@ class InspectEval:
                           model=safe_label(str(model).split("/", 1)[-1]) if model else None,
                           prompt_style=str(task) if task else None,
                           provenance={"task": task, "eval_id": spec.get("eval_id"), "created": spec.get("created"),
+                                      "model_id": safe_label(str(model)) if model else None,  # with its provider
                                       "inspect_ai": (spec.get("packages") or {}).get("inspect_ai"),
                                       "status": status},
                           warnings=warnings)

@@ -12,6 +12,7 @@ from functools import cache
 from typing import Any
 
 from registry.loader import Registry, get_registry
+from registry.schema import Calculator
 from registry.suggest import closest
 from solver.library.unit_hints import unit_hint
 from solver.library.units import normalise_unit
@@ -125,7 +126,7 @@ def shape_hint(schema: Any, value: Any) -> str | None:
     return json.dumps([value, unit], ensure_ascii=False)
 
 
-def case_renames(calc: Any, arguments: Any) -> dict[str, str]:
+def case_renames(calc: Calculator, arguments: Any) -> dict[str, str]:
     """{given name: declared input} for every name that differs from a declared input only in case ('Sex',
     'AGE'), unless two declared names fold alike or the declared one is given too."""
     if not isinstance(arguments, dict):
@@ -142,7 +143,7 @@ def case_renames(calc: Any, arguments: Any) -> dict[str, str]:
     return out
 
 
-def match_case(calc: Any, arguments: Any) -> Any:
+def match_case(calc: Calculator, arguments: Any) -> Any:
     """`arguments` with the names `case_renames` finds renamed to the inputs they are; the rest as given."""
     renames = case_renames(calc, arguments)
     return {renames.get(k, k): v for k, v in arguments.items()} if renames else arguments
@@ -167,15 +168,16 @@ def registry_spelling(arguments: Any) -> Any:
     return out
 
 
-def unknown_inputs(calc: Any, arguments: Any) -> list[Finding]:
+def unknown_inputs(calc: Calculator, arguments: Any) -> list[Finding]:
     """One finding per name `arguments` gives that the calculator does not declare, with the nearest declared
     names (difflib, without case) where one is close."""
     if not isinstance(arguments, dict):
         return []
-    declared = {i.name.casefold(): i.name for i in calc.inputs}
+    names = {i.name for i in calc.inputs}
+    declared = {n.casefold(): n for n in names}
     out = []
     for key in arguments:
-        if key in {i.name for i in calc.inputs}:
+        if key in names:
             continue
         near = [declared[c] for c in closest(key, declared)]
         hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else " (not an input of this calculator)"

@@ -57,6 +57,7 @@ def test_inspect_ai_eval_log_of_a_real_run(inspect_log, tmp_path):
     [src] = manifest["source"]["files"]
     assert src["sha256"] == _sha(inspect_log) and src["rows"] == 2
     assert (src["inspect_ai"], src["task"], src["status"]) == (version("inspect_ai"), "medcalc_bench", "success")
+    assert src["model_id"] == "mockllm/model" and src["eval_id"] and src["created"]
     assert manifest["model"] == "model" and manifest["dataset"]["kind"] == "medcalc-bench-2024-test"  # mockllm/model
     text = (tmp_path / "run" / "results.jsonl").read_text() + (tmp_path / "run" / "manifest.json").read_text()
     assert "PLACEHOLDER PATIENT NOTE" not in text
