@@ -381,8 +381,8 @@ class Context:
                 except ConversionError as e:
                     raise UnknownUnit(self.slug, name, str(e)) from None
             rng = f[3]
-            if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):
-                self.check_range(name, out, "years")
+            if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # (whole years: not a factor)
+                self.check_range(name, out, "years", (given[0], given[1]), linear=False)
             self.record[name] = new_tuple(InputRecord, (given, out, "years"))
             return out
         given = self.raw(name)

@@ -119,6 +119,8 @@ def test_out_of_range_is_said_in_the_unit_typed(capsys):
         in err
     _, _, err = _solve(capsys, "2", dict(CG, creatinine=[5000, "µmol/L"]))
     assert "'creatinine': 5000 µmol/L (56.56 mg/dL) is outside the plausible range" in err  # 5000 / 88.4 = 56.56
+    _, _, err = _solve(capsys, "2", dict(CG, age=[2000, "months"]))  # 2000 / 12 = 166.667 years
+    assert "'age': 2000 months (166.667 years) is outside the plausible range 0.0 to 130.0 years\n" in err
     tool = _tool_error("body-mass-index", dict(BMI, weight=[1500, "lbs"]))
     assert "'weight': value[0] 1500 lbs is outside the plausible range (at most 1433.01 lbs)" in tool
     _, _, err = _solve(capsys, "6", dict(BMI, weight=[800, "kg"]))  # typed in the canonical unit: said once
