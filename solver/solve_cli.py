@@ -3,15 +3,18 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
 from registry import jsontext
 from registry.cliutil import CommandError, add_root
-from registry.loader import get_registry
+from registry.loader import Registry, get_registry
+from registry.schema import Calculator
 from registry.terminal import printable, say
 from solver.library import VARIANTS, CalculatorError
-from solver.library.errors import MissingInput
+from solver.library.errors import MissingInput, UnknownInput
+from solver.records import AnswerRecord
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
 
@@ -68,38 +71,84 @@ def _entities(arg: str) -> dict:
     return data
 
 
-def _all_missing(args: argparse.Namespace, ents: dict, first: MissingInput) -> str:
-    """The error for missing inputs, naming every required input the entities lack (as the MCP server does)."""
-    from solver.tools.gates import missing_inputs
+def _calculator(reg: Registry, ref: str) -> Calculator | None:
+    try:
+        return reg.get(int(ref) if ref.isdigit() else ref)
+    except (KeyError, LookupError):
+        return None  # `solve` words the unknown calculator
+
+
+def _names(reg: Registry, calc: Calculator, ents: dict, first: CalculatorError) -> Failure:
+    """Every unknown input (with did-you-mean) and every required one missing, in one message: the library
+    stops at the first; the tools' completeness gate names them all, and so does this."""
+    from solver.tools.gates import completeness, summary
+
+    try:
+        found = completeness(reg, calc.slug, ents)
+    except Exception:  # noqa: BLE001 - no schema for this calculator: the library's own message stands
+        found = []
+    if not found:
+        return Failure(str(first), first)
+    slug = calc.slug
+    return Failure(f"{slug}: {summary(found)} (`formula show {slug}` lists its inputs and units)",
+                   first, [{"variable": f.variable, "problem": f.message} for f in found])
+
+
+class Failure(Exception):
+    """A refused solve: its message, and what `--format json` prints about it."""
+
+    def __init__(self, message: str, cause: Exception | None = None, findings: list[dict] | None = None):
+        super().__init__(message)
+        self.cause = cause
+        self.findings = findings or []
+
+    def as_json(self) -> dict:
+        c = self.cause
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(c).__name__ if c is not None else "ValueError").lower()
+        out: dict = {"message": str(self), "kind": kind,  # missing_input, unknown_unit, out_of_range, value_error...
+                     "calculator": getattr(c, "calculator", None), "variable": getattr(c, "variable", None),
+                     "exit_code": 1}
+        if self.findings:
+            out["findings"] = self.findings
+        return {"error": out}
+
+
+def _solve(args: argparse.Namespace) -> AnswerRecord:
+    ents = _entities(args.entities)
+    program = None
+    if args.program is not None:
+        try:
+            program = args.program.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise ValueError(f"cannot read --program {args.program}: {getattr(e, 'strerror', None) or e}") from None
+    from solver.tools.gates import case_renames, match_case, renamed_warnings
 
     reg = get_registry(args.root)
+    calc = _calculator(reg, args.calculator)
+    renames = case_renames(calc, ents) if calc is not None else {}
+    if calc is not None and renames:
+        ents = match_case(calc, ents)  # 'Sex' is the input 'sex'
     try:
-        names = missing_inputs(reg, args.calculator if not args.calculator.isdigit() else int(args.calculator), ents)
-    except Exception:  # noqa: BLE001 - no schema for this calculator: the library's own message stands
-        names = []
-    if len(names) < 2:
-        return str(first)
-    slug = reg.get(int(args.calculator) if args.calculator.isdigit() else args.calculator).slug
-    return (f"{slug}: {len(names)} required inputs are missing: {', '.join(repr(n) for n in names)} "
-            f"(`formula show {slug}` lists its inputs and units)")
+        rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
+                    variant=args.variant, version=args.version, route=args.route, program=program, registry=reg)
+    except (MissingInput, UnknownInput) as e:
+        if calc is None:
+            raise
+        raise _names(reg, calc, ents, e) from None
+    rec.warnings[:0] = renamed_warnings(renames)
+    return rec
 
 
 def run(args: argparse.Namespace) -> int:
     try:
-        ents = _entities(args.entities)
-        program = None
-        if args.program is not None:
-            try:
-                program = args.program.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as e:
-                raise ValueError(f"cannot read --program {args.program}: {getattr(e, 'strerror', None) or e}") from None
-        rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
-                    variant=args.variant, version=args.version, route=args.route, program=program,
-                    registry=get_registry(args.root))
-    except MissingInput as e:  # the library stops at the first; the command names every one at once
-        raise CommandError(_all_missing(args, ents, e)) from None
-    except (CalculatorError, VersionError, ValueError) as e:
-        raise CommandError(str(e)) from None
+        rec = _solve(args)
+    except (Failure, CalculatorError, VersionError, ValueError, CommandError) as e:
+        failure = e if isinstance(e, Failure) else Failure(str(e), e)
+        if args.format != "json":
+            raise CommandError(str(failure)) from None
+        print(json.dumps(failure.as_json(), ensure_ascii=False))  # for scripts, on stdout; the exit code as ever
+        say(printable(f"error: {failure}"), file=sys.stderr)
+        return 1
     if args.format == "json":
         print(json.dumps(rec.model_dump(mode="json"), ensure_ascii=False))
     else:  # every field may carry text from the registry or a program: escaped for the terminal

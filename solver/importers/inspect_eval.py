@@ -1,4 +1,7 @@
-"""inspect_ai evaluation logs (`.json`, or the zipped `.eval`) of a MedCalc-Bench task.
+"""inspect_ai evaluation logs (`.json`, or the zipped `.eval` inspect_ai writes by default) of a MedCalc-Bench task.
+
+A `.eval` archive is read one sample member at a time (zstd members through `zipread`), so memory holds
+one sample and the rows kept (the model's turns, never the note), whatever the archive's size.
 
 Read from the log format inspect_ai documents (`EvalLog`: `eval` with the task, model and dataset;
 `samples`, each an `EvalSample` with `id`, `epoch`, `target`, `messages`, `output` and `scores`); the
@@ -6,7 +9,8 @@ package itself is not needed. Each sample's `metadata` must name the benchmark c
 `row_number`, `Calculator ID` or `calculator_id`; `Note ID` where known), as a MedCalc-Bench task's
 `record_to_sample` keeps it; `target` is the gold answer. The answer scored is the scorer's `answer`
 where it recorded one, else the final-answer line (or the whole text) of the model's last reply; the
-first score's value ("C"/"I", true/false, 1/0) is the log's own verdict. Sample inputs and user turns
+first score's value ("C"/"I", true/false, 1/0) is the log's own verdict. A scorer's `answer` that is the
+whole completion (inspect_ai's `match()` and `includes()` record it so) is read at its final-answer line. Sample inputs and user turns
 hold the patient note and are never copied; the model's own turns are kept.
 """
 from __future__ import annotations
@@ -14,44 +18,68 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from solver.importers import IMPORTERS, DatasetSpec, ImportFailure, SourceFile, SourceRow
 from solver.importers.common import safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
+from solver.importers.zipread import MemberError, read_member
 from solver.scoring import final_answer_line
 
 _VERDICT_TRUE = {"c", "correct", "true", "1", "1.0"}
 _VERDICT_FALSE = {"i", "incorrect", "false", "0", "0.0"}
 
 
-def _load(path: Path) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
-    """(eval spec, [(where, sample)]) from a .json log or a .eval archive."""
+MEMBER_LIMIT = 64 << 20  # bytes one sample (or the header) of a .eval may hold uncompressed; memory is one member's
+Samples = Iterator[tuple[str, dict[str, Any]]]
+
+
+def _load(path: Path) -> tuple[dict[str, Any], Samples]:
+    """(the log's header, its samples one at a time as (where, sample)) from a .json log or a .eval archive."""
     try:
         if path.suffix == ".eval":
-            with zipfile.ZipFile(path) as z:
-                header = json.loads(z.read("header.json"))
-                names = sorted(n for n in z.namelist() if n.startswith("samples/") and n.endswith(".json"))
-                samples = [(f"{path}:{n}", json.loads(z.read(n))) for n in names]
+            header, samples = _archive(path)
         else:
             log = json.loads(path.read_text(encoding="utf-8"))
             if not isinstance(log, dict):
                 raise ImportFailure(f"{path}: not an inspect_ai log (expected a JSON object)")
             header = log
-            samples = [(f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or [])]
+            samples = iter([(f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or [])])
     except FileNotFoundError:
         raise ImportFailure(f"{path}: no such file") from None
-    except NotImplementedError:  # zstd-compressed entries (newer inspect_ai) need Python 3.14's zipfile
-        raise ImportFailure(f"{path}: this .eval archive uses a compression this Python cannot read; convert it "
-                            "with `inspect log convert --to json` and import the .json log") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile, KeyError) as e:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile, MemberError) as e:
         raise ImportFailure(f"{path}: not a readable inspect_ai log ({type(e).__name__}: {e})") from None
     spec = header.get("eval") if isinstance(header, dict) else None
     if not isinstance(spec, dict):
         raise ImportFailure(f"{path}: no 'eval' section; is this an inspect_ai log?")
-    if not samples:
-        raise ImportFailure(f"{path}: the log holds no samples (written with --no-log-samples?)")
-    return spec, samples
+    return header, samples
+
+
+def _sample_names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
+    return sorted((i for i in z.infolist() if i.filename.startswith("samples/") and i.filename.endswith(".json")),
+                  key=lambda i: i.filename)
+
+
+def _archive(path: Path) -> tuple[dict[str, Any], Samples]:
+    """A .eval archive's header.json now, and a generator that reads its samples one member at a time."""
+    with open(path, "rb") as raw, zipfile.ZipFile(raw) as z:
+        try:
+            info = z.getinfo("header.json")
+        except KeyError:
+            raise ImportFailure(f"{path}: no header.json: the evaluation has not finished writing this log (or it "
+                                "is not an inspect_ai .eval log)") from None
+        header = json.loads(read_member(z, raw, info, MEMBER_LIMIT))
+    return header, _archive_samples(path)
+
+
+def _archive_samples(path: Path) -> Samples:
+    with open(path, "rb") as raw, zipfile.ZipFile(raw) as z:
+        for info in _sample_names(z):
+            where = f"{path}:{info.filename}"
+            try:
+                yield where, json.loads(read_member(z, raw, info, MEMBER_LIMIT))
+            except (MemberError, OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+                raise ImportFailure(f"{where}: not a readable sample ({type(e).__name__}: {e})") from None
 
 
 def _meta(sample: dict[str, Any], where: str, *names: str) -> Any:
@@ -104,8 +132,10 @@ def _row(sample: dict[str, Any], where: str, line: int) -> SourceRow:
     if not reply and calls:
         reply = calls[-1]["reply"]
     verdict, answer = _verdict(sample.get("scores"), where)
-    if answer is None and reply:
-        answer = final_answer_line(reply) or reply
+    if answer is None:
+        answer = reply
+    if isinstance(answer, str) and answer:  # inspect_ai's match()/includes() record the whole completion
+        answer = final_answer_line(answer) or answer
     epoch = sample.get("epoch", 1)
     return SourceRow(line=line, row_number=_int(_meta(sample, where, "Row Number", "row_number"), where, "Row Number"),
                      calculator_id=_int(_meta(sample, where, "Calculator ID", "calculator_id"), where, "Calculator ID"),
@@ -118,23 +148,39 @@ class InspectEval:
     title = "inspect_ai evaluation log (.json or .eval)"
 
     def read(self, path: Path, *, dataset: str | None = None) -> SourceFile:
-        spec, samples = _load(path)
+        header, samples = _load(path)
+        spec = header["eval"]
+        ds = self._dataset(path, spec, dataset)  # before the samples: a wrong --dataset costs no reading
         rows: list[SourceRow] = []
+        warnings: list[str] = []
         seen: dict[tuple[int, int], str] = {}
-        for i, (where, s) in enumerate(samples, 1):
+        for i, (where, s) in enumerate(samples, 1):  # one sample in memory at a time; rows keep no note
             r = _row(s, where, i)
             if (r.row_number, r.seed) in seen:
                 raise ImportFailure(f"{where}: Row Number {r.row_number} (epoch {r.seed + 1}) is already in "
                                     f"{seen[(r.row_number, r.seed)]}")
             seen[(r.row_number, r.seed)] = where
             rows.append(r)
-        ds = self._dataset(path, spec, dataset)
+            error = s.get("error")
+            if isinstance(error, dict):
+                message = str(error.get("message") or "")
+                warnings.append(f"{where}: the sample ended in an error ({message[:160]}); it is scored as "
+                                "no answer")
+        if not rows:
+            raise ImportFailure(f"{path}: the log holds no samples (written with --no-log-samples?)")
+        status = header.get("status")
+        if status not in (None, "success"):
+            warnings.insert(0, f"{path}: the evaluation's status is {str(status)[:40]!r}, not 'success'")
         model = spec.get("model")
         task = spec.get("task")
         return SourceFile(path=path, sha256=sha256_of(path), format="inspect-ai", dataset=ds, rows=rows,
                           model=safe_label(str(model).split("/", 1)[-1]) if model else None,
                           prompt_style=str(task) if task else None,
-                          provenance={"task": task, "eval_id": spec.get("eval_id"), "created": spec.get("created")})
+                          provenance={"task": task, "eval_id": spec.get("eval_id"), "created": spec.get("created"),
+                                      "model_id": safe_label(str(model)) if model else None,  # with its provider
+                                      "inspect_ai": (spec.get("packages") or {}).get("inspect_ai"),
+                                      "status": status},
+                          warnings=warnings)
 
     @staticmethod
     def _dataset(path: Path, spec: dict[str, Any], dataset: str | None) -> DatasetSpec:

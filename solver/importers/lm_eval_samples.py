@@ -8,7 +8,9 @@ has them, the limits. The answer scored is the filtered response (the final-answ
 the whole text); the raw generation is the reply. The first metric listed is the log's own verdict
 (1/0, true/false). The document's patient note and the prompt (`arguments`) are never copied. A file
 holding several filters is read for the first one (the others are listed as warnings). The file does
-not say which split it was scored on: give `--dataset`.
+not say which split it was scored on: give `--dataset`. Where lm-eval's `results_<date>.json` of the same
+run lies beside the file, the model's name, lm-eval's version and the model arguments are read from it and
+recorded with the file's hash.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from solver.importers.common import json_lines, safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
 from solver.scoring import final_answer_line
 
+RESULTS_LIMIT = 64 << 20  # a results_<date>.json larger than this is not read
 _FILE = re.compile(r"^samples_(?P<task>.+?)_(?P<date>\d{4}-\d{2}-\d{2}T[\d\-.:]+)$")
 
 
@@ -100,10 +103,40 @@ class LmEvalSamples:
         m = _FILE.match(path.stem)
         warnings = [f"{path}: read filter {first_filter!r}; left out {', '.join(sorted(other_filters))}"] \
             if other_filters else []
+        run = _results(path, m.group("date") if m else None, warnings)
+        model = run.pop("model_name", None) or path.parent.name
         return SourceFile(path=path, sha256=sha256_of(path), format="lm-eval", dataset=DATASETS[dataset], rows=rows,
-                          model=safe_label(path.parent.name.split("__")[-1]),  # lm-eval writes openai/x as openai__x
+                          model=safe_label(str(model).split("__")[-1]),  # lm-eval writes openai/x as openai__x
                           prompt_style=m.group("task") if m else None,
-                          provenance={"filter": first_filter}, warnings=warnings)
+                          provenance={"filter": first_filter, **run}, warnings=warnings)
+
+
+def _results(path: Path, date: str | None, warnings: list[str]) -> dict[str, Any]:
+    """What the run's `results_<date>.json` beside the samples says produced it (lm-eval writes both in one
+    folder); {} when it is not there. The model name is lm-eval's own (`model_name`)."""
+    if date is None:
+        return {}
+    other = path.with_name(f"results_{date}.json")
+    try:
+        if other.stat().st_size > RESULTS_LIMIT:
+            warnings.append(f"{other}: over {RESULTS_LIMIT:,} bytes; not read")
+            return {}
+        obj = json.loads(other.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        warnings.append(f"{other}: not readable ({type(e).__name__}); the run's results file is not recorded")
+        return {}
+    if not isinstance(obj, dict):
+        return {}
+    config = obj.get("config")
+    if not isinstance(config, dict):
+        config = {}
+    out = {"results_file": other.name, "results_sha256": sha256_of(other),
+           "lm_eval_version": obj.get("lm_eval_version"), "lm_eval_git_hash": obj.get("git_hash"),
+           "model_source": obj.get("model_source") or config.get("model"),
+           "model_args": config.get("model_args"), "model_name": safe_label(obj.get("model_name"))}
+    return {k: v for k, v in out.items() if v not in (None, "", {})}
 
 
 IMPORTERS.register("lm-eval")(LmEvalSamples())

@@ -18,6 +18,7 @@ from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOf
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, new_tuple
 from solver.library.rounding import round_value
+from solver.library.unit_hints import unit_hint
 from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
 
 # computes a dependency: (calculator, the caller's entities, variant, registry, True, the computation's results of
@@ -156,8 +157,11 @@ class Context:
         self.record[name] = new_tuple(InputRecord, (given, value, unit))
         return value
 
-    def check_range(self, name: str, value: float, unit: str | None) -> float:
-        """Refuse a non-finite value or one outside the input's plausible range (canonical unit)."""
+    def check_range(self, name: str, value: float, unit: str | None, given: tuple[Any, str] | None = None,
+                    linear: bool = True) -> float:
+        """Refuse a non-finite value or one outside the input's plausible range (canonical unit). `given` is the
+        (number, unit) as typed, when it was converted: the refusal then says it in that unit first, and, for a
+        conversion by a factor (`linear`), the range in that unit too."""
         spec = self.spec(name)
         t = type(value)
         if not (t is float or t is int or (isinstance(value, (int, float)) and t is not bool)) or not isfinite(value):
@@ -167,7 +171,9 @@ class Context:
             lo, hi = rng
             if not lo <= value <= hi:
                 u = f" {unit}" if unit else ""
-                raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
+                if given is None or given[1] == (unit or ""):
+                    raise OutOfRange(self.slug, name, f"{value}{u} is outside the plausible range {lo} to {hi}{u}")
+                raise OutOfRange(self.slug, name, _out_of_range_as_typed(given, value, u, lo, hi, linear))
         return value
 
     def _pair(self, name: str) -> tuple[float, str]:
@@ -223,7 +229,7 @@ class Context:
             except ConversionError as e:
                 raise UnknownUnit(self.slug, name, str(e)) from None
         if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # no range, outside it, or not finite
-            self.check_range(name, out, canonical)
+            self.check_range(name, out, canonical, (v, unit))
         self.record[name] = new_tuple(InputRecord, ([v, unit], out, canonical))
         return out
 
@@ -247,7 +253,7 @@ class Context:
         spec = self.spec(name)
         if spec.accepted_units and unit not in spec.accepted_units:
             raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}"
-                              + lookalike_note(unit, spec.accepted_units))
+                              + (unit_hint(unit, spec.accepted_units) or lookalike_note(unit, spec.accepted_units)))
 
     def _accept_parts(self, name: str, units: list[Any]) -> None:
         """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""
@@ -257,7 +263,7 @@ class Context:
         for unit in units:
             if unit not in accepted:
                 raise UnknownUnit(self.slug, name, f"unit {unit!r} is not accepted for this input; accepted: "
-                                  f"{', '.join(accepted)}")
+                                  f"{', '.join(accepted)}" + unit_hint(unit, accepted))
 
     def number(self, name: str) -> float:
         given = self.raw(name)
@@ -375,8 +381,8 @@ class Context:
                 except ConversionError as e:
                     raise UnknownUnit(self.slug, name, str(e)) from None
             rng = f[3]
-            if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):
-                self.check_range(name, out, "years")
+            if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # (whole years: not a factor)
+                self.check_range(name, out, "years", (given[0], given[1]), linear=False)
             self.record[name] = new_tuple(InputRecord, (given, out, "years"))
             return out
         given = self.raw(name)
@@ -408,7 +414,7 @@ class Context:
             raise UnknownUnit(self.slug, name, str(e) + " (the benchmark's reference reads any other string as kg; "
                               "we refuse to guess)") from None
         if rng is None or not rng[0] <= out <= rng[1] or not isfinite(out):  # no range, outside it, or not finite
-            self.check_range(name, out, "kg")
+            self.check_range(name, out, "kg", (v, unit))
         self.record[name] = new_tuple(InputRecord, ([v, unit], out, "kg"))
         return out
 
@@ -435,7 +441,8 @@ class Context:
         if rng is not None:  # ranges of heights are written in metres
             metres = out * self.conv.heights[unit]
             if not rng[0] <= metres <= rng[1] or not isfinite(metres):
-                self.check_range(name, metres, "m")
+                typed = (given_parts[0], given_parts[1]) if len(given_parts) == 2 else None
+                self.check_range(name, metres, "m", typed)
         self.record[name] = new_tuple(InputRecord, (given, out, unit))
         return out
 
@@ -446,7 +453,7 @@ class Context:
             out = self.conv.temperature_c(v, unit)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
-        self.check_range(name, out, "°C")
+        self.check_range(name, out, "°C", (v, unit), linear=False)
         return self.note(name, [v, unit], out, "°C")
 
     def count_per_litre(self, name: str) -> float:
@@ -630,7 +637,8 @@ class Context:
         rounding chain."""
         spec = self.spec(name)
         if spec.accepted_units and unit not in spec.accepted_units:
-            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}")
+            raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}"
+                              + unit_hint(unit, spec.accepted_units))
         try:
             return self.conv.mass(value, unit, target, None, None)
         except ConversionError as e:
@@ -702,3 +710,13 @@ class Context:
         if rng is None or not rng[0] <= out <= rng[1] or not math.isfinite(out):
             self.check_range(name, out, canonical)
         return amount, out, canonical
+
+
+def _out_of_range_as_typed(given: tuple[Any, str], value: float, u: str, lo: float, hi: float, linear: bool) -> str:
+    """'1500 lbs (680.388 kg) is outside the plausible range 0.3 to 650 kg (0.661387 to 1433.01 lbs)'."""
+    number, typed = given
+    text = f"{number} {typed} ({value:.6g}{u}) is outside the plausible range {lo} to {hi}{u}"
+    if linear and isinstance(number, (int, float)) and number and value:
+        factor = value / number  # the conversion's own factor, as applied to this value
+        text += f" ({lo / factor:.6g} to {hi / factor:.6g} {typed})"
+    return text

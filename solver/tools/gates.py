@@ -12,6 +12,10 @@ from functools import cache
 from typing import Any
 
 from registry.loader import Registry, get_registry
+from registry.schema import Calculator
+from registry.suggest import closest
+from solver.library.unit_hints import unit_hint
+from solver.library.units import normalise_unit
 
 GATES: tuple[str, ...] = ("completeness", "type", "enum", "unit", "range")
 
@@ -72,7 +76,15 @@ def _gate(err: Any) -> str:
     return "type"  # type, prefixItems, minItems, maxItems, pattern, items
 
 
-def _message(err: Any) -> tuple[str | None, str]:
+def _typed_unit(arguments: Any, path: list[Any]) -> str:
+    """' lbs' for the number of a [value, unit] input given as [1500, 'lbs']; '' otherwise."""
+    given = arguments.get(path[0]) if isinstance(arguments, dict) and path else None
+    if len(path) == 2 and path[1] == 0 and isinstance(given, list) and len(given) == 2 and isinstance(given[1], str):
+        return f" {given[1]}"
+    return ""
+
+
+def _message(err: Any, arguments: Any = None) -> tuple[str | None, str]:
     path = list(err.absolute_path)
     if err.validator == "required":
         missing = err.message.split("'")[1] if "'" in err.message else err.message
@@ -84,11 +96,15 @@ def _message(err: Any) -> tuple[str | None, str]:
     if err.validator == "enum":
         allowed = ", ".join(repr(x) for x in err.validator_value)
         what = "unit" if path and isinstance(path[-1], int) else "value"
-        return var, f"{what}{where} {err.instance!r} is not one of: {allowed}"
+        near = unit_hint(err.instance, [str(x) for x in err.validator_value]) if what == "unit" else ""
+        return var, f"{what}{where} {err.instance!r} is not one of: {allowed}{near}"
     if err.validator == "const":
         return var, f"{where} must be {err.validator_value!r}, got {err.instance!r}"
     if err.validator in ("minimum", "maximum"):
-        return var, f"value{where} {err.instance!r} is outside the plausible range ({err.validator} {err.validator_value})"
+        typed = _typed_unit(arguments, path)  # the schema's range of a [value, unit] input is in the unit given
+        bound = "at least" if err.validator == "minimum" else "at most"
+        return var, (f"value{where} {err.instance!r}{typed} is outside the plausible range ({bound} "
+                     f"{err.validator_value:.6g}{typed})")
     hint = shape_hint(err.schema, err.instance) if err.validator == "type" else None
     return var, f"{where + ': ' if where else ''}{err.message}" + (f"; give it as {hint}" if hint else "")
 
@@ -110,6 +126,89 @@ def shape_hint(schema: Any, value: Any) -> str | None:
     return json.dumps([value, unit], ensure_ascii=False)
 
 
+def case_renames(calc: Calculator, arguments: Any) -> dict[str, str]:
+    """{given name: declared input} for every name that differs from a declared input only in case ('Sex',
+    'AGE'), unless two declared names fold alike or the declared one is given too."""
+    if not isinstance(arguments, dict):
+        return {}
+    declared = {i.name for i in calc.inputs}
+    folded: dict[str, list[str]] = {}
+    for name in declared:
+        folded.setdefault(name.casefold(), []).append(name)
+    out = {}
+    for key in arguments:
+        match = folded.get(key.casefold(), []) if isinstance(key, str) and key not in declared else []
+        if len(match) == 1 and match[0] not in arguments:
+            out[key] = match[0]
+    return out
+
+
+def match_case(calc: Calculator, arguments: Any) -> Any:
+    """`arguments` with the names `case_renames` finds renamed to the inputs they are; the rest as given."""
+    renames = case_renames(calc, arguments)
+    return {renames.get(k, k): v for k, v in arguments.items()} if renames else arguments
+
+
+def renamed_warnings(renames: dict[str, str]) -> list[str]:
+    return [f"input {given!r} read as {name!r} (names are matched without case)" for given, name in renames.items()]
+
+
+def registry_spelling(arguments: Any) -> Any:
+    """`arguments` with every unit of a [value, unit, ...] list in the registry's spelling (`normalise_unit`: the
+    Greek mu as the micro sign, full-width letters as ASCII), as the library reads them: both paths accept the
+    same strings. Only units are touched: the strings after a number (a drug's name comes first)."""
+    if not isinstance(arguments, dict):
+        return arguments
+    out = {}
+    for key, value in arguments.items():
+        if isinstance(value, list) and any(isinstance(v, str) and not v.isascii() for v in value):
+            value = [normalise_unit(v) if isinstance(v, str) and i and not isinstance(value[i - 1], str) else v
+                     for i, v in enumerate(value)]
+        out[key] = value
+    return out
+
+
+def unknown_inputs(calc: Calculator, arguments: Any) -> list[Finding]:
+    """One finding per name `arguments` gives that the calculator does not declare, with the nearest declared
+    names (difflib, without case) where one is close."""
+    if not isinstance(arguments, dict):
+        return []
+    names = {i.name for i in calc.inputs}
+    declared = {n.casefold(): n for n in names}
+    out = []
+    for key in arguments:
+        if key in names:
+            continue
+        near = [declared[c] for c in closest(key, declared)]
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else " (not an input of this calculator)"
+        out.append(Finding("completeness", str(key), "unknown input" + hint))
+    return out
+
+
+def completeness(reg: Registry, calculator: str | int, arguments: Any) -> list[Finding]:
+    """Every unknown input (in the order given) and then every required input missing (sorted), in one list."""
+    calc = reg.get(calculator)
+    missing = [Finding("completeness", n, "required input is missing") for n in missing_inputs(reg, calc.slug, arguments)]
+    return unknown_inputs(calc, arguments) + missing
+
+
+def summary(findings: list[Finding]) -> str:
+    """Completeness findings in one sentence: "2 unknown inputs: 'agee' (did you mean 'age'?), ...; 1 required
+    input is missing: 'creatinine'"."""
+    if len(findings) == 1:  # "'height': required input is missing", as the library words one
+        return str(findings[0])
+    unknown = [f for f in findings if f.message.startswith("unknown input")]
+    missing = [f.variable for f in findings if f not in unknown]
+    parts = []
+    if unknown:
+        parts.append(f"{len(unknown)} unknown input{'s' if len(unknown) > 1 else ''}: "
+                     + ", ".join(f"{f.variable!r}{f.message[len('unknown input'):]}" for f in unknown))
+    if missing:
+        parts.append(f"{len(missing)} required input{'s are' if len(missing) > 1 else ' is'} missing: "
+                     + ", ".join(repr(m) for m in missing))
+    return "; ".join(parts)
+
+
 def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
     """Raise `GateError` for the first failing gate; return quietly when the arguments pass all five."""
     calc = reg.get(calculator)
@@ -123,8 +222,10 @@ def check(reg: Registry, calculator: str | int, arguments: Any) -> None:
             if e.validator in ("enum", "const") and not isinstance(e.instance, (str, bool)):
                 continue  # the value's type error is reported instead
             g = _gate(e)
-            var, msg = _message(e)
+            var, msg = _message(e, arguments)
             by_gate.setdefault(g, []).append(Finding(g, var, msg))
+    if "completeness" in by_gate:  # every unknown name with its did-you-mean, then every missing one
+        raise GateError(calc.slug, "completeness", completeness(reg, calc.slug, arguments))
     for g in GATES:
         if g in by_gate:
             raise GateError(calc.slug, g, sorted(by_gate[g], key=lambda f: (f.variable or "", f.message)))

@@ -15,7 +15,7 @@ FIRST_PARTY = {"registry", "solver", "audit", "formula_site", "cli"}
 IMPORT_NAMES = {"pydantic": "pydantic", "pyyaml": "yaml", "jinja2": "jinja2", "numpy": "numpy", "pandas": "pandas",
                 "tqdm": "tqdm", "scipy": "scipy", "ruamel.yaml": "ruamel", "httpx": "httpx", "filelock": "filelock",
                 "markdown-it-py": "markdown_it", "rich": "rich", "mkdocs-material": "mkdocs",
-                "matplotlib": "matplotlib", "fhir.resources": "fhir"}
+                "matplotlib": "matplotlib", "fhir.resources": "fhir", "zstandard": "zstandard"}
 
 
 def _installed_by_first_command() -> set[str]:

@@ -209,15 +209,22 @@ def test_inspect_ai_eval_archive(tmp_path):
     assert [r["correct"] for r in results(tmp_path / "run")] == [True, True, True, False, False]
 
 
+def test_inspect_ai_zstd_eval_archive_written_by_inspect_ai(tmp_path):
+    # inspect_medcalc.eval: inspect_ai 0.3.285's write_eval_log, format="eval" (zstd members, method 93)
+    run = import_run("inspect-ai", [DATA / "inspect_medcalc.eval"], tmp_path / "run", dataset="medcalc-bench-2024")
+    assert [(r["row_number"], r["answer"], r["correct"]) for r in results(tmp_path / "run")] == [
+        (1, 25.9, True), (2, 4, True), (3, "09/23/2014", True), (4, [14, 2], False), (5, None, False)]
+    assert run.differences == [] and run.model == "gpt-4o-mini"
+
+
 @pytest.mark.parametrize("make,message", [
     (lambda p: p.write_text("{}"), "no 'eval' section"),
     (lambda p: p.write_text(json.dumps({"eval": {"dataset": {"name": "x"}}, "samples": []})), "holds no samples"),
     (lambda p: p.write_text(json.dumps({"eval": {"dataset": {"name": "x"}}, "samples": [{"target": "3"}]})),
      "metadata names no 'Row Number'"),
-    (lambda p: p.write_bytes((DATA / "inspect_medcalc.eval").read_bytes()), "convert it"),  # zstd, written by inspect
 ])
 def test_inspect_ai_bad_logs(tmp_path, make, message):
-    path = tmp_path / ("log.eval" if "convert" in message else "log.json")
+    path = tmp_path / "log.json"
     make(path)
     with pytest.raises(ImportFailure, match=message):
         import_run("inspect-ai", [path], tmp_path / "run", dataset="medcalc-bench-2024")

@@ -37,7 +37,7 @@ def test_every_reference_case_validates():
 
 @pytest.mark.parametrize("mutate, gate, variable", [
     (lambda e: e.pop("sex"), "completeness", "sex"),
-    (lambda e: e.update({"Blood pressure": [120, "mm Hg"]}), "completeness", None),
+    (lambda e: e.update({"Blood pressure": [120, "mm Hg"]}), "completeness", "Blood pressure"),
     (lambda e: e.update({"creatinine": "1.39 mg/dL"}), "type", "creatinine"),
     (lambda e: e.update({"age": [53]}), "type", "age"),
     (lambda e: e.update({"weight": [True, "kg"]}), "type", "weight"),
