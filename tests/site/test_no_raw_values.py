@@ -83,3 +83,17 @@ def test_an_impact_report_comparing_no_case_says_why(built_site):
     row = next(r for r in re.findall(r"<tr>(.*?)</tr>", index, re.S) if "meld-3-0" in r)
     cells = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
     assert cells[5] == "0 (no shared inputs)" and cells[6] == "none compared" and cells[7] == "none compared"
+
+
+def test_the_readmes_example_build_line_counts_what_a_build_makes(built_site):
+    """The README quotes `formula site build`'s final line for the embedded runs: its page and FHIR counts are
+    what a build makes (the session's site: the pages do not depend on the runs), its run count the embedded runs."""
+    from formula_site.build import default_runs
+    from registry.loader import PROJECT_ROOT
+
+    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    m = re.search(r"`built (\d+) pages \((\d+) runs, (\d+) FHIR resources\) in [\d.]+ s`", readme)
+    assert m, "the README no longer quotes the build's final line: update this test"
+    pages = sum(1 for _ in built_site.out.rglob("*.html"))
+    fhir = sum(1 for _ in (built_site.out / "fhir").glob("*.json"))
+    assert [int(x) for x in m.groups()] == [pages, len(default_runs()), fhir]
