@@ -215,3 +215,40 @@ def test_the_embedded_public_runs_figures_are_the_report_tables() -> None:
         f"{g4['gap_pp']:+.2f}", str(g4["n"]), f"{g4['cluster_ci'][0]:+.2f}", f"{g4['cluster_ci'][1]:+.2f}",
         f"{g4o['gap_pp']:+.2f}", str(g4o["n"]), f"{g35['gap_pp']:+.2f}", str(g35["n"]),
         f"{g35o['gap_pp']:+.2f}", str(g35o["n"])]
+
+
+def test_the_impact_figures_are_what_formula_impact_computes() -> None:
+    """The README's summary of `formula impact` on the shipped reference cases (published variant)."""
+    from audit.impact import impact
+    from solver.data import REFERENCE_CASES, read_cases
+
+    reg, cases = get_registry(), read_cases(REFERENCE_CASES)
+
+    def run(pred: str, succ: str, **kw: bool):
+        rep = impact(reg, pred, succ, cases, **kw)
+        return rep, rep.summary(), (rep.reclassified() if rep.band_tables else None)
+
+    m = re.search(r"MDRD -> CKD-EPI 2021: (\d+) of (\d+) compared; CKD-EPI minus MDRD median ([-+][\d.]+) mL/min/1.73 "
+                  r"m² \(p5 ([-+][\d.]+),\s+p95 ([-+][\d.]+)\); (\d+) of (\d+) change G-stage \((\d+) to a later stage, "
+                  r"(\d+) to an earlier one\)", README)
+    assert m
+    rep, s, rec = run("mdrd-gfr", "ckd-epi-2021")
+    assert list(m.groups()) == [str(rep.compared), str(rep.cases), f"{s['median']:+.2f}", f"{s['p5']:+.1f}",
+                                f"{s['p95']:+.1f}", str(rec["moved"]), str(rep.compared), str(rec["up"]), str(rec["down"])]
+    m = re.search(r"CHA2DS2-VASc -> CHA2DS2-VA: (\d+) of (\d+); every woman loses her sex point \((\d+) cases, -1\), "
+                  r"and no case\s+changes anticoagulation category", README)
+    assert m
+    rep, s, rec = run("cha2ds2-vasc", "cha2ds2-va")
+    assert [int(x) for x in m.groups()] == [rep.compared, rep.cases, s["lower"]]
+    assert set(rep.differences) == {0.0, -1.0} and rec["moved"] == 0
+    m = re.search(r"Framingham hard CHD -> PCE: (\d+) of (\d+) compared \((\d+) aged outside 40-79\).*?all (\d+) \(the\s+"
+                  r"report says so\); (\d+) of (\d+) change 10-year risk category \((\d+) up, (\d+) down\)", README, re.S)
+    assert m
+    rep, s, rec = run("framingham-hard-chd", "pooled-cohort-equations")
+    assert [int(x) for x in m.groups()] == [rep.compared, rep.cases, rep.cases - rep.compared, rep.compared,
+                                            rec["moved"], rep.compared, rec["up"], rec["down"]]
+    assert dict(rep.unavailable) == {"OutOfRange (age)": rep.cases - rep.compared}  # "aged outside 40-79"
+    m = re.search(r"prevent-10-year` compares none of its (\d+) cases", README)
+    assert m
+    rep, _, _ = run("framingham-hard-chd", "prevent-10-year", unlinked=True)
+    assert (rep.compared, rep.cases) == (0, int(m.group(1)))
