@@ -252,3 +252,11 @@ def test_the_impact_figures_are_what_formula_impact_computes() -> None:
     assert m
     rep, _, _ = run("framingham-hard-chd", "prevent-10-year", unlinked=True)
     assert (rep.compared, rep.cases) == (0, int(m.group(1)))
+
+
+def test_the_public_runs_size_is_the_checkouts() -> None:
+    m = re.search(r"They add ([\d.]+) MB to the checkout", README)
+    assert m
+    folder = PROJECT_ROOT / "results" / "embedded" / "medcalc-bench-2024"
+    size = sum(f.stat().st_size for f in folder.rglob("*") if f.is_file())
+    assert f"{size / 1e6:.2f}" == m.group(1)
