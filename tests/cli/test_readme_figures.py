@@ -112,7 +112,7 @@ def test_no_test_count_is_stated() -> None:
 # Measured figures: a command and a date each, and the command takes the flags given
 
 
-BENCH = re.compile(r"`python (bench/[a-z_]+\.py)((?: --?[a-z][-a-z0-9]*(?: [0-9]+)?)*)`")
+BENCH = re.compile(r"`python3? (bench/[a-z_]+\.py)((?:\s+--?[a-z][-a-z0-9]*(?: [0-9]+)?)*)`")
 FLAG = re.compile(r"`(--[a-z][-a-z0-9]*)(?: [0-9]+)?((?: --[a-z][-a-z0-9]*(?: [0-9]+)?)*)`")
 MEASURE = re.compile(r"\d(?:\.\d+)? ?(?:s|ms|min)\b|\d(?:\.\d+)?x\b|\b(?:rows|cases)/s\b")
 DATE = re.compile(r"\b20\d\d-\d\d-\d\d\b")
