@@ -308,6 +308,12 @@ def results_page(reg: Registry, report: SiteReport | dict[str, Any], figures: di
     return "\n".join(out) + "\n"
 
 
+# What a run should record to be reproduced (the runner writes each; an imported or hand-made run may not):
+# the run details list each, "not recorded" where the manifest lacks it.
+RECORDED = ("model_revision", "engine", "decoding", "seeds", "dataset", "registry_lock_digest", "git", "packages",
+            "started_at", "finished_at", "status")
+
+
 def _model(r: RunView) -> Any:
     """The model, or why there is none: a library arm uses no model; otherwise the run did not record one."""
     if r.model not in (None, *NO_MODEL):
@@ -342,6 +348,7 @@ def _run_facts(reg: Registry, r: RunView, lock_digest: str | None) -> list[tuple
             state = Raw(badge("stale", "bad") + " the registry has changed since this run")
         facts.append(("Registry", state))
     facts += [(label(k), _packages(v) if k == "packages" else v) for k, v in m.items() if k not in ("arm", "model")]
+    facts += [(label(k), None) for k in RECORDED if k not in m]  # absent: said so, not left out
     return facts
 
 

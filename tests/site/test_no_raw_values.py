@@ -51,6 +51,8 @@ def test_run_details_are_a_definition_list_that_says_not_recorded(built_site):
     assert "current" in details["Registry"] and details["engine"] == "synthetic" and details["seeds"] == "42"
     half = _run_details(text, "run-half-arm")
     assert half["Model"] == "test-model" and "changed since this run" in half["Registry"]
+    # fields a run should record and these synthetic ones lack are listed as such, not left out
+    assert half["git"] == half["packages"] == half["model revision"] == "not recorded" and half["engine"] == "synthetic"
 
 
 def test_recorded_values_read_as_words_never_as_python():
