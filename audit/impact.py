@@ -16,7 +16,7 @@ from typing import Any
 from registry.loader import Registry
 from registry.schema import Calculator, Table
 from solver.data import Case
-from solver.library import CalculatorError, compute
+from solver.library import CalculatorError, MissingInput, compute
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,7 @@ class ImpactReport:
     compared: int = 0
     unavailable: Counter = field(default_factory=Counter)  # reason -> count
     examples: dict[str, str] = field(default_factory=dict)  # reason -> one message
+    missing_inputs: Counter = field(default_factory=Counter)  # successor's required input absent from a case -> count
     predecessor_failed: Counter = field(default_factory=Counter)
     defaults_used: Counter = field(default_factory=Counter)  # successor optional input not in the data -> count
     differences: list[float] = field(default_factory=list)  # successor - predecessor
@@ -178,6 +179,8 @@ def impact(reg: Registry, predecessor: str, successor: str, cases: list[Case], *
             b = compute(succ.slug, ents, variant=variant, registry=reg).value
         except CalculatorError as e:
             rep.unavailable[_why(e, rep.examples)] += 1
+            if isinstance(e, MissingInput) and e.variable:
+                rep.missing_inputs[e.variable] += 1
             continue
         rep.compared += 1
         for name in optional:

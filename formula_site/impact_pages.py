@@ -11,7 +11,7 @@ from typing import Any, Sequence
 
 from audit.impact import ImpactError, ImpactReport, impact
 from formula_site import plots
-from formula_site.markup import Raw, badge, esc, front_matter_title, impact_page, link, table
+from formula_site.markup import Raw, badge, esc, fixed, front_matter_title, impact_page, link, table
 from registry.loader import Registry
 from registry.schema import Replacement
 from solver.data import Case
@@ -54,12 +54,12 @@ def compute_pages(reg: Registry, cases: list[Case]) -> list[ImpactPage]:
 
 
 def _n(x: float) -> Raw:
-    return Raw(f"{x:.2f}", sort=f"{x:.6f}")
+    return Raw(fixed(x), sort=f"{x:.6f}")
 
 
 def _mean(x: float, unit: str | None) -> Raw:
     """A mean difference with its unit (rows mix mL/min, ms, points...), kept on one line."""
-    shown = f"{x:.2f}" + (f"\u00a0{unit}" if unit else "")
+    shown = fixed(x) + (f"\u00a0{unit}" if unit else "")
     return Raw(f'<span class="fr-nowrap">{esc(shown)}</span>', sort=f"{x:.6f}")
 
 
@@ -73,12 +73,15 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
         rep = p.report
         summ = rep.summary() if rep else {}
         rec = rep.reclassified() if rep and rep.band_tables else None
+        none = rep is not None and rep.compared == 0  # said as such, not as an empty mean and band count
         rows.append([
             _calc(reg, p.predecessor), RELATION_LABELS.get(p.replacement.kind, p.replacement.kind),
             _calc(reg, p.successor), p.replacement.jurisdiction,
-            rep.cases if rep else "–", rep.compared if rep else Raw(badge("refused", "warn")),
-            _mean(summ["mean"], reg.calculators[p.successor].output.unit) if summ else "–",
-            f"{rec['moved']} of {rep.compared}" if rec and rep else "no bands",
+            rep.cases if rep else "–",
+            (Raw('0 <span class="fr-note">(no shared inputs)</span>', sort="0") if none
+             else rep.compared if rep else Raw(badge("refused", "warn"))),
+            "none compared" if none else _mean(summ["mean"], reg.calculators[p.successor].output.unit) if summ else "–",
+            "none compared" if none else f"{rec['moved']} of {rep.compared}" if rec and rep else "no bands",
             link(f"{p.name}.html", "report"),
         ])
     return "\n".join([
@@ -98,6 +101,32 @@ def index_page(reg: Registry, pages: Sequence[ImpactPage], data_label: str) -> s
         "is optional and absent, the registry's default was used, and the page counts how often.",
         "",
     ])
+
+
+def _why_none(reg: Registry, p: ImpactPage) -> str:
+    """Why a pair compares no case, from the audit layer's counts: the successor's required inputs the cases lack,
+    and whether the predecessor takes them at all (if not, its cases were never written to hold them)."""
+    pred, succ = reg.calculators[p.predecessor], reg.calculators[p.successor]
+    rep = p.report
+    assert rep is not None
+    if rep.cases == 0:
+        return f"No case could be compared: the data holds no case of {esc(pred.slug)}."
+    if not rep.unavailable:
+        return (f"No case could be compared: {esc(pred.slug)} could not be computed on any of its {rep.cases} "
+                "reference cases (the reasons per case are below).")
+    out = (f"No case could be compared: no reference case of {esc(pred.slug)} holds every input {esc(succ.slug)} "
+           "requires")
+    if not rep.missing_inputs:
+        return out + " (the reasons per case are below)."
+    out += (" (the first one each case lacks: "
+            + ", ".join(f"{esc(k)} in {n} of {rep.cases}" for k, n in rep.missing_inputs.most_common()) + ")")
+    taken = {i.name.casefold() for i in pred.inputs}
+    foreign = [k for k in rep.missing_inputs if k.casefold() not in taken]
+    if foreign:
+        one = len(foreign) == 1
+        out += (f". {esc(pred.slug)} does not take {esc(', '.join(foreign))}, so its cases, written for it, were never "
+                f"meant to hold {'it' if one else 'them'}: the formulas do not share {'that input' if one else 'those inputs'}")
+    return out + "."
 
 
 def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, str]) -> str:
@@ -126,7 +155,10 @@ def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, 
         return "\n".join(out)
 
     n_un, n_fail = sum(rep.unavailable.values()), sum(rep.predecessor_failed.values())
-    out += ["## Cases", "",
+    out += ["## Cases", ""]
+    if rep.compared == 0:
+        out += [_why_none(reg, p), ""]
+    out += [
             table(["", "Cases"], [[f"reference cases of {pred.slug}", rep.cases],
                                   ["compared (both computed)", rep.compared],
                                   ["successor not computable", n_un],
@@ -144,7 +176,8 @@ def pair_page(reg: Registry, p: ImpactPage, data_label: str, figures: dict[str, 
     s = rep.summary()
     out += [f"## Difference ({succ.slug} minus {pred.slug})", ""]
     if not s:
-        out += ["No case could be compared, so there is no difference to show.", ""]
+        out += ["No case could be compared (see [Cases](#cases)), so there is no difference or reclassification "
+                "to show.", ""]
         return "\n".join(out)
     unit = succ.output.unit or ""
     out += [f"In the successor's unit{f' ({unit})' if unit else ''}; higher / lower / same count the cases.", "",

@@ -74,10 +74,22 @@ def link(href: str, text: str) -> Raw:
     return Raw(f'<a href="{esc(safe_href(href))}">{esc(text)}</a>', sort=text)
 
 
+def fixed(x: float, digits: int = 2) -> str:
+    """x with `digits` decimals, a value that rounds to zero from below shown as 0.00, never -0.00."""
+    text = f"{x:.{digits}f}"
+    return text[1:] if text.startswith("-") and not text.strip("-0.") else text
+
+
+def signed(x: float, digits: int = 2) -> str:
+    """A difference with its sign (+2.50, -2.50); one that rounds to zero has none (0.00)."""
+    text = fixed(x, digits)
+    return text if text.startswith("-") or not text.strip("0.") else "+" + text
+
+
 def pct(x: float | None, digits: int = 2) -> Raw:
     if x is None:
         return Raw("–", sort="")
-    return Raw(f"{x:.{digits}f}", sort=f"{x:.6f}")
+    return Raw(fixed(x, digits), sort=f"{x:.6f}")
 
 
 def num(x: float | int | None) -> Raw:

@@ -135,8 +135,9 @@ def overview(reg: Registry, *, on: dt.date, package_version: str, runs: Sequence
               ", ".join(dict.fromkeys(r.arm for r in runs)) or "none yet: see About this report"),
     ]
     if impact_pairs:
+        more = f" and {len(impact_pairs) - 4} more" if len(impact_pairs) > 4 else ""
         cards.append(_card(len(impact_pairs), "predecessor → successor pairs with a version-impact report",
-                           "impact/index.html", ", ".join(impact_pairs[:4]) + (", …" if len(impact_pairs) > 4 else "")))
+                           "impact/index.html", ", ".join(impact_pairs[:4]) + more))
     out = [
         "# Formula provenance audit",
         "",

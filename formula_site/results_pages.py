@@ -7,13 +7,12 @@ counts nothing itself, and every per-run count it shows is that run's own.
 """
 from __future__ import annotations
 
-import json
-import re
 from typing import Any, Sequence
 
 from formula_site import plots
-from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, link, pct, table
-from formula_site.report import CalcRow, RunView, SiteReport, from_report
+from formula_site.details import definition_list, label
+from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, fixed, link, pct, signed, table
+from formula_site.report import NO_MODEL, CalcRow, RunView, SiteReport, from_report
 from registry.loader import Registry
 
 SUBSET_LABELS = {"all": "all", "not_replaced": "not replaced", "no_issue": "no issue identified",
@@ -31,23 +30,23 @@ def coverage(run: RunView) -> float | None:
 
 
 def _signed(x: float | None) -> Raw:
-    return Raw("–", sort="") if x is None else Raw(f"{x:+.2f}", sort=f"{x:.6f}")
+    return Raw("–", sort="") if x is None else Raw(signed(x), sort=f"{x:.6f}")
 
 
 def _p(x: float | None) -> Raw:
     if x is None:
         return Raw("–", sort="")
-    return Raw("&lt;0.001" if x < 0.001 else f"{x:.3f}", sort=f"{x:.8f}")
+    return Raw("&lt;0.001" if x < 0.001 else fixed(x, 3), sort=f"{x:.8f}")
 
 
 def _ci(ci: Sequence[float] | None) -> Raw:
     if not ci:
         return Raw("–", sort="")
-    return Raw(f"[{ci[0]:+.2f}, {ci[1]:+.2f}]", sort=f"{ci[0]:.6f}")
+    return Raw(f"[{signed(ci[0])}, {signed(ci[1])}]", sort=f"{ci[0]:.6f}")
 
 
 def _num(x: float | None, digits: int) -> Raw:
-    return Raw("–", sort="") if x is None else Raw(f"{x:.{digits}f}", sort=f"{x:.6f}")
+    return Raw("–", sort="") if x is None else Raw(fixed(x, digits), sort=f"{x:.6f}")
 
 
 def _recorded_lock(manifest: dict[str, Any]) -> str | None:
@@ -183,7 +182,7 @@ def _hybrid_table(rep: SiteReport) -> list[str]:
 
 def _outcome_tables(runs: list[RunView]) -> list[str]:
     split = any(r.outcomes["unsupported"]["rows"] for r in runs)  # some rows outside the library's calculators
-    head = ["Run", "Rows", "Right", "Wrong", "None", "No output", "Executor", "Unreadable", "Attempted acc.",
+    head = ["Run", "Rows", "Right", "Wrong", "No answer", "No output", "Executor", "Unreadable", "Attempted acc.",
             "Dates acc."] + (["Supported right/wrong/none", "Unsupported right/wrong/none"] if split else [])
     body = []
     for r in runs:
@@ -193,7 +192,7 @@ def _outcome_tables(runs: list[RunView]) -> list[str]:
                                        "unreadable_pct")]
         row += [pct(o["attempted_accuracy"]), pct(o["dates_accuracy"])]
         if split:
-            row += [" / ".join("–" if o[s][k] is None else f"{o[s][k]:.1f}" for k in ("right_pct", "wrong_pct",
+            row += [" / ".join("–" if o[s][k] is None else fixed(o[s][k], 1) for k in ("right_pct", "wrong_pct",
                                                                                        "none_pct"))
                     + f" ({o[s]['rows']} rows)" for s in ("supported", "unsupported")]
         body.append(row)
@@ -227,7 +226,7 @@ def _text_cell(row: CalcRow | None, run: RunView) -> Raw:
     if row is None:
         return Raw("–", sort="")
     acc = row.accuracy
-    text = "–" if acc is None else f"{acc:.1f}"
+    text = "–" if acc is None else fixed(acc, 1)
     if row.text_versions:
         text += f' <span class="fr-note">v{esc(", ".join(row.text_versions))}</span>'
     elif not run.text_shown:
@@ -301,26 +300,44 @@ def results_page(reg: Registry, report: SiteReport | dict[str, Any], figures: di
                 f"<details><summary>{len(rep.warnings)} warning(s): stale texts, incomplete runs, unknown outcome "
                 "kinds</summary>", "", "<ul>" + "".join(f"<li>{esc(w)}</li>" for w in rep.warnings) + "</ul>",
                 "</details>", ""]
-    out += ["## Runs", ""]
+    out += ["## Runs", "",
+            "What each run recorded about itself (its manifest), field by field; absolute folders of the machine that "
+            "ran it are left out.", ""]
     for r in runs:
-        out += [f'<h3 id="{r.anchor}">{esc(r.title)}</h3>', "", table(["", ""], _run_facts(reg, r, lock_digest),
-                                                                      sortable=False), ""]
+        out += [f'<h3 id="{r.anchor}">{esc(r.title)}</h3>', "", definition_list(_run_facts(reg, r, lock_digest)), ""]
     return "\n".join(out) + "\n"
 
 
-def _run_facts(reg: Registry, r: RunView, lock_digest: str | None) -> list[list[Any]]:
+# What a run should record to be reproduced (the runner writes each; an imported or hand-made run may not):
+# the run details list each, "not recorded" where the manifest lacks it.
+RECORDED = ("model_revision", "engine", "decoding", "seeds", "dataset", "registry_lock_digest", "git", "packages",
+            "started_at", "finished_at", "status")
+
+
+def _model(r: RunView) -> Any:
+    """The model, or why there is none: a library arm uses no model; otherwise the run did not record one."""
+    if r.model not in (None, *NO_MODEL):
+        return r.model
+    definition = r.manifest.get("arm_definition")
+    if r.model in NO_MODEL or (isinstance(definition, dict) and definition.get("kind") == "library"):
+        return "none (the arm uses no model)"
+    return None
+
+
+def _run_facts(reg: Registry, r: RunView, lock_digest: str | None) -> list[tuple[str, Any]]:
     """A run's facts: folder name (never its path), arm, model, counts, provenance, registry state, manifest."""
     m = r.manifest
-    facts: list[list[Any]] = [["Folder", Raw(f"<code>{esc(r.folder)}</code>")], ["Arm", r.arm], ["Model", r.model],
-                              ["Rows", r.n_rows], ["Calculators", r.calculators], ["Accuracy (%)", pct(r.accuracy)]]
+    facts: list[tuple[str, Any]] = [("Folder", Raw(f"<code>{esc(r.folder)}</code>")), ("Arm", r.arm),
+                                    ("Model", _model(r)), ("Rows", r.n_rows), ("Calculators", r.calculators),
+                                    ("Accuracy (%)", Raw(pct(r.accuracy).html))]
     source: dict[str, Any] = m["source"] if isinstance(m.get("source"), dict) else {}
     facts += _source_facts(r, source)
     if not r.text_shown:  # an imported run: tied to the audit groups, not the texts
         groups: dict[str, Any] = m["audit_groups"] if isinstance(m.get("audit_groups"), dict) else {}
         moved = sorted(s for s, g in groups.items() if s in reg.calculators and reg.calculators[s].audit_group != g)
-        facts.append(["Registry", Raw(badge("stale", "bad") + " audit group changed: " + esc(", ".join(moved))
+        facts.append(("Registry", Raw(badge("stale", "bad") + " audit group changed: " + esc(", ".join(moved))
                                       if moved else badge("no formula text shown", "info")
-                                      + " imported; its audit groups are the registry's")])
+                                      + " imported; its audit groups are the registry's")))
     elif lock_digest is not None:
         recorded = _recorded_lock(m)
         if recorded is None:
@@ -329,39 +346,31 @@ def _run_facts(reg: Registry, r: RunView, lock_digest: str | None) -> list[list[
             state = Raw(badge("current", "ok") + " the run used this registry")
         else:
             state = Raw(badge("stale", "bad") + " the registry has changed since this run")
-        facts.append(["Registry", state])
-    for k, v in m.items():
-        if k in ("arm", "model"):
-            continue
-        text = str(v if isinstance(v, (str, int, float, bool)) or v is None else json.dumps(v, ensure_ascii=False))
-        facts.append([k.replace("_", " "), Raw(f'<code class="fr-break">{esc(_no_paths(text))}</code>')])
+        facts.append(("Registry", state))
+    facts += [(label(k), _packages(v) if k == "packages" else v) for k, v in m.items() if k not in ("arm", "model")]
+    facts += [(label(k), None) for k in RECORDED if k not in m]  # absent: said so, not left out
     return facts
 
 
-_ABS = re.compile(r"(?<![\w.:/])(/(?:[^/\s\"',;]+/)+)")
+def _packages(v: Any) -> Any:
+    """The runner records a package it could not import as null: that is "not installed", not a gap."""
+    return {k: "not installed" if x is None else x for k, x in v.items()} if isinstance(v, dict) else v
 
 
-def _no_paths(text: str) -> str:
-    """Manifest text with absolute folders dropped (they are the machine that ran it, and would publish its
-    layout), cut at 300 characters."""
-    text = _ABS.sub("…/", text)
-    return text if len(text) <= 300 else text[:299] + "…"
-
-
-def _source_facts(run: RunView, source: dict[str, Any]) -> list[list[Any]]:
+def _source_facts(run: RunView, source: dict[str, Any]) -> list[tuple[str, Any]]:
     """An imported run's dataset, source files (repository, commit, licence, SHA-256) and verdict differences."""
     if not source:
         return []
-    out: list[list[Any]] = [["Dataset", run.dataset or "–"]]
+    out: list[tuple[str, Any]] = [("Dataset", run.dataset)]
     for f in source.get("files") or []:
         if isinstance(f, dict):
             where = ", ".join(str(f[k]) for k in ("repository", "upstream_path", "commit", "licence") if f.get(k))
-            out.append(["Source file", Raw(f"<code>{esc(f.get('name'))}</code> ({esc(where or 'provenance not given')}"
+            out.append(("Source file", Raw(f"<code>{esc(f.get('name'))}</code> ({esc(where or 'provenance not given')}"
                                            f'; {esc(f.get("rows"))} rows; <code class="fr-break">{esc(f.get("sha256"))}'
-                                           "</code>)")])
+                                           "</code>)")))
     diffs = source.get("differences")
     if isinstance(diffs, list):
-        out.append(["Verdicts that differ from the log's", len(diffs)])
+        out.append(("Verdicts that differ from the log's", len(diffs)))
     return out
 
 

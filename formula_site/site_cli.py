@@ -106,8 +106,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     res = _build(args)
     if res is None:
         return 1
-    print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
     print(f"open {res.out / 'index.html'}")
+    # last, so that a log's final line (CI, `| tail -1`) says how long the build took
+    print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
     return 0
 
 

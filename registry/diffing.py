@@ -53,12 +53,47 @@ class Change(BaseModel):
         if self.what == "guideline":
             return f"cited guideline {self.name}: its file changed"
         if self.what == "field":
-            return f"{self.name}: {_short(fmt(self.old))} -> {_short(fmt(self.new))}"
+            if _records(self.old) and _records(self.new):
+                return f"{self.name}: {_entries(self.old, self.new)}"
+            return f"{self.name}: {fmt(self.old)} -> {fmt(self.new)}"
         return f"{head} {self.field}: {fmt(self.old)} -> {fmt(self.new)}"
 
 
-def _short(text: str, limit: int = 160) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+SHOWN = 60  # characters: a changed field of an entry is quoted old -> new up to this long, else only named
+
+
+def _records(x: Any) -> bool:
+    return isinstance(x, list) and bool(x) and all(isinstance(v, dict) for v in x)
+
+
+def _entries(old: list[dict[str, Any]], new: list[dict[str, Any]]) -> str:
+    """A list of records (deviations, plausibility rules) changed entry by entry, never a cut JSON dump: matched
+    by id where every entry has one ('added x; removed y; z: published changed'), else by position ('entry 1:
+    min 1 -> 2; entry 2 added'); a long field (a deviation's prose) is named, not quoted."""
+    if all(isinstance(r.get("id"), str) for r in old + new):
+        a, b = {r["id"]: r for r in old}, {r["id"]: r for r in new}
+        parts = [f"added {k}" for k in b if k not in a] + [f"removed {k}" for k in a if k not in b]
+        parts += [f"{k}: {_fields_changed(a[k], b[k])}" for k in b if k in a and a[k] != b[k]]
+        moved = [k for k in b if k in a] != [k for k in a if k in b]
+        return "; ".join(parts + (["reordered"] if moved else [])) or "reordered"
+    parts = []
+    for i in range(max(len(old), len(new))):
+        if i >= len(old):
+            parts.append(f"entry {i + 1} added")
+        elif i >= len(new):
+            parts.append(f"entry {i + 1} removed")
+        elif old[i] != new[i]:
+            parts.append(f"entry {i + 1}: {_fields_changed(old[i], new[i])}")
+    return "; ".join(parts)
+
+
+def _fields_changed(a: dict[str, Any], b: dict[str, Any]) -> str:
+    keys = list(b) + [k for k in a if k not in b]
+    shown = []
+    for k in (k for k in keys if a.get(k) != b.get(k)):
+        x, y = fmt(a.get(k)), fmt(b.get(k))
+        shown.append(f"{k} {x} -> {y}" if len(x) <= SHOWN and len(y) <= SHOWN else f"{k} changed")
+    return ", ".join(shown)
 
 
 def fmt(x: Any) -> str:
@@ -66,9 +101,13 @@ def fmt(x: Any) -> str:
 
     if x is None:
         return "none"
+    if isinstance(x, bool):
+        return "yes" if x else "no"
     if isinstance(x, list) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in x):
         return "[" + ", ".join(fmt_number(v) for v in x) + "]"
-    if isinstance(x, (dict, list)):
+    if isinstance(x, dict):  # a record for people, not JSON: "mode: half_up; source: ..."
+        return "; ".join(f"{k}: {fmt(v)}" for k, v in sorted(x.items()))
+    if isinstance(x, list):
         return json.dumps(x, ensure_ascii=False, sort_keys=True)
     return fmt_number(x) if isinstance(x, (int, float)) else str(x)
 

@@ -397,7 +397,7 @@ def test_diff_covers_every_shown_field_but_not_what_an_older_snapshot_lacks() ->
          "guidelines": {"g": "sha256:2"}, "literature_audit": {"concern": "none"}, "text": "t"}
     changes = diff(a, b)
     assert [c.line() for c in changes] == ["formula.name: Hillier -> Katz", "cited guideline g: its file changed",
-                                           'plausibility: [{"min": 1}] -> [{"min": 2}]']
+                                           'plausibility: entry 1: min 1 -> 2']
     assert [c.scoring for c in changes] == [False, False, True]
 
 
@@ -412,3 +412,14 @@ def test_ctrl_c_before_the_write_says_nothing_was_written(capsys, root: Path, mo
     code, _, err = formula(capsys, root, "release", SODIUM, "--reason", "x", "--with-dependants")
     assert code == 130 and "before anything was written; the registry is unchanged" in err
     assert fingerprint(root) == before
+
+
+def test_diff_of_records_with_ids_names_the_entries_never_a_cut_dump() -> None:
+    """Deviations (records with ids, long prose) changed: each entry named, added, removed or its fields, and
+    nothing shown as JSON cut short (issue 39: the published changelog)."""
+    prose = "A long paragraph about a benchmark's departure from the publication. " * 5
+    a = {"deviations": [{"id": "x", "benchmark": prose, "verified": True}, {"id": "y", "benchmark": "short"}],
+         "text": "t"}
+    b = {"deviations": [{"id": "z", "benchmark": "new"}, {"id": "x", "benchmark": prose + "!", "verified": False}],
+         "text": "t"}
+    assert [c.line() for c in diff(a, b)] == ["deviations: added z; removed y; x: benchmark changed, verified yes -> no"]

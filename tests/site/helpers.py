@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
@@ -78,3 +79,55 @@ def header_after(text: str, heading_id: str) -> list[str]:
     at = text.index(f'id="{heading_id}"')
     head = re.search(r"<thead>(.*?)</thead>", text[at:], re.S).group(1)
     return [html.unescape(re.sub(r"<[^>]+>", "", th)).strip() for th in re.findall(r"<th[^>]*>(.*?)</th>", head, re.S)]
+
+
+# Raw Python values in the built pages (issue 39)
+
+# `None` as a value (a cell, a field, a repr inside a list); "None of the eleven factors" is English
+_NONE = re.compile(r"\bNone\b(?!\s+[a-z])")
+_EMPTY = re.compile(r"\{\}|\[\]")
+_NEG_ZERO = re.compile(r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])")
+# where an ellipsis means a value was cut: a cell, a definition, code, a list item, a caption
+_VALUE_TAGS = {"td", "th", "dd", "dt", "code", "pre", "li", "caption", "figcaption"}
+_HIDDEN_TAGS = {"script", "style", "template"}
+
+
+class _TextWalker(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.stack: list[str] = []
+        self.found: list[tuple[str, str, str]] = []  # (what, enclosing tag, text)
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag not in _VOID:
+            self.stack.append(tag)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.stack:
+            while self.stack and self.stack.pop() != tag:
+                pass
+
+    def handle_data(self, data: str) -> None:
+        if any(t in _HIDDEN_TAGS for t in self.stack):
+            return
+        text = " ".join(data.split())
+        where = self.stack[-1] if self.stack else ""
+        for what, pat in (("None", _NONE), ("empty container", _EMPTY), ("negative zero", _NEG_ZERO)):
+            if pat.search(text):
+                self.found.append((what, where, text))
+        if "\u2026" in text and any(t in _VALUE_TAGS for t in self.stack):
+            self.found.append(("ellipsis in a value", where, text))
+
+
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def raw_values(site: Path) -> list[str]:
+    """Every place a built page's visible text shows a raw Python value: `None`, `{}` or `[]`, a negative
+    zero (-0.00), or a value cut with an ellipsis; as 'page: what in <tag>: text'."""
+    out = []
+    for f in sorted(site.rglob("*.html")):
+        walker = _TextWalker()
+        walker.feed(f.read_text(encoding="utf-8"))
+        out += [f"{f.relative_to(site)}: {what} in <{tag}>: {text[:160]}" for what, tag, text in walker.found]
+    return out

@@ -17,7 +17,7 @@ import pytest
 
 from cli.main import main
 from registry.loader import get_registry
-from tests.site.helpers import header_after, table_after
+from tests.site.helpers import header_after, raw_values, table_after
 
 REPO = Path(__file__).resolve().parents[2]
 EMBEDDED = REPO / "results" / "embedded" / "medcalc-bench-2024"
@@ -114,6 +114,14 @@ def test_no_page_holds_an_absolute_path(five):
             bad += [f"{f.relative_to(site)}: {m}" for m in re.findall(r"(?<![\w.:/])/(?:tmp|work|home|root|Users)/\S*",
                                                                         text)]
     assert not bad, bad[:10]
+
+
+def test_no_page_shows_a_raw_value(five):
+    """Real manifests (the runner's, the importer's: null fields, empty maps, every text's hash) and real paired
+    gaps (an ICC that rounds to zero from below) reach no page as a raw value (issue 39)."""
+    site, _ = five
+    found = raw_values(site)
+    assert not found, "\n".join(found[:20])
 
 
 def test_two_runs_with_one_folder_name_are_told_apart_without_paths(tmp_path):
