@@ -245,7 +245,7 @@ def _as_cell(value: Any, unit: Any) -> Any:
     return [value, unit]
 
 
-def _distinct(column: Any, n: int) -> tuple[np.ndarray, list[Any]]:
+def distinct(column: Any, n: int) -> tuple[np.ndarray, list[Any]]:
     """codes (one per row) and the distinct cells of a column (a `Pair`, `Coded`, a list of cells, or None: absent)."""
     if isinstance(column, Pair):
         return column.groups()
@@ -468,6 +468,9 @@ class Columns:
         # rows where an input read as a Python int in a column of floats: the library's result could then be an
         # int where the array holds a float; `finish` sends such rows with a whole-number result to `compute`
         self.intish = intish if intish is not None else np.zeros(n, dtype=bool)
+        # rows whose number is right but whose Python type (int or float) the arrays cannot tell (set by `finish`):
+        # `compute_many` asks `compute` once per distinct combination of such rows' cells
+        self.typed = np.zeros(n, dtype=bool)
         # inside `scoped`: the rows whose value is used (the branch of a `select` they take); `pow`, `log` and `exp`
         # compute only those (PREVENT computes each of its six equations for the rows that choose it)
         self.scope: np.ndarray | None = None
@@ -740,7 +743,7 @@ class Columns:
     def _by_cell(self, method: str, name: str, column: Any, n: int, kw: dict[str, Any],
                  rows: np.ndarray | None) -> np.ndarray:
         """The accessor run once per distinct cell; `rows`: where these cells sit in the chunk (None: all)."""
-        codes, uniques = _distinct(column, n)
+        codes, uniques = distinct(column, n)
         numeric = method != "choice"
         fill: Any = 1.0 if numeric else None
         results = []
@@ -831,7 +834,7 @@ class Columns:
                     parts.append((rows, *got))
             mg, _ = self._combine(parts, self.n)
         else:
-            codes, cells = _distinct(column, self.n)
+            codes, cells = distinct(column, self.n)
             results: list[tuple[str | None, float]] = []
             failed = []
             for cell in cells:
@@ -1190,7 +1193,7 @@ def finish(cols: Columns, raw: np.ndarray, *, top: bool = True) -> np.ndarray:
         cols.bad |= ~(np.abs(out) < 2.0 ** 62)
     exact_ints = _int_points(cols, raw, how.kind)
     if top and out.dtype.kind == "f" and rounding != "integer" and calc.slug not in FLOAT_RESULT and cols.intish.any():
-        cols.bad |= cols.intish & (out == np.floor(out))
+        cols.typed |= cols.intish & (out == np.floor(out))
     if cols.variant == "published":
         for p in calc.plausibility:
             lo, hi = p.range
