@@ -300,6 +300,7 @@ def _parsed_pairs(texts: list[Any], codes: np.ndarray, values: np.ndarray, ints:
 
 
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_INT_TYPE = np.array(int, dtype=object)  # (a 0-d array: numpy compares each cell's type with it)
 
 
 def _clean_pairs(cells: list[Any]) -> Pair | None:
@@ -321,7 +322,8 @@ def _clean_pairs(cells: list[Any]) -> Pair | None:
     u: Any = distinct.pop() if len(distinct) == 1 else np.array(units, dtype=object)  # one unit: no grouping
     if vtypes == {int}:
         return Pair(v.astype(np.int64), u)
-    ints = np.fromiter((type(x) is int for x in values), bool, len(values)) if int in vtypes else None
+    # (the type of every value compared with int in C: 0.03 s per million, against 0.055 s by a generator)
+    ints = np.equal(np.fromiter(map(type, values), object, len(values)), _INT_TYPE) if int in vtypes else None
     return Pair(v, u, ints)
 
 
@@ -574,9 +576,10 @@ Answers = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, their values, their
 
 
 def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells: dict[str, Any], start: int,
-                    stop: int, variant: str, reg: Registry) -> tuple[int, int, np.ndarray, Answers, int]:
+                    stop: int, variant: str, reg: Registry) -> tuple[int, int, np.ndarray, Answers, tuple[int, int, int]]:
     """Rows start..stop through the columnar path: (start, stop, finished numbers, `compute`'s own answers for
-    the rows it left (rows counted from `start`), and how many times `compute` was called for them).
+    the rows it left (rows counted from `start`), and counts: `compute` calls made for them, rows answered per
+    combination, refused rows that were valid after all).
 
     A refused row (an error, as a rule) is computed alone. A row whose number the arrays hold but whose Python
     type they cannot tell (`Columns.typed`: ints among floats) is answered by `compute` once per distinct
@@ -594,7 +597,9 @@ def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells
     values, errors = np.empty(len(firsts), dtype=object), np.empty(len(firsts), dtype=object)
     for k, i in enumerate(rows[firsts].tolist()):
         values[k], errors[k] = _one(calc, _row(part, i), variant, reg)
-    return start, stop, out, (rows, values[codes], errors[codes]), len(firsts)
+    why = errors[codes]
+    left = int(pd.isna(why[: len(alone)]).sum())  # refused rows that `compute` answers: valid rows left alone
+    return start, stop, out, (rows, values[codes], why), (len(firsts), len(typed), left)
 
 
 def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
@@ -606,9 +611,9 @@ def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
     for name in sorted(part):
         col = part[name]
         if isinstance(col, Triples):
-            sub = col.take(rows)
-            keys = [sub.names.codes, pd.factorize(sub.values, use_na_sentinel=False)[0], sub.units.codes,
-                    np.zeros(len(rows), dtype=np.int64) if sub.ints is None else sub.ints.astype(np.int64)]
+            three = col.take(rows)
+            keys = [three.names.codes, pd.factorize(three.values, use_na_sentinel=False)[0], three.units.codes,
+                    np.zeros(len(rows), dtype=np.int64) if three.ints is None else three.ints.astype(np.int64)]
         else:
             sub = col.take(rows) if isinstance(col, (Pair, Coded)) else [col[i] for i in rows.tolist()]
             keys = [distinct(sub, len(rows))[0]]
@@ -637,7 +642,7 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     fn = columnar(calc.slug, reg) if vectorise else None
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
     answered: list[tuple[np.ndarray, np.ndarray]] = []  # rows the columnar path left to `compute`, their values
-    calls = 0
+    calls = combined = alone = 0
     values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
     if fn is not None and n:
         try:  # a kernel that has no columnar form for these inputs says so at once (`Columns.scalar_only`)
@@ -651,11 +656,11 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
         # numpy works without the GIL, so the chunks of a long table run side by side, one per core; the
         # results come back in order, and progress is reported here, in the caller's thread
         runs = _pool().map(chunk, bounds) if len(bounds) > 1 and _cores() > 1 else map(chunk, bounds)
-        for start, stop, out, (rows, got, why), made in runs:
+        for start, stop, out, (rows, got, why), (made, typed, left) in runs:
             parts.append((start, stop, out))
             answered.append((start + rows, got))
             errors[start + rows] = why
-            calls += made
+            calls, combined, alone = calls + made, combined + typed, alone + left
             if progress is not None:
                 progress(stop - start)
     else:
@@ -677,5 +682,6 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,
                          "row_by_row": n if fn is None else fallback, "compute_calls": calls,
-                         "left_path": (n if fn is None else fallback) - int(pd.notna(errors).sum())})
+                         "by_combination": combined,
+                         "left_path": n - int(pd.notna(errors).sum()) if fn is None else alone})
     return result
