@@ -125,6 +125,10 @@ def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     reg = get_registry()
     blocks = entity_blocks(Path(args.split) if args.split else None, reg)
     out = []
+    unknown = sorted(set(args.only or []) - set(blocks))
+    if unknown:
+        raise SystemExit(f"--only: no entity blocks for {', '.join(unknown)} (a successor formula, or not a benchmark "
+                         "calculator: the uniform frames, without --frames benchmark, time those)")
     for slug in args.only or sorted(blocks):
         if columnar(slug, reg) is None:
             out.append({"calculator": slug, "columnar": False})

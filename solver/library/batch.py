@@ -193,8 +193,35 @@ def _pairs(series: pd.Series) -> Pair | None:
     if not isinstance(first, (list, tuple)):
         return None
     cells = series.tolist()
-    return _clean_pairs(cells) or _sparse_pairs(series) or _pair_arrays([None if _absent(c) else c for c in cells],
-                                                                        None)
+    found = _clean_pairs(cells) or _sparse_pairs(series)
+    if found is not None:
+        return found
+    return _pairs_and_others(series) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+
+
+def _pairs_and_others(series: pd.Series) -> Pair | None:
+    """A column of [number, "unit"] lists among lists of other lengths (a height as [5, "ft", 6, "in"]) and empty
+    cells: the pairs read by `_clean_pairs` (in C), the other lists kept as given (`Pair.odd`: the library reads
+    each distinct one). None: a cell that is no list, or a two-element list that is no plain pair. (Benchmark
+    heights, 1,000,000 rows, 1 in 20 as feet and inches: 1.8 s cell by cell, 0.25 s here, measured under load.)"""
+    cells = series.to_numpy(dtype=object)
+    at = np.flatnonzero(pd.notna(cells))
+    given = cells[at]
+    if set(map(type, given)) - {list, tuple}:
+        return None
+    two = np.fromiter(map(len, given), np.int64, len(given)) == 2
+    pairs = _clean_pairs(given[two].tolist())
+    if pairs is None:
+        return None
+    n, rows, others = len(cells), at[two], at[~two]
+    values, ints = np.full(n, np.nan), np.zeros(n, dtype=bool)
+    values[rows] = pairs.values
+    ints[rows] = pairs.values.dtype.kind in "iu" if pairs.ints is None else pairs.ints
+    units = np.full(n, None, dtype=object)
+    units[rows] = pairs.units
+    odd = np.full(n, None, dtype=object)
+    odd[others] = given[~two]
+    return Pair(values, units, ints if ints.any() else None, odd if len(others) else None)
 
 
 def _triples(series: pd.Series) -> Triples | None:

@@ -73,8 +73,8 @@ class Pair:
     odd: np.ndarray | None = None
 
     def odd_rows(self) -> np.ndarray | None:
-        return None if self.odd is None else np.fromiter((c is not None for c in self.odd.tolist()), bool,
-                                                          len(self.odd))
+        return None if self.odd is None else np.fromiter(map(operator.is_not, self.odd.tolist(),
+                                                             itertools.repeat(None)), bool, len(self.odd))
 
     def unit_at(self, i: int) -> Any:
         return self.units if self.units is None or isinstance(self.units, str) else _py(self.units[i])
@@ -110,12 +110,14 @@ class Pair:
             nu = max(len(uuniq), 1)
             cells = [_as_cell(vals[c // nu], _py(uuniq[c % nu])) for c in cuniq.tolist()]
         odd = self.odd_rows()
-        if odd is not None and odd.any():  # each odd cell its own code, read as given
-            assert self.odd is not None
+        if odd is not None and odd.any():  # each odd cell object its own code, read as given (rows that share
+            assert self.odd is not None  # one object, as the distinct cells of a column spread, share its code)
+            rows = np.flatnonzero(odd)
+            which, first = pd.factorize(np.fromiter(map(id, self.odd[rows].tolist()), np.int64, len(rows)))
+            firsts = np.unique(which, return_index=True)[1]
             codes = np.array(codes, dtype=np.int64)
-            for i in np.flatnonzero(odd).tolist():
-                codes[i] = len(cells)
-                cells.append(self.odd[i])
+            codes[rows] = len(cells) + which
+            cells.extend(self.odd[rows[firsts]].tolist())
         return codes, cells
 
 
