@@ -113,12 +113,15 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace) -
     small = compute_many(slug, sample)
     return {"calculator": slug, "rows": args.rows, "distinct_rows": k, "compute_many_s": round(t_many, 3),
             "loop_s_scaled": round(t_loop, 2), "ratio": round(t_loop / t_many, 1),
-            "left": res.attrs["left_path"], "typed": res.attrs["by_combination"],
+            # (attrs an older revision lacks, when bench/compare.py runs this harness on its code: the rows it
+            # answered by `compute` that were no error count as left)
+            "left": res.attrs.get("left_path", res.attrs["row_by_row"] - int(res["error"].notna().sum())),
+            "typed": res.attrs.get("by_combination", 0),
             "errors": int(res["error"].notna().sum()),
-            "compute_calls": res.attrs["compute_calls"], "ceiling": round(t_loop / t_read, 1),
+            "compute_calls": res.attrs.get("compute_calls", res.attrs["row_by_row"]), "ceiling": round(t_loop / t_read, 1),
             "sample_rows": args.sample_rows, "sample_ms": round(t_small * 1e3, 1),
             "sample_loop_ms": round(t_small_loop * 1e3, 1), "sample_ratio": round(t_small_loop / t_small, 1),
-            "sample_left": small.attrs["left_path"]}
+            "sample_left": small.attrs.get("left_path")}
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
