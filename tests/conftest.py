@@ -69,3 +69,31 @@ def registry_copy(tmp_path):
     from tests.helpers import copy_registry
 
     return copy_registry(tmp_path)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On a pytest-xdist worker: hand the figures its tests recorded to the controller (tests/summary.py)."""
+    from tests import summary
+
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output[summary.KEY] = summary.export()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    """On the pytest-xdist controller: merge the figures of a worker that has finished."""
+    from tests import summary
+
+    text = getattr(node, "workeroutput", {}).get(summary.KEY)
+    if text:
+        summary.merge(text)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from tests import summary
+
+    for title, line in summary.lines():
+        terminalreporter.write_sep("-", title)
+        if line is not None:
+            terminalreporter.write_line(line)

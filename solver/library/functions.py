@@ -24,9 +24,12 @@ COLUMNAR: set[str] = set()
 # columnar calculators whose arithmetic ends in a true division (`/`): their result is a Python float whatever the
 # input types, so an int read among floats cannot change the output type (see `vectorised.Columns.intish`)
 FLOAT_RESULT: set[str] = set()
+# columnar calculators whose log and exp run as numpy's over arrays rather than Python's, once shown to change no
+# answer (see `vectorised.Columns.log`; Framingham: tests/solver/test_batch_numpy_math.py)
+NUMPY_MATH: set[str] = set()
 
 
-def calculator(slug: str, *, columnar: bool = False, float_result: bool = False
+def calculator(slug: str, *, columnar: bool = False, float_result: bool = False, numpy_math: bool = False
                ) -> Callable[[Callable[["Context"], Any]], Callable[["Context"], Any]]:  # (typed for the scalar reader)
     """Register the function that computes calculator `slug` (`columnar`: it runs over arrays as well)."""
 
@@ -38,6 +41,8 @@ def calculator(slug: str, *, columnar: bool = False, float_result: bool = False
             COLUMNAR.add(slug)
         if float_result:
             FLOAT_RESULT.add(slug)
+        if numpy_math:
+            NUMPY_MATH.add(slug)
         return fn
 
     return deco

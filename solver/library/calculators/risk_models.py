@@ -83,7 +83,7 @@ def glasgow_blatchford(ctx: Context) -> float:
 # ---------------------------------------------------------------------------------------- Framingham hard CHD
 
 
-@calculator("framingham-hard-chd", columnar=True)
+@calculator("framingham-hard-chd", columnar=True, numpy_math=True)
 def framingham_hard_chd(ctx: Context) -> float:
     male = ctx.choice_is("sex", "Male")
     c = lambda name: ctx.where(male, ctx.const(f"male_{name}"), ctx.const(f"female_{name}"))  # noqa: E731
