@@ -655,6 +655,7 @@ def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
 def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True) -> pd.DataFrame:
+    # long: the columnar and the row-by-row path side by side, so that what they report is counted in one place
     """Compute `calculator` for every row of `frame`; returns `value` and `error` columns (see module doc).
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
