@@ -539,9 +539,7 @@ def _versions(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[str]:
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
         typed = [f"{esc(s.who)} ({esc(s.role)}, {s.date.isoformat()}; typed, not signed)" for s in x.signoffs]
         signs = "<br>".join([_decision(d) for d in decided if d.version == x.version] + typed) or "none"
-        review = (f"approved {x.approved.isoformat() if x.approved else '–'}<br>"
-                  f"last review {x.last_review.isoformat() if x.last_review else 'never'}<br>"
-                  f"next review {x.next_review.isoformat() if x.next_review else '–'}")
+        review = "<br>".join(_review_cell(decided, x))
         h = lock.get(x.version, "")
         content = f"<code>{esc(h[:19] or '–')}</code>"
         if x.status in (VersionStatus.active, VersionStatus.superseded):
@@ -680,6 +678,26 @@ def lineage(reg: Registry) -> str:
 
 
 # --------------------------------------------------------------------------- changelog
+
+
+def _review_cell(decided: list[Any], x: Version) -> list[str]:
+    """Approval and reviews as the decisions say: a verified signed approval names who and their role
+    ("approved 2026-12-02 (Dr A. Chair, chair), verified"); a typed one says it is not signed."""
+    from registry.governance.signatures import last_of, signed_phrase
+
+    ok, review = last_of(decided, x.version, "approve"), last_of(decided, x.version, "review")
+    bad = [d for d in decided if d.version == x.version and d.decision == "approve" and d.state == "invalid"]
+    if ok is not None:
+        approved = esc(signed_phrase("approved", ok))
+    elif bad:
+        approved = f"approval {esc(bad[-1].date)}: <strong>signature invalid</strong>"
+    elif x.approved and x.approved_by:
+        approved = f"approved {x.approved.isoformat()} ({esc(x.approved_by.who)}, {esc(x.approved_by.role)}; typed, not signed)"
+    else:
+        approved = f"approved {x.approved.isoformat() if x.approved else '–'}"
+    last = esc(signed_phrase("last review", review)) if review is not None else \
+        f"last review {x.last_review.isoformat() if x.last_review else 'never'}"
+    return [approved, last, f"next review {x.next_review.isoformat() if x.next_review else '–'}"]
 
 
 def _decision(d: Any) -> str:
