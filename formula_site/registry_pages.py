@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from audit.completeness import AGREEMENT_RULE, agreement_words, completeness_words
 from formula_site.markup import (
     CONCERN_LABELS,
     GROUP_ORDER,
@@ -234,7 +235,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
     for c in ordered(reg):
         cp = c.completeness
         a = audits.completeness.get(c.slug)
-        now = "–" if a is None else ("complete" if a.complete else "incomplete: " + "; ".join(a.missing))
+        now = "–" if a is None else completeness_words(a.missing)
         rows.append([
             link(f"../calculators/{c.slug}.html", c.name),
             num(c.medcalc_id),
@@ -243,7 +244,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
             cp.change if cp else None,
             Raw(completeness_badge("complete" if a is not None and a.complete else "incomplete"), sort=now)
             if a is not None else "–",
-            f"{a.cases - a.wrong}/{a.cases}" if a is not None and a.cases else "–",
+            agreement_words(a.agree, a.cases) if a is not None and a.cases else "–",
         ])
     counts = Counter(c.completeness.status.value for c in reg.calculators.values() if c.completeness)
     return "\n".join([
@@ -254,11 +255,13 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         "paper's audit): the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
         f"changed): {counts.get('wrong', 0)} wrong, {counts.get('incomplete', 0)} incomplete, "
         f"{counts.get('complete', 0)} complete. *Current text* (this registry's, now): the automatic audit "
-        "(`formula audit completeness`) of the active text rendered from the registry: every input, constant "
-        "and table named, units stated, and the library reading the same constants reproduces the reference cases.",
+        "(`formula audit completeness`) of the active text rendered from the registry: every input, constant, "
+        "table and branch named and units stated. *Agreement with the benchmark* is reported apart, since a "
+        "deliberate factor change moves answers without making the text incomplete: how many of the benchmark's "
+        f"reference answers the library, reading the same constants, reproduces ({AGREEMENT_RULE}).",
         "",
         table(["Calculator", "Benchmark id", "Original text (paper's audit)", "What was wrong", "What changed",
-               "Current text (this registry's, now)", "Reference cases reproduced"], rows),
+               "Current text (this registry's, now)", "Agreement with the benchmark"], rows),
     ])
 
 
@@ -481,10 +484,11 @@ def _completeness(c: Calculator, audits: AuditInputs) -> list[str]:
                            cp.finding, cp.change, cp.source]], sortable=False))
     a = audits.completeness.get(c.slug)
     if a is not None:
-        state = "complete" if a.complete else "incomplete: " + "; ".join(a.missing)
-        cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
-        out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
-                f"completeness`: **{esc(state)}**" + cases]
+        out += ["", f"Completeness of the current text (this registry's active text, {a.version}, checked by "
+                f"`formula audit completeness`): **{esc(completeness_words(a.missing))}**."]
+        if a.cases:
+            out += ["", f"Agreement with the benchmark: **{esc(agreement_words(a.agree, a.cases))}** "
+                    f"({esc(AGREEMENT_RULE)})."]
     return out
 
 
