@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from audit.completeness import AGREEMENT_RULE, completeness_words
+from audit.completeness import AGREEMENT_RULE, agreement_words, completeness_words
 from audit.decisions import Decision
 from audit.review_pr import CalculatorReview, Effect, Review
 from registry.diffing import fmt
@@ -141,8 +141,8 @@ def _effect_lines(e: Effect) -> list[str]:
     out = [f"- **effect on answers{what_if}:** {e.changed} of {plural(e.cases, 'reference answer')} change; "
            f"largest absolute change {_num(e.largest_abs)}{_unit(e) if e.largest_abs is not None else ''}, "
            f"largest relative {_pct(e.largest_rel)}",
-           f"- **agreement with the benchmark:** {e.agree_before} of {e.cases} reference answers agree before, "
-           f"{e.agree_after} of {e.cases} after"]
+           f"- **agreement with the benchmark:** {agreement_words(e.agree_after, e.cases)} "
+           f"(before: {e.agree_before} of {e.cases})"]
     if e.refused_before or e.refused_after:
         out.append(f"  - refused by the library: {e.refused_before} before, {e.refused_after} after")
     if e.reclassified is not None:
