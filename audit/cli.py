@@ -29,14 +29,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_root(d)
     d.set_defaults(handler=cmd_deviations)
     c = asub.add_parser("completeness", help="is every supplied text complete against its registry entry",
-                        description="Static check of every active text (every used input, constant and table "
-                        "named; units stated; nothing unknown named) and an executable check (the library, "
-                        "reading the same constants, reproduces the reference cases). Exit 1 when anything is "
-                        "missing.")
+                        description="Completeness is the text's: every active text names every input, "
+                        "constant and table its calculation uses, states units and names nothing unknown. "
+                        "Agreement is the answers', reported apart: how many of the benchmark's reference answers "
+                        "the library, reading the same constants, reproduces (a deliberate factor change moves "
+                        "answers and leaves the text complete). Exit 1 when a text is incomplete.")
     add_root(c)
     c.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: for reading (default); json: the whole result, for scripts")
-    c.add_argument("--no-cases", action="store_true", help="skip the executable check")
+    c.add_argument("--no-cases", action="store_true", help="skip the agreement with the reference answers")
     c.set_defaults(handler=cmd_completeness)
 
 
@@ -78,6 +79,16 @@ def cmd_deviations(args: argparse.Namespace) -> int:
     return 0
 
 
+def _agreement_summary(rows: list[Any]) -> str:
+    """Agreement with the benchmark, apart from completeness: a deliberate factor change moves answers, not the text."""
+    from audit.completeness import AGREEMENT_RULE
+
+    asked = [r for r in rows if r.cases]
+    short = [f"{r.slug} {r.agree} of {r.cases}" for r in asked if r.wrong]
+    return (f"agreement with the benchmark: {len(asked) - len(short)} of {len(asked)} calculators agree on every "
+            f"reference answer" + (f"; {', '.join(short)}" if short else "") + f" ({AGREEMENT_RULE})")
+
+
 def cmd_completeness(args: argparse.Namespace) -> int:
     from audit.completeness import audit
 
@@ -96,8 +107,12 @@ def cmd_completeness(args: argparse.Namespace) -> int:
     else:
         table = [{"id": r.medcalc_id, "slug": r.slug, "version": r.version,
                   "current text": "complete" if r.complete else "INCOMPLETE",
+                  "agreement": f"{r.agree} of {r.cases}" if r.cases else "-",
                   "missing": "; ".join(r.missing) or "-"} for r in rows]
-        print(render_table(table, ["id", "slug", "version", "current text", "missing"], whole=["current text"]))
+        print(render_table(table, ["id", "slug", "version", "current text", "agreement", "missing"],
+                           whole=["current text", "agreement"]))
         print(f"\ncurrent text: {len(rows) - len(bad)} of {len(rows)} complete (the registry's texts today; "
               "`formula list` shows the paper's audit of the original texts)")
+        if cases:
+            print(_agreement_summary(rows))
     return 1 if bad else 0

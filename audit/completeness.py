@@ -2,8 +2,13 @@
 
 Static part: from the template's own syntax tree, every used input, every constant and table the
 benchmark's calculation uses must be named, nothing unknown may be named, and every quantity's
-unit must appear in the rendered text. Executable part: the library, reading the same constants
-the text renders, must reproduce the benchmark's reference cases for that calculator.
+unit must appear in the rendered text.
+
+Completeness is the text's: whether it carries every input, constant, table and branch. Agreement is the
+answers': how many of the benchmark's reference answers the library, reading the same constants the text
+renders, reproduces. A deliberate factor change can move answers and leave the text complete, so the two are
+reported apart, in the same words wherever they are shown (`formula audit completeness`, `formula review-pr`,
+the site): `completeness_words` and `agreement_words`.
 """
 from __future__ import annotations
 
@@ -33,12 +38,34 @@ class TextAudit:
 
     @property
     def complete(self) -> bool:
-        return not self.missing and self.wrong == 0
+        """The text's completeness (not whether the reference answers agree: `agree`)."""
+        return not self.missing
+
+    @property
+    def agree(self) -> int:
+        return self.cases - self.wrong
 
     def to_json(self) -> dict[str, Any]:
         return {"slug": self.slug, "medcalc_id": self.medcalc_id, "version": self.version,
                 "status": "complete" if self.complete else "incomplete", "missing": self.missing,
-                "reference_cases": self.cases, "reference_wrong": self.wrong}
+                "reference_cases": self.cases, "reference_wrong": self.wrong, "reference_agree": self.agree}
+
+
+COMPLETE_WORDS = "complete: the text carries every input, constant, table and branch"
+AGREEMENT_RULE = ("a reference answer agrees when the library's answer scores correct under the benchmark's rule: a "
+                  "decimal within the case's lower and upper limits, anything else exactly")
+
+
+def completeness_words(missing: list[str]) -> str:
+    """The text's completeness in the words every report uses."""
+    return COMPLETE_WORDS if not missing else "incomplete: " + "; ".join(missing)
+
+
+def agreement_words(agree: int, cases: int) -> str:
+    """Agreement with the benchmark's reference answers in the words every report uses."""
+    if not cases:
+        return "no reference cases ship for this calculator"
+    return f"{agree} of {cases} reference answers agree with the benchmark's"
 
 
 def label_findings(calc: Calculator, refs: Any) -> list[str]:
@@ -127,8 +154,5 @@ def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
                 value = None
             if not is_correct(value, case.answer, case.lower, case.upper):
                 row.wrong += 1
-        if row.wrong:
-            row.missing.append(f"the library, reading these constants, misses {row.wrong} of {row.cases} "
-                               "reference cases")
         rows.append(row)
     return rows

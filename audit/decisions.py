@@ -27,7 +27,8 @@ class Decision(BaseModel):
     principal: str | None = None  # the key's principal (verified decisions only)
     fingerprint: str | None = None
     state: State
-    why: str | None = None  # why it does not verify, or the decision's reason
+    why: str | None = None  # why it does not verify (None when it does, or when it is unsigned)
+    reason: str | None = None  # the reason the decision gives (signed with it, or typed)
 
 
 def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculator | None) -> list[Decision]:
@@ -37,9 +38,24 @@ def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculato
         return []
     seen = {_key(v) for v in _signed(base, a)}
     out = [Decision(version=v.version, decision=v.decision, name=v.name, role=v.role, date=str(v.date),
-                    principal=v.principal, fingerprint=v.fingerprint, state=v.state, why=v.why)
+                    principal=v.principal, fingerprint=v.fingerprint, state=v.state, why=v.why, reason=v.reason)
            for v in _signed(head, b) if _key(v) not in seen]
-    return out + typed(a, b)
+    return out + typed(a, b) + rejected(base, head, b.slug)
+
+
+def rejected(base: Registry, head: Registry, slug: str) -> list[Decision]:
+    """The decisions of drafts rejected in the head and not in the base (formulas/drafts/rejected/): each rejected
+    draft's own decisions and its signed rejection, verified as validation verifies them."""
+    from registry.governance.rejections import on_record
+
+    known = len(on_record(base, slug))
+    out: list[Decision] = []
+    for version, checked in on_record(head, slug)[known:]:
+        for d, principal, name, fingerprint, why in checked:
+            out.append(Decision(version=version, decision=d.decision, name=name, role=d.role, date=d.date.isoformat(),
+                                principal=principal, fingerprint=fingerprint, state="invalid" if why else "verified",
+                                why=why, reason=d.reason or None))
+    return out
 
 
 def _signed(reg: Registry, c: Calculator | None) -> list[Any]:
@@ -66,7 +82,7 @@ def _key(v: object) -> tuple[object, ...]:
 
 def _typed(version: str, decision: str, s: SignOff) -> Decision:
     return Decision(version=version, decision=decision, name=s.who, role=s.role, date=s.date.isoformat(),
-                    state="unsigned", why=s.reason)
+                    state="unsigned", reason=s.reason)
 
 
 def typed(base: Calculator | None, head: Calculator) -> list[Decision]:

@@ -11,8 +11,10 @@ TOOL_ERROR = 2  # an unknown revision, a shallow clone lacking the base, no git:
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("review-pr", help="review a registry change between two git revisions (a pull request)",
                        description="Compare the registry at --base (a commit, branch or tag, read through git) with "
-                       "--head or the working tree: per changed calculator its versions, decisions, changed values, "
-                       "text diff and completeness, the effect on the shipped reference cases, dependants, and the "
+                       "--head or the working tree: per changed calculator its versions and their state, every decision "
+                       "(who, role, date, reason, verified or why not), changed values, text diff and the text's "
+                       "completeness, the effect on the shipped reference cases and their agreement with the "
+                       "benchmark, dependants, and the "
                        "stored runs under results/ that become stale; then every validation problem of the head. "
                        "Exit 0 when the head is valid, 1 when it has problems, 2 when a revision cannot be read.")
     p.add_argument("--base", required=True, metavar="REV", help="the revision the change is proposed against")

@@ -13,6 +13,7 @@ import json
 import re
 from typing import Any
 
+from audit.completeness import AGREEMENT_RULE, agreement_words, completeness_words
 from audit.decisions import Decision
 from audit.review_pr import CalculatorReview, Effect, Review
 from registry.diffing import fmt
@@ -64,9 +65,18 @@ def _pct(x: float | None) -> str:
     return "–" if x is None else f"{100 * x:.4g}%"
 
 
-def _side(side: dict[str, str | None]) -> str:
-    commit = side.get("commit")
-    return esc(side["revision"]) + (f" ({commit[:12]})" if commit else "")
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """'1 calculator', '2 calculators': a count with its noun in the right number."""
+    return f"{n} {word if n == 1 else words or word + 's'}"
+
+
+def _side(side: dict[str, Any]) -> str:
+    """A revision as a reader knows it: its name, short hash and subject; the working tree only when it is one."""
+    commit, subj = side.get("commit"), side.get("subject")
+    named = f"{commit[:12]} {esc(chr(8220) + subj + chr(8221), 120)}" if commit and subj else (commit or "")[:12]
+    if side.get("working_tree"):
+        return "working tree" + (f" (uncommitted changes on {named})" if commit else "")
+    return esc(side["revision"]) + (f" ({named})" if commit else "")
 
 
 # ---------------------------------------------------------------------- pieces
@@ -104,16 +114,23 @@ def summary_table(rev: Review) -> list[str]:
 
 
 def _decision(d: Decision) -> str:
-    who = (esc(d.name) if d.name else "an unverified signer") + (f", {esc(d.role)}" if d.role else "")
+    """One decision: what, which version, who in which role, when, why, and whether its signature verifies."""
+    who = (esc(d.name or d.principal) if (d.name or d.principal) else "an unverified signer") + \
+        (f" ({esc(d.role)})" if d.role else "")
     if d.state == "verified":
         how = f"verified: key of {esc(d.principal)} ({esc(d.fingerprint)})"
     elif d.state == "unsigned":
         how = "unsigned: a typed name, not verified by any key"
     elif d.state == "recorded_before_signing":
-        how = "recorded before signing began"
+        how = "recorded before signing began, not verified"
     else:
         how = f"FAILS to verify: {esc(d.why)}"
-    return f"{esc(d.decision, lead=True)} {esc(d.version)} by {who} on {esc(d.date)} ({how})"
+    why = f"; reason: {esc(d.reason)}" if d.reason else "; no reason given"
+    return f"{esc(d.decision, lead=True)} {esc(d.version)} by {who} on {esc(d.date)}{why} ({how})"
+
+
+def _unit(e: Effect) -> str:
+    return f" {esc(e.unit)}" if e.unit else ""
 
 
 def _effect_lines(e: Effect) -> list[str]:
@@ -121,13 +138,15 @@ def _effect_lines(e: Effect) -> list[str]:
         return [f"- **effect on answers:** not computed ({esc(e.why_not)})"]
     what_if = " (computed although the head does not validate: an unreleased edit as if released)" \
         if e.from_invalid_head else ""
-    out = [f"- **effect on answers{what_if}:** {e.changed} of {e.cases} reference cases change; largest absolute "
-           f"change {_num(e.largest_abs)}, largest relative {_pct(e.largest_rel)}; benchmark answers matched "
-           f"{e.match_before} → {e.match_after}"]
+    out = [f"- **effect on answers{what_if}:** {e.changed} of {plural(e.cases, 'reference answer')} change; "
+           f"largest absolute change {_num(e.largest_abs)}{_unit(e) if e.largest_abs is not None else ''}, "
+           f"largest relative {_pct(e.largest_rel)}",
+           f"- **agreement with the benchmark:** {agreement_words(e.agree_after, e.cases)} "
+           f"(before: {e.agree_before} of {e.cases})"]
     if e.refused_before or e.refused_after:
         out.append(f"  - refused by the library: {e.refused_before} before, {e.refused_after} after")
     if e.reclassified is not None:
-        out.append(f"  - reclassified ({esc(e.reclassified.table)}): {e.reclassified.moved} case(s)"
+        out.append(f"  - reclassified ({esc(e.reclassified.table)}): {plural(e.reclassified.moved, 'case')}"
                    + "".join(f"; {esc(x['case'])}: {esc(x['before'])} → {esc(x['after'])}"
                              for x in e.reclassified.examples))
     return out
@@ -137,8 +156,8 @@ def calculator_core(r: CalculatorReview) -> list[str]:
     gone = {"unreadable": " (its file in the head does not load: see the validation problems)",
             "removed": " (removed in the head)", "added": " (new in the head)"}.get(r.change, "")
     out = [f"### {esc(r.slug)}: {r.kind}{gone}", "",
-           f"- **version:** {esc(r.base_version)} ({esc(r.base_status)}) → {esc(r.head_version)} "
-           f"({esc(r.head_status)})"]
+           f"- **version:** {esc(r.base_version)} ({esc(r.base_state.words)}) → {esc(r.head_state.version or r.head_version)} "
+           f"({esc(r.head_state.words)})"]
     if r.decisions:
         out.append("- **decisions recorded:**")
         out += [f"  - {_decision(d)}" for d in r.decisions]
@@ -152,8 +171,7 @@ def calculator_core(r: CalculatorReview) -> list[str]:
     if r.effect is not None:
         out += _effect_lines(r.effect)
     if r.completeness is not None:
-        out.append(f"- **completeness of the new text:** {r.completeness.status}"
-                   + "".join(f"; {esc(m)}" for m in r.completeness.missing))
+        out.append(f"- **completeness of the new text:** {esc(completeness_words(r.completeness.missing))}")
     if r.dependants:
         out.append("- **dependants whose content hash changes:** " + ", ".join(esc(d) for d in r.dependants))
     return out
@@ -163,8 +181,9 @@ def calculator_details(r: CalculatorReview) -> list[str]:
     parts: list[str] = []
     e = r.effect
     if e is not None and e.examples:
-        parts += ["| reference case | base | head |", "|---|---|---|"]
-        parts += [f"| {esc(x.case)} | {esc(x.before)} | {esc(x.after)} |" for x in e.examples]
+        unit = f" ({esc(e.unit)})" if e.unit else ""
+        parts += [f"| reference case | inputs | base{unit} | head{unit} |", "|---|---|---|---|"]
+        parts += [f"| {esc(x.case)} | {esc(x.inputs)} | {esc(x.before)} | {esc(x.after)} |" for x in e.examples]
         parts.append("")
     if r.text_diff:
         parts += _code(r.text_diff)
@@ -218,15 +237,25 @@ def _problems(rev: Review) -> list[str]:
 
 
 def _header(rev: Review) -> list[str]:
-    verdict = (f"**The head does not validate: {len(rev.problems)} problem(s).**" if rev.problems
+    verdict = (f"**The head does not validate: {plural(len(rev.problems), 'problem')}.**" if rev.problems
                else "**The head validates.**")
     kind = f"Kind: **{rev.kind}**." if rev.kind else "No calculator changed."
     stale = sum(s.stale for s in rev.stale_runs)
     return [f"## Registry review: {_side(rev.base)} → {_side(rev.head)}", "",
-            f"{verdict} {kind} {len(rev.calculators)} calculator(s), {len(rev.guidelines)} guideline(s) changed"
-            + ("; the shared unit data changed" if rev.units_changed else "")
-            + (f"; {len(rev.policy)} governance policy file(s) changed" if rev.policy else "")
-            + f"; {stale} stored case(s) in {len(rev.stale_runs)} run(s) become stale.", ""]
+            f"{verdict} {kind} Changed: {plural(len(rev.calculators), 'calculator')}, "
+            f"{plural(len(rev.guidelines), 'guideline')}"
+            + (", the shared unit data" if rev.units_changed else "")
+            + (f", {plural(len(rev.policy), 'governance policy file')}" if rev.policy else "")
+            + f"; {plural(stale, 'stored case')} in {plural(len(rev.stale_runs), 'run')} become stale.", ""]
+
+
+def _legend(rev: Review) -> list[str]:
+    """What the report's words mean, said once."""
+    if not any(r.effect is not None and r.effect.computed for r in rev.calculators):
+        return []
+    return [f"Reference answers are the benchmark's shipped reference cases computed with the library on each side; "
+            f"{AGREEMENT_RULE}. Completeness is the text's (it carries every input, constant, table and branch), "
+            "agreement is the answers'.", ""]
 
 
 # ---------------------------------------------------------------------- the comment
@@ -240,7 +269,7 @@ def _cut_note(rev: Review, what: str) -> list[str]:
 
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
-    table = summary_table(rev) + [""] if rev.calculators else []
+    table = summary_table(rev) + [""] + _legend(rev) if rev.calculators else []
     top = _header(rev) + table + _problems(rev) + _policy(rev) + _stale(rev) + _guidelines(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
@@ -254,7 +283,7 @@ def markdown(rev: Review, limit: int | None = LIMIT) -> str:
         return "\n".join(lean + note) + "\n"
     kept = list(top)
     for i, core in enumerate(cores):
-        note = _cut_note(rev, f"the sections of {len(cores) - i} calculator(s) from {esc(rev.calculators[i].slug)} "
+        note = _cut_note(rev, f"the sections of {plural(len(cores) - i, 'calculator')} from {esc(rev.calculators[i].slug)} "
                          "on, the policy diffs, and every calculator's examples and text diff")
         if len("\n".join(kept + core + [""] + note)) + 1 > limit:
             return "\n".join(kept + note)[: limit - 1] + "\n"

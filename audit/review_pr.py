@@ -57,6 +57,7 @@ class ValueChange(BaseModel):
 
 class Example(BaseModel):
     case: str  # the reference case's file:row
+    inputs: str  # the case's inputs with their units ("Sodium 130 mEq/L; Glucose 400 mg/dL")
     before: Any
     after: Any
 
@@ -72,6 +73,7 @@ class Effect(BaseModel):
 
     cases: int
     computed: bool
+    unit: str | None = None  # the unit of the calculator's answer
     why_not: str | None = None
     changed: int = 0
     refused_before: int = 0
@@ -80,14 +82,27 @@ class Effect(BaseModel):
     largest_rel: float | None = None
     examples: list[Example] = []
     reclassified: Reclassified | None = None
-    match_before: int = 0  # cases whose answer scores correct against the benchmark's answer
-    match_after: int = 0
+    agree_before: int = 0  # reference answers that agree with the benchmark's (audit.completeness.AGREEMENT_RULE)
+    agree_after: int = 0
     from_invalid_head: bool = False  # computed although the head does not validate (an unreleased edit, say)
 
 
 class Completeness(BaseModel):
+    """The text's completeness only: agreement with the benchmark's answers is the effect's (agree_before/after)."""
+
     status: Literal["complete", "incomplete"]
     missing: list[str]
+
+
+class State(BaseModel):
+    """Where a side's version stands, as its decisions say."""
+
+    state: Literal["draft", "approved", "active", "rejected", "absent", "no active version"]
+    version: str | None
+    approvals: int = 0  # approvals that count under the policy (signed: verified ones only)
+    required: int | None = None  # approvals the policy requires (drafts and approved drafts)
+    effective: str | None = None
+    words: str  # "approved, 1 of 1, effective 2026-12-07"
 
 
 class CalculatorReview(BaseModel):
@@ -97,8 +112,8 @@ class CalculatorReview(BaseModel):
     change: Literal["added", "removed", "unreadable", "changed"]  # unreadable: the head's file does not load
     base_version: str | None
     head_version: str | None
-    base_status: str | None
-    head_status: str | None
+    base_state: State
+    head_state: State
     base_hash: str | None
     head_hash: str | None
     changes: list[ValueChange]
@@ -138,8 +153,8 @@ class StaleRun(BaseModel):
 
 
 class Review(BaseModel):
-    base: dict[str, str | None]
-    head: dict[str, str | None]
+    base: dict[str, Any]  # revision, commit, subject, working_tree (uncommitted changes on top of commit)
+    head: dict[str, Any]
     kind: Kind | None  # None: no calculator changed
     calculators: list[CalculatorReview]
     guidelines: list[GuidelineReview]
@@ -175,18 +190,38 @@ def _dump(c: Calculator | None) -> dict[str, Any] | None:
     return None if c is None else c.model_dump(mode="json")
 
 
-def _status(c: Calculator | None, reg: Registry) -> str | None:
-    if c is None:
-        return None
-    from registry.governance.pending import draft_version
+def state_of(reg: Registry, c: Calculator | None, rejected: str | None = None) -> State:
+    """The side's state: a waiting draft's (draft, or approved k of n awaiting its date), a draft rejected on this
+    side (`rejected`: its version), else the active version's."""
+    from registry.governance.pending import pending_one
 
+    if c is None:
+        return State(state="absent", version=None, words="absent")
+    p = pending_one(reg, c)
+    if p is not None:
+        eff, k, n = p.effective.isoformat(), len(p.approvals), p.needed
+        if p.state.startswith("approved"):
+            return State(state="approved", version=p.version, approvals=k, required=n, effective=eff,
+                         words=f"approved, {k} of {n}, effective {eff}")
+        how = p.state if p.state.startswith("signature invalid") else f"awaiting approval, {k} of {n}"
+        return State(state="draft", version=p.version, approvals=k, required=n, effective=eff,
+                     words=f"draft, {how}, effective {eff}")
+    if rejected is not None:
+        return State(state="rejected", version=rejected, words=f"draft {rejected} rejected")
     try:
         v = c.active
     except (ValueError, StopIteration, LookupError):
-        return "no active version"
-    found = draft_version(reg, c.slug)
-    waiting = f"; draft {found[1].version} awaiting approval" if found else ""
-    return f"{v.status.value}{waiting}"
+        return State(state="no active version", version=None, words="no active version")
+    return State(state="active", version=v.version, effective=v.effective.isoformat(),
+                 words=f"active since {v.effective.isoformat()}")
+
+
+def _rejected_now(base: Registry, head: Registry, slug: str) -> str | None:
+    """The version of the last draft of `slug` rejected in the head and not in the base, if any."""
+    from registry.governance.rejections import on_record
+
+    new = on_record(head, slug)[len(on_record(base, slug)):]
+    return new[-1][0] if new else None
 
 
 def _proposal(c: Calculator) -> Version:
@@ -237,7 +272,7 @@ def changed_slugs(base: Registry, head: Registry) -> list[str]:
     for slug in sorted(set(base.calculators) | set(head.calculators)):
         a, b = base.calculators.get(slug), head.calculators.get(slug)
         if (_dump(a) != _dump(b) or _draft(base, slug) != _draft(head, slug)
-                or _content(base, a) != _content(head, b)):
+                or _content(base, a) != _content(head, b) or _rejected_now(base, head, slug) is not None):
             out.append(slug)
     return out
 
@@ -304,6 +339,7 @@ def effect(base: Registry, head: Registry, slug: str, cases: list[Case], *, inva
         eff.why_not = why
         return eff
     eff.computed = True
+    eff.unit = head.calculators[slug].output.unit
     bands = _classifiers().get(slug)
     moved: list[dict[str, Any]] = []
     for case in cases:
@@ -311,13 +347,14 @@ def effect(base: Registry, head: Registry, slug: str, cases: list[Case], *, inva
         b, eb = _value(head, slug, case)
         eff.refused_before += ea is not None
         eff.refused_after += eb is not None
-        eff.match_before += bool(is_correct(a, case.answer, case.lower, case.upper))
-        eff.match_after += bool(is_correct(b, case.answer, case.lower, case.upper))
+        eff.agree_before += bool(is_correct(a, case.answer, case.lower, case.upper))
+        eff.agree_after += bool(is_correct(b, case.answer, case.lower, case.upper))
         if a == b and ea == eb:
             continue
         eff.changed += 1
         if len(eff.examples) < EXAMPLES:
-            eff.examples.append(Example(case=_where(case), before=_shown(a, ea), after=_shown(b, eb)))
+            eff.examples.append(Example(case=_where(case), inputs=_inputs(case), before=_shown(a, ea),
+                                        after=_shown(b, eb)))
         _grow(eff, a, b)
         ba, bb = _band(bands, base, a, case), _band(bands, head, b, case)
         if ba is not None and bb is not None and ba != bb:
@@ -326,6 +363,23 @@ def effect(base: Registry, head: Registry, slug: str, cases: list[Case], *, inva
         eff.reclassified = Reclassified(table=f"{bands.calculator}:{bands.table}", moved=len(moved),
                                         examples=moved[:EXAMPLES])
     return eff
+
+
+def _inputs(case: Case) -> str:
+    """A case's inputs as a reader needs them to check an example: each value with its unit."""
+    out = []
+    for name, value in case.entities.items():
+        if isinstance(value, (list, tuple)) and len(value) == 2 and isinstance(value[1], str):
+            out.append(f"{name} {fmt_value(value[0])} {value[1]}")
+        else:
+            out.append(f"{name} {fmt_value(value)}")
+    return "; ".join(out)
+
+
+def fmt_value(x: Any) -> str:
+    if isinstance(x, float) and x.is_integer():
+        return str(int(x))
+    return str(x)
 
 
 def _shown(value: Any, error: str | None) -> Any:
@@ -350,15 +404,13 @@ def _grow(eff: Effect, a: Any, b: Any) -> None:
 # ---------------------------------------------------------------------- one calculator
 
 
-def _completeness(head: Registry, c: Calculator | None, eff: Effect | None) -> Completeness | None:
+def _completeness(head: Registry, c: Calculator | None) -> Completeness | None:
+    """Whether the proposed text carries every input, constant and branch (agreement is the effect's)."""
     from audit.completeness import static_findings
 
     if c is None:
         return None
     missing = static_findings(c, _proposal(c).text, calcs=head.calculators, units=head.units)
-    if eff is not None and eff.computed and eff.match_after < eff.cases:
-        missing.append(f"the library, reading these constants, misses {eff.cases - eff.match_after} of "
-                       f"{eff.cases} reference cases")
     return Completeness(status="incomplete" if missing else "complete", missing=missing)
 
 
@@ -405,11 +457,12 @@ def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug:
         "unreadable" if (head.formulas_dir / f"{slug}.yaml").is_file() else "removed",
         base_version=a.active.version if a is not None else None,
         head_version=_proposal(b).version if b is not None else None,
-        base_status=_status(a, base), head_status=_status(loaded.calculators.get(slug), loaded),
+        base_state=state_of(base, a), head_state=state_of(loaded, loaded.calculators.get(slug),
+                                                          _rejected_now(base, loaded, slug)),
         base_hash=ver.content_hash(ca) if ca is not None else None,
         head_hash=ver.content_hash(cb) if cb is not None else None,
         changes=_value_changes(changes), text_diff=text_diff,
-        completeness=_completeness(head, b, eff) if moved else None, effect=eff,
+        completeness=_completeness(head, b) if moved else None, effect=eff,
         dependants=[d for d in dependants(head, slug) if d in base.calculators
                     and _content(base, base.calculators[d]) != _content(head, head.calculators[d])],
         decisions=decisions(base, loaded, a, loaded.calculators.get(slug)))
@@ -512,8 +565,8 @@ def stale_runs(base: Registry, head: Registry, head_root: Path) -> list[StaleRun
 # ---------------------------------------------------------------------- the whole review
 
 
-def _side(s: Side) -> dict[str, str | None]:
-    return {"revision": s.label, "commit": s.commit}
+def _side(s: Side) -> dict[str, Any]:
+    return {"revision": s.label, "commit": s.commit, "subject": s.subject, "working_tree": s.working_tree}
 
 
 def _overall(items: Iterable[CalculatorReview]) -> Kind | None:

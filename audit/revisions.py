@@ -28,11 +28,15 @@ class RevisionError(Exception):
 
 @dataclass(frozen=True)
 class Side:
-    """One side of a review: the revision as given, the commit it names (None: the working tree), the root."""
+    """One side of a review: the revision as given (or the branch checked out), the commit it names, its subject
+    line, the root; `working_tree`: the registry folders as they stand on disk, with changes not committed
+    (then `commit` is the commit they sit on)."""
 
     label: str
     commit: str | None
     root: Path
+    subject: str | None = None
+    working_tree: bool = False
 
 
 def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
@@ -110,6 +114,27 @@ def extract(repo: Path, commit: str, prefix: str, dest: Path, *, results: bool) 
     return dest / prefix if prefix else dest
 
 
+def subject(repo: Path, commit: str) -> str | None:
+    """The commit's subject line (its message's first line)."""
+    p = _git(repo, "log", "-1", "--format=%s", commit)
+    return p.stdout.strip() or None if p.returncode == 0 else None
+
+
+def _checked_out(repo: Path, root: Path, prefix: str) -> Side | None:
+    """The working tree as a side: named by the commit checked out (and its branch) when the registry folders
+    hold nothing uncommitted, else "working tree" on top of that commit. None before the first commit."""
+    head = _git(repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if head.returncode != 0:
+        return None
+    commit = head.stdout.strip()
+    folders = [prefix + d for d in (*REGISTRY_DIRS, RESULTS_DIR)]
+    dirty = _git(repo, "status", "--porcelain", "--untracked-files=all", "--", *folders)
+    branch = _git(repo, "symbolic-ref", "--quiet", "--short", "HEAD").stdout.strip()
+    clean = dirty.returncode == 0 and not dirty.stdout.strip()
+    label = (branch or "HEAD") if clean else "working tree"
+    return Side(label, commit, root, subject(repo, commit), working_tree=not clean)
+
+
 @contextmanager
 def sides(root: Path, base: str, head: str | None) -> Iterator[tuple[Side, Side]]:
     """The base and head registries (head None: the working tree at `root`), in folders removed afterwards."""
@@ -119,8 +144,9 @@ def sides(root: Path, base: str, head: str | None) -> Iterator[tuple[Side, Side]
     with tempfile.TemporaryDirectory(prefix="formula-review-") as tmp:
         base_root = extract(repo, base_commit, prefix, Path(tmp) / "base", results=False)
         if head_commit is None:
-            head_side = Side("working tree", None, root)
+            head_side = _checked_out(repo, root, prefix) or Side("working tree", None, root, working_tree=True)
         else:
             assert head is not None
-            head_side = Side(head, head_commit, extract(repo, head_commit, prefix, Path(tmp) / "head", results=True))
-        yield Side(base, base_commit, base_root), head_side
+            head_side = Side(head, head_commit, extract(repo, head_commit, prefix, Path(tmp) / "head", results=True),
+                             subject(repo, head_commit))
+        yield Side(base, base_commit, base_root, subject(repo, base_commit)), head_side

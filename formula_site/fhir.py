@@ -36,6 +36,26 @@ def canonical(slug: str, base: str = DEFAULT_BASE) -> str:
     return f"{base}{slug}"
 
 
+def _decided(reg: Registry, c: Calculator, v: Version) -> dict[str, str]:
+    """approvalDate and lastReviewDate as the decisions say: the last verified signed approval and review of the
+    version, else the typed dates where the registry records no signed one (an invalid signature gives no date)."""
+    from registry.governance.signatures import last_of, views
+
+    decided = views(reg, c)
+    mine = [d for d in decided if d.version == v.version]
+    out: dict[str, str] = {}
+    approval, review = last_of(decided, v.version, "approve"), last_of(decided, v.version, "review")
+    if approval is not None:
+        out["approvalDate"] = approval.date
+    elif v.approved and not any(d.decision == "approve" for d in mine):
+        out["approvalDate"] = v.approved.isoformat()
+    if review is not None:
+        out["lastReviewDate"] = review.date
+    elif v.last_review and not any(d.decision == "review" for d in mine):
+        out["lastReviewDate"] = v.last_review.isoformat()
+    return out
+
+
 def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
     # long: one FHIR Library resource, field by field as the specification lists them
     """The Library resource of one calculator version, as plain JSON data."""
@@ -62,10 +82,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
     }
     if c.medcalc_id is not None:
         res["identifier"] = [{"system": "urn:formula-registry:medcalc-bench-calculator-id", "value": str(c.medcalc_id)}]
-    if v.approved:
-        res["approvalDate"] = v.approved.isoformat()
-    if v.last_review:
-        res["lastReviewDate"] = v.last_review.isoformat()
+    res.update(_decided(reg, c, v))
     ra = res["relatedArtifact"]
     ra.append({"type": "citation", "label": "original publication", "display": c.formula.publication.title,
                "citation": cite(c.formula.publication)})

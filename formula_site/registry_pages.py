@@ -11,6 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
+from audit.completeness import AGREEMENT_RULE, agreement_words, completeness_words
 from formula_site.markup import (
     CONCERN_LABELS,
     GROUP_ORDER,
@@ -235,7 +236,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
     for c in ordered(reg):
         cp = c.completeness
         a = audits.completeness.get(c.slug)
-        now = "–" if a is None else ("complete" if a.complete else "incomplete: " + "; ".join(a.missing))
+        now = "–" if a is None else completeness_words(a.missing)
         rows.append([
             link(f"../calculators/{c.slug}.html", c.name),
             num(c.medcalc_id),
@@ -244,7 +245,7 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
             cp.change if cp else None,
             Raw(completeness_badge("complete" if a is not None and a.complete else "incomplete"), sort=now)
             if a is not None else "–",
-            f"{a.cases - a.wrong}/{a.cases}" if a is not None and a.cases else "–",
+            agreement_words(a.agree, a.cases) if a is not None and a.cases else "–",
         ])
     counts = Counter(c.completeness.status.value for c in reg.calculators.values() if c.completeness)
     return "\n".join([
@@ -255,11 +256,13 @@ def completeness_audit(reg: Registry, audits: AuditInputs) -> str:
         "paper's audit): the paper's Tables 21 and 22 (what was wrong in the text the benchmark supplied, and what the repair "
         f"changed): {counts.get('wrong', 0)} wrong, {counts.get('incomplete', 0)} incomplete, "
         f"{counts.get('complete', 0)} complete. *Current text* (this registry's, now): the automatic audit "
-        "(`formula audit completeness`) of the active text rendered from the registry: every input, constant "
-        "and table named, units stated, and the library reading the same constants reproduces the reference cases.",
+        "(`formula audit completeness`) of the active text rendered from the registry: every input, constant, "
+        "table and branch named and units stated. *Agreement with the benchmark* is reported apart, since a "
+        "deliberate factor change moves answers without making the text incomplete: how many of the benchmark's "
+        f"reference answers the library, reading the same constants, reproduces ({AGREEMENT_RULE}).",
         "",
         table(["Calculator", "Benchmark id", "Original text (paper's audit)", "What was wrong", "What changed",
-               "Current text (this registry's, now)", "Reference cases reproduced"], rows),
+               "Current text (this registry's, now)", "Agreement with the benchmark"], rows),
     ])
 
 
@@ -482,10 +485,11 @@ def _completeness(c: Calculator, audits: AuditInputs) -> list[str]:
                            cp.finding, cp.change, cp.source]], sortable=False))
     a = audits.completeness.get(c.slug)
     if a is not None:
-        state = "complete" if a.complete else "incomplete: " + "; ".join(a.missing)
-        cases = f"; reference cases reproduced: {a.cases - a.wrong} of {a.cases}." if a.cases else "."
-        out += ["", f"Current text: this registry's active text ({a.version}), checked by `formula audit "
-                f"completeness`: **{esc(state)}**" + cases]
+        out += ["", f"Completeness of the current text (this registry's active text, {a.version}, checked by "
+                f"`formula audit completeness`): **{esc(completeness_words(a.missing))}**."]
+        if a.cases:
+            out += ["", f"Agreement with the benchmark: **{esc(agreement_words(a.agree, a.cases))}** "
+                    f"({esc(AGREEMENT_RULE)})."]
     return out
 
 
@@ -540,9 +544,7 @@ def _versions(reg: Registry, c: Calculator, lock: dict[str, str]) -> list[str]:
     for x in sorted(c.versions, key=lambda x: x.key, reverse=True):
         typed = [f"{esc(s.who)} ({esc(s.role)}, {s.date.isoformat()}; typed, not signed)" for s in x.signoffs]
         signs = "<br>".join([_decision(d) for d in decided if d.version == x.version] + typed) or "none"
-        review = (f"approved {x.approved.isoformat() if x.approved else '–'}<br>"
-                  f"last review {x.last_review.isoformat() if x.last_review else 'never'}<br>"
-                  f"next review {x.next_review.isoformat() if x.next_review else '–'}")
+        review = "<br>".join(_review_cell(decided, x))
         h = lock.get(x.version, "")
         content = f"<code>{esc(h[:19] or '–')}</code>"
         if x.status in (VersionStatus.active, VersionStatus.superseded):
@@ -681,6 +683,26 @@ def lineage(reg: Registry) -> str:
 
 
 # --------------------------------------------------------------------------- changelog
+
+
+def _review_cell(decided: list[Any], x: Version) -> list[str]:
+    """Approval and reviews as the decisions say: a verified signed approval names who and their role
+    ("approved 2026-12-02 (Dr A. Chair, chair), verified"); a typed one says it is not signed."""
+    from registry.governance.signatures import last_of, signed_phrase
+
+    ok, review = last_of(decided, x.version, "approve"), last_of(decided, x.version, "review")
+    bad = [d for d in decided if d.version == x.version and d.decision == "approve" and d.state == "invalid"]
+    if ok is not None:
+        approved = esc(signed_phrase("approved", ok))
+    elif bad:
+        approved = f"approval {esc(bad[-1].date)}: <strong>signature invalid</strong>"
+    elif x.approved and x.approved_by:
+        approved = f"approved {x.approved.isoformat()} ({esc(x.approved_by.who)}, {esc(x.approved_by.role)}; typed, not signed)"
+    else:
+        approved = f"approved {x.approved.isoformat() if x.approved else '–'}"
+    last = esc(signed_phrase("last review", review)) if review is not None else \
+        f"last review {x.last_review.isoformat() if x.last_review else 'never'}"
+    return [approved, last, f"next review {x.next_review.isoformat() if x.next_review else '–'}"]
 
 
 def _decision(d: Any) -> str:

@@ -34,6 +34,10 @@ DRAFT = "R-DRAFT"  # a draft in formulas/drafts/ is unreadable or out of date
 PLAUSIBILITY = "R-PLAUSIBILITY"  # a cross-input plausibility rule is malformed
 POLICY = "R-POLICY"  # formulas/policy/governance.yaml (who may approve) is not valid
 SIGNATURE = "R-SIGNATURE"  # a decision's signature, chain or approvals fail (registry.governance.signatures)
+LABEL_NAME = "R-LABEL-NAME"  # a name or text keeps a label its constant no longer has (registry.labels; a warning)
+
+# findings `formula validate` prints as warnings: the registry stays valid (registry.validate.warnings)
+WARNINGS = frozenset({LABEL_NAME})
 
 # the registry's files could not all be read as valid entries: nothing can be rendered from it faithfully
 UNREADABLE = frozenset({ROOT, YAML, SCHEMA, SLUG, UNITS_MISSING, REFERENCE, CYCLE, TEXT, VERSIONS})

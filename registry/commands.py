@@ -113,6 +113,10 @@ def _register_maintaining(sub: argparse._SubParsersAction) -> None:
 def cmd_validate(args: argparse.Namespace) -> int:
     reg = load(args.root)
     validate(reg, parallel=True)
+    from registry.validate import warnings
+
+    for w in warnings(reg):  # the registry stays valid: a name that keeps a replaced label, say
+        say(printable(f"warning: {w}"))
     if reg.problems:
         from registry.validate import first_fix
 

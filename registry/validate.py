@@ -414,3 +414,25 @@ def summary(reg: Registry) -> str:
     bench = sum(1 for c in reg.calculators.values() if c.medcalc_id is not None)
     return (f"registry OK: {n} calculators ({bench} benchmark, {n - bench} successor), "
             f"{len(reg.guidelines)} guidelines, root {reg.root}")
+
+
+def warnings(reg: Registry) -> list[Problem]:
+    """Findings that leave the registry valid (codes.WARNINGS), which `formula validate` prints after its verdict:
+    a name or text that keeps a label one of its constants had in an earlier released version (registry.labels)."""
+    from registry.labels import label_changes, leftovers
+
+    out: list[Problem] = []
+    for slug, c in sorted(reg.calculators.items()):
+        if not any(k.label for k in c.constants.values()) or slug not in reg.paths:
+            continue  # only labelled constants can leave a label behind: no snapshot is read for the rest
+        changed: dict[str, tuple[str, str]] = {}
+        for v in sorted((v for v in c.versions if v.status == VersionStatus.superseded), key=lambda v: v.key):
+            try:
+                snap = read_snapshot(reg.formulas_dir, slug, v.version)
+            except (OSError, ValueError):
+                continue  # the lock rule reports an unreadable snapshot
+            changed.update(label_changes(snap, c))
+        for loc, fld, what in leftovers(c, changed):
+            out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw[slug], loc), fld,
+                               what + ": rename it (`formula fix ... --name`, or edit and release)", codes.LABEL_NAME))
+    return out

@@ -146,3 +146,37 @@ def solo(root: Path, monkeypatch: pytest.MonkeyPatch) -> Committee:
     """A registry whose policy lets its signed maintainer release at once (four eyes off, any role approves):
     for tests about something other than approval; `formula fix` signs with $FORMULA_SIGNING_KEY."""
     return maintained(root, monkeypatch, four_eyes=False, approver_roles=[])
+
+
+# ---------------------------------------------------------------------- a committee's own registry
+
+# the people of the README's walkthroughs: principal -> (name, roles); their keys lie in ~/.ssh/<principal>_ed25519
+WALKTHROUGH_PEOPLE: dict[str, tuple[str, list[str]]] = {
+    "maintainer": ("R. Maintainer", ["clinical informatician"]),
+    "chair": ("Dr A. Chair", ["chair"]),
+    "pharmacist": ("B. Pharmacist", ["renal pharmacist"]),
+}
+GIT_ID = ["-c", "user.name=Committee", "-c", "user.email=committee@example.org", "-c", "commit.gpgsign=false"]
+
+
+def walkthrough_home(tmp_path: Path) -> Path:
+    """A home folder whose ~/.ssh holds each walkthrough person's key (each person makes theirs once, elsewhere)."""
+    home = tmp_path / "home"
+    for principal in WALKTHROUGH_PEOPLE:
+        make_key(f"{principal}_ed25519", home / ".ssh")
+    return home
+
+
+def committee_registry(tmp_path: Path) -> Path:
+    """A committee's own registry, as `formula init DIR --key ~/.ssh/maintainer_ed25519.pub --name 'R. Maintainer'
+    --role 'clinical informatician'` makes it: the shipped calculators with their history before signing, a policy
+    with require_signatures: true, the first person's key and role, a git repository with it all committed on
+    main. (Until `formula init` lands this builds the same by hand; the walkthrough tests take it from here.)"""
+    home = walkthrough_home(tmp_path)
+    root = copy_registry(tmp_path / "committee")
+    set_policy(root, require_signatures=True)
+    name, roles = WALKTHROUGH_PEOPLE["maintainer"]
+    add_person(root, "maintainer", name, roles, home / ".ssh" / "maintainer_ed25519")
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "A committee registry"]):
+        subprocess.run(["git", *GIT_ID, *args], cwd=root, check=True, capture_output=True, timeout=60)
+    return root

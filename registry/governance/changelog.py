@@ -112,7 +112,7 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
             signed = [x for x in views if x.version == v.version and x.principal is not None]
             mine = [x for x in views if x.version == v.version]
             if signed or any(x.state == "invalid" for x in mine):
-                entries.append(_signed_entry(c.name, v, changes, mine, v.decisions))
+                entries.append(_signed_entry(c.name, v, changes, mine))
                 continue
             entries.append(ChangelogEntry(
                 slug=slug, name=c.name, version=v.version, status=v.status.value, effective=v.effective,
@@ -127,24 +127,23 @@ def changelog(reg: Registry, since: dt.date | str | None = None) -> list[Changel
     return _ordered(entries)
 
 
-def _signed_entry(name: str, v: Any, changes: list[str], views: list[Any], decisions: list[Any]) -> ChangelogEntry:
-    """A version whose decisions are signed: names and roles only from verified decisions (people:)."""
-    ok = [(x, d) for x, d in zip([x for x in views if x.state != "recorded_before_signing"], decisions)
-          if x.state == "verified"]
-    author = next(((x, d) for x, d in ok if x.decision in ("release", "draft")), None)
-    approvals = [(x, d) for x, d in ok if x.decision == "approve"]
+def _signed_entry(name: str, v: Any, changes: list[str], views: list[Any]) -> ChangelogEntry:
+    """A version whose decisions are signed: names, roles and reasons only from verified decisions (people:)."""
+    ok = [x for x in views if x.state == "verified"]
+    author = next((x for x in ok if x.decision in ("release", "draft")), None)
+    approvals = [x for x in ok if x.decision == "approve"]
     reviews = [SignOff(who=x.name or x.principal or "", role=x.role or "", date=dt.date.fromisoformat(x.date))
-               for x, _ in ok if x.decision == "review"]
+               for x in ok if x.decision == "review"]
     invalid = any(x.state == "invalid" for x in views)
     return ChangelogEntry(
         slug=views[0].slug, name=name, version=v.version, status=v.status.value, effective=v.effective,
-        released_by=author[0].name if author else None, role=author[0].role if author else None, reason=v.changelog,
+        released_by=author.name if author else None, role=author.role if author else None, reason=v.changelog,
         changes=changes, signoffs=reviews,
-        approved_by=", ".join(x.name or "" for x, _ in approvals) or None,
-        approved_role=", ".join(x.role or "" for x, _ in approvals) or None,
-        approved=dt.date.fromisoformat(approvals[-1][0].date) if approvals else None,
-        approval_reason="; ".join(d.reason for _, d in approvals if d.reason) or None,
-        signing="invalid" if invalid else "verified", fingerprints=[x.fingerprint for x, _ in ok if x.fingerprint])
+        approved_by=", ".join(x.name or x.principal or "" for x in approvals) or None,
+        approved_role=", ".join(x.role or "" for x in approvals) or None,
+        approved=dt.date.fromisoformat(approvals[-1].date) if approvals else None,
+        approval_reason="; ".join(x.reason for x in approvals if x.reason) or None,
+        signing="invalid" if invalid else "verified", fingerprints=[x.fingerprint for x in ok if x.fingerprint])
 
 
 BULK_MIN = 3  # this many versions released on one day for one reason are a migration, shown as one entry
@@ -185,7 +184,10 @@ def people(e: ChangelogEntry) -> list[str]:
         out.append(f"Released by {e.released_by}" + (f" ({e.role})" if e.role else "") + ".")
     if e.approved_by:
         why = f": {e.approval_reason}" if e.approval_reason else ""
-        out.append(f"Approved by {e.approved_by} ({e.approved_role}) on {e.approved}{why}.")
+        if e.signing == "verified":  # the words the site's version history uses for a signed approval
+            out.append(f"Approved {e.approved} ({e.approved_by}, {e.approved_role}), verified{why}.")
+        else:
+            out.append(f"Approved by {e.approved_by} ({e.approved_role}) on {e.approved}{why}.")
     return out
 
 

@@ -57,6 +57,9 @@ def _register_releasing(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--label", dest="labels", action="append", default=[], metavar="CONSTANT=NAME",
                    help="the name the new value goes by in texts (e.g. 'Katz factor'); required when the constant "
                    "set carries a label")
+    p.add_argument("--name", dest="formula_name", default=None, metavar="TEXT",
+                   help="the formula's new name (formula.name), when it names the old label (e.g. 'Katz sodium "
+                   "correction for hyperglycemia'): the fix warns when a name or text keeps a replaced label")
     _release_args(p)
     p.set_defaults(handler=cmd_fix)
 
@@ -245,7 +248,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
     return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                                labels=args.labels, **_release_kw(args)))
+                                                labels=args.labels, name=args.formula_name, **_release_kw(args)))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

@@ -121,3 +121,35 @@ def _chain_why(entries: list[Entry], j: int, known: set[str]) -> str | None:
         return ("the chain is broken: the draft's first decision follows no decision of the calculator's log (the "
                 "record was moved here from another calculator or forged)")
     return None
+
+
+def on_record(reg: Registry, slug: str) -> list[tuple[str, list[tuple[Decision, str | None, str | None, str | None,
+                                                                      str | None]]]]:
+    """Each signed rejected draft of `slug` on record, oldest first: its version and its decisions, each as
+    (decision, verified principal, their name, key fingerprint, why it fails). A record that cannot be read
+    is left out (validation names it)."""
+    p = reg.formulas_dir / REJECTED_DIR / f"{slug}.yaml"
+    if not p.is_file() or p.is_symlink():
+        return []
+    try:
+        data = load_file(p)
+    except (YamlError, OSError, UnicodeDecodeError):
+        return []
+    if not isinstance(data, list):
+        return []
+    t = trust_of(reg)
+    out = []
+    for i, rec in enumerate(data):
+        if not isinstance(rec, dict) or "decisions" not in rec:
+            continue
+        version = str(rec.get("version"))
+        entries, bad = _entries(slug, reg.rel(p), data, i, rec, version)
+        if bad:
+            continue
+        checked = []
+        for e in entries:
+            fp, why = check_signature(t, e)
+            person = t.person(e.d.principal) if why is None else None
+            checked.append((e.d, e.d.principal if why is None else None, person.name if person else None, fp, why))
+        out.append((version, checked))
+    return out

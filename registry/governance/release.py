@@ -44,9 +44,12 @@ if TYPE_CHECKING:
     pass
 
 
-def _apply_sets(calc: Calculator, rt: Any, assignments: dict[str, int | float], names: dict[str, str]) -> None:
-    """Set constants (and their labels) in a round-trip file, each checked against the constant's rules first."""
+def _apply_sets(calc: Calculator, rt: Any, assignments: dict[str, int | float], names: dict[str, str],
+                formula_name: str | None = None) -> None:
+    """Set constants (and their labels, and the formula's name) in a round-trip file, each checked first."""
     slug = calc.slug
+    if formula_name is not None:
+        rt["formula"]["name"] = formula_name
     consts = rt.get("constants") or {}
     for name, value in assignments.items():
         if name not in consts:
@@ -111,12 +114,17 @@ class _Request:
     today: dt.date
     assignments: Any
     names: Any
+    formula_name: str | None = None
 
 
 def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
             by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None) -> str:
+            with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None,
+            name: str | None = None) -> str:
     """Release a calculator's edited content (or `sets`, constant values) as a new version.
+
+    `name`: the formula's new name (formula.name), for a fix whose new label the old name contradicts
+    (registry.labels: the fix warns when a name or text keeps the old label).
 
     With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four eyes every
     version does (the author's key cannot approve it). With a future effective date, an approved
@@ -126,14 +134,14 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
     if part not in ("major", "minor", "patch"):
         raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
     req = _Request(reason, part, parse_date(date, "--date"), clock.today(), parse_assignments(sets or []),
-                   parse_labels(labels or []))
+                   parse_labels(labels or []), _formula_name(name))
     with writing(root) as base:
         reg = loaded(base, "releasing")
         pol = policy_of(reg)
         c = calculator(reg, ref)
         targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
         dirty = _releasable(reg, c, targets, req)
-        _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names)  # bad values refused before who decides
+        _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names, req.formula_name)  # refused before who decides
         d = _deciders(reg, pol, targets, (key, by, role), draft, req.effective, req.today)
         plan = Plan(reg)
         released: list[str] = []
@@ -144,7 +152,33 @@ def release(root: Path | str | None, ref: str, reason: str, *, part: str = "mino
         plan.finish(targets)
         plan.commit()
         checked = after_checks(reg, {**reg.calculators, **tried}, targets)
+    _warn_old_labels(c, tried[c.slug], req)
     return _released_message(c, released, d, pol, req) + checked
+
+
+def _formula_name(name: str | None) -> str | None:
+    if name is None:
+        return None
+    if not name.strip() or len(name) > 300 or any(ord(ch) < 32 for ch in name):
+        raise ReleaseError("--name must be the formula's name on one line (at most 300 characters)")
+    return name.strip()
+
+
+def _warn_old_labels(before: Calculator, after: Calculator, req: _Request) -> None:
+    """A name or text that keeps a label the fix replaced: a warning naming --name (registry.labels)."""
+    import sys
+
+    from registry.labels import leftovers
+
+    changed: dict[str, tuple[str, str]] = {}
+    for n, new in req.names.items():
+        old = before.constants[n].label if n in before.constants else None
+        if old and old.casefold() != new.casefold():
+            changed[n] = (old, new)
+    for _, fld, what in leftovers(after, changed):
+        fix = "--name NAME renames the formula in the same release" if fld == "formula.name" else \
+            "edit it and release again"
+        print(f"warning: formulas/{after.slug}.yaml {fld}: {what}: {fix} [R-LABEL-NAME]", file=sys.stderr)
 
 
 def _releasable(reg: Registry, c: Calculator, targets: list[str], req: _Request) -> dict[str, str]:
@@ -196,7 +230,7 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
     path = reg.paths[slug]
     rt = rt_load(path)
     if slug == c.slug:
-        _apply_sets(calc, rt, req.assignments, req.names)
+        _apply_sets(calc, rt, req.assignments, req.names, req.formula_name)
     new_version = ver.bump(old.version, req.part)
     note = req.reason if slug == c.slug else f"{req.reason} (released with its dependency {c.slug})"
     entry = _new_entry(rt, new_version, note, req, d)

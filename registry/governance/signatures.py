@@ -15,8 +15,8 @@ from registry.governance.decisionlog import Checked, State, Trust, audit, trust,
 from registry.model import Registry
 from registry.schema import Calculator
 
-__all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Trust", "decision_views", "report",
-           "trust", "trust_of", "views"]
+__all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Trust", "decision_views", "last_of",
+           "report", "signed_phrase", "trust", "trust_of", "views"]
 
 
 class DecisionView(BaseModel):
@@ -34,6 +34,8 @@ class DecisionView(BaseModel):
     fingerprint: str | None  # SHA256:... of the key
     state: State
     why: str | None  # the R-SIGNATURE reason when invalid
+    reason: str | None = None  # the reason the decision signed (a verified decision's is vouched for by its key)
+    next_review: str | None = None  # a review's signed next due date
 
 
 def views(reg: Registry, c: Calculator, t: Trust | None = None) -> list[DecisionView]:
@@ -58,7 +60,20 @@ def _view(t: Trust, x: Checked) -> DecisionView:
     return DecisionView(slug=x.entry.slug, version=x.entry.version, decision=d.decision,
                         principal=d.principal if ok else None, name=person.name if ok and person else None,
                         role=d.role, date=d.date.isoformat(), fingerprint=x.fingerprint,
-                        state="verified" if ok else "invalid", why=x.why)
+                        state="verified" if ok else "invalid", why=x.why, reason=d.reason or None,
+                        next_review=d.next_review.isoformat() if d.next_review else None)
+
+
+def last_of(decided: list[DecisionView], version: str, decision: str) -> DecisionView | None:
+    """The last `decision` (approve, review, ...) signed on `version` that verifies: what a display may call
+    "approved" or "reviewed" (an invalid one is shown as invalid, never as the approval)."""
+    found = [d for d in decided if d.version == version and d.decision == decision and d.state == "verified"]
+    return found[-1] if found else None
+
+
+def signed_phrase(verb: str, d: DecisionView) -> str:
+    """'approved 2026-12-02 (Dr A. Chair, chair), verified': a verified decision in one line of words."""
+    return f"{verb} {d.date} ({d.name or d.principal}, {d.role}), verified"
 
 
 def decision_views(root: Path, slug: str) -> list[DecisionView]:

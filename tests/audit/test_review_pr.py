@@ -162,7 +162,7 @@ def test_a_change_of_wording_only_is_reported_as_such(repo, capsys) -> None:
     assert code == 0 and report["kind"] == "wording only"
     [calcium] = report["calculators"]
     assert calcium["kind"] == "wording only" and calcium["effect"]["changed"] == 0
-    assert calcium["effect"]["cases"] == calcium["effect"]["match_after"] > 0
+    assert calcium["effect"]["cases"] == calcium["effect"]["agree_after"] > 0
     assert [c["what"] for c in calcium["changes"]] == []  # the text is the only change
     assert any(line.startswith("+Total serum calcium, corrected") for line in calcium["text_diff"])
     # a review sign-off is bookkeeping: no content moves
@@ -275,7 +275,10 @@ def test_a_draft_under_four_eyes_is_reviewed_as_proposed(tmp_path, capsys) -> No
     [calcium] = report["calculators"]
     assert calcium["kind"] == "clinical change"
     assert (calcium["base_version"], calcium["head_version"]) == ("1.0.1", "1.1.0")  # the draft's version
-    assert "awaiting approval" in calcium["head_status"]
+    state = calcium["head_state"]
+    assert (state["state"], state["version"], state["approvals"], state["required"]) == ("draft", "1.1.0", 0, 1)
+    assert state["words"] == f"draft, awaiting approval, 0 of 1, effective {state['effective']}"
+    assert calcium["base_state"]["state"] == "active"
     assert [(c["name"], c["old"], c["new"]) for c in calcium["changes"]] == [("albumin_coefficient", 0.8, 0.7)]
     assert calcium["effect"]["changed"] > 0  # the draft's constant is what is computed
     assert [(d["decision"], d["state"]) for d in calcium["decisions"]] == [("draft", "verified")]
@@ -305,7 +308,8 @@ def test_a_change_of_who_may_decide_is_shown(repo, capsys) -> None:
     assert policy["path"] == "formulas/policy/governance.yaml" and policy["change"] == "changed"
     assert any(line.startswith("+") and "approvals_required: 2" in line for line in policy["diff"])
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
-    assert "1 governance policy file(s) changed" in out and "\n+approvals_required: 2\n" in out  # in its diff fence
+    assert "Changed: 0 calculators, 0 guidelines, 1 governance policy file;" in out
+    assert "\n+approvals_required: 2\n" in out  # in its diff fence
 
 
 def test_a_revision_with_a_link_out_of_the_registry_is_refused(repo, capsys) -> None:
@@ -328,3 +332,50 @@ def test_the_same_change_gives_the_same_bytes_wherever_it_is_reviewed(tmp_path, 
         outputs.append(run(capsys, "review-pr", "--base", "main", "--root", str(repo)))
     assert outputs[0] == outputs[1] and outputs[0][0] == 1
     assert str(tmp_path) not in outputs[0][1]  # no folder of this machine in the report
+
+
+def test_an_approved_draft_waiting_for_its_date_and_a_rejection_say_what_the_decisions_say(tmp_path, capsys) -> None:
+    """Issue 36: an approved draft waiting for its date was shown `1.0.2 (active) -> 1.1.0 (active; draft 1.1.0
+    awaiting approval)`, both halves false, without the decisions' reasons; the committed head was "working tree"."""
+    import datetime as dt
+
+    from registry import clock
+
+    repo = make_repo(tmp_path / "repo", four_eyes=True, approver_roles=["chair"])
+    later = (clock.today() + dt.timedelta(days=6)).isoformat()
+    assert run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "proposed", "--date", later,
+               "--root", str(repo), *key())[0] == 0
+    code, _, err = run(capsys, "approve", CALCIUM, "1.1.0", "--reason", "agreed at the meeting", "--root", str(repo),
+                       *key("chair"))
+    assert code == 0, err
+    assert run(capsys, "fix", IBW, "--set", "base_height=61", "--reason", "try 61 inches", "--with-dependants",
+               "--root", str(repo), *key())[0] == 0
+    code, _, err = run(capsys, "reject", IBW, "1.1.0", "--reason", "not supported", "--root", str(repo), *key("chair"))
+    assert code == 0, err
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "Albumin 0.7, approved")
+    code, report, _ = review(capsys, repo)
+    assert code == 0, report["problems"]
+    assert report["head"]["commit"] == git(repo, "rev-parse", "HEAD") and not report["head"]["working_tree"]
+    assert (report["head"]["revision"], report["head"]["subject"]) == ("change", "Albumin 0.7, approved")
+    calcs = by_slug(report)
+    state = calcs[CALCIUM]["head_state"]
+    assert (state["state"], state["approvals"], state["required"], state["effective"]) == ("approved", 1, 1, later)
+    assert state["words"] == f"approved, 1 of 1, effective {later}"
+    assert [(d["decision"], d["name"], d["role"], d["reason"], d["state"]) for d in calcs[CALCIUM]["decisions"]] == [
+        ("draft", PEOPLE["author"][0], "clinical informatician", "proposed", "verified"),
+        ("approve", PEOPLE["chair"][0], "chair", "agreed at the meeting", "verified")]
+    ibw = calcs[IBW]["head_state"]
+    assert (ibw["state"], ibw["version"], ibw["words"]) == ("rejected", "1.1.0", "draft 1.1.0 rejected")
+    assert [(d["decision"], d["reason"], d["state"]) for d in calcs[IBW]["decisions"]] == [
+        ("draft", "try 61 inches", "verified"), ("reject", "not supported", "verified")]
+
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    short = git(repo, "rev-parse", "HEAD")[:12]
+    assert f"→ change ({short} “Albumin 0.7, approved”)" in out.splitlines()[0] and "working tree" not in out
+    assert "1.0.1 (active since " in out and f"→ 1.1.0 (approved, 1 of 1, effective {later})" in out
+    assert f"approve 1.1.0 by {PEOPLE['chair'][0]} (chair) on {clock.today()}; reason: agreed at the meeting (verified" \
+        in out
+    assert "(s)" not in out
+    assert "| reference case | inputs | base (mg/dL) | head (mg/dL) |" in out
+    assert out.count("a reference answer agrees when") == 1

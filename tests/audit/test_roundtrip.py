@@ -67,11 +67,15 @@ def test_fix_shows_consequences_then_revert(tmp_path: Path, capsys: pytest.Captu
     assert {e["slug"]: e["version"] for e in index_now["texts"]}[SLUG] == v1
     assert "0.016" in (tmp_path / "formulas" / "texts" / f"{SLUG}.md").read_text(encoding="utf-8")
 
-    # the completeness audit fails for this calculator only (its executable check)
+    # the text is still complete (it carries the new factor); agreement with the benchmark is reported apart:
+    # the benchmark's answers use Hillier's 0.024, so some of this calculator's reference answers no longer agree
     code, out, _ = run(capsys, "audit", "completeness", "--root", root, "--format", "json")
-    assert code == 1
+    assert code == 0
     rows = json.loads(out)
-    assert [r["slug"] for r in rows if r["status"] != "complete"] == [SLUG]
+    assert all(r["status"] == "complete" for r in rows)
+    assert [r["slug"] for r in rows if r["reference_wrong"]] == [SLUG]
+    code, out, _ = run(capsys, "audit", "completeness", "--root", root)
+    assert "agreement with the benchmark: " in out and f"{SLUG} 36 of 40" in out
     # so do the reference cases
     assert failing_calculators(tmp_path) == {26}
     # and the changed text is named, with its old and new hashes

@@ -96,7 +96,7 @@ def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa:
     assert (first["released_by"], first["approved_by"], first["approval_reason"]) == (A[0], B[0], "agreed at committee")
     assert not first["bulk"] and all(not e["bulk"] for e in entries[:at])  # before the day's bulk migrations
     code, out, _ = formula(capsys, root, "changelog", "--since", later)
-    assert f"Approved by {B[0]} ({B[1]}) on {TODAY}: agreed at committee." in out and "not recorded" not in out
+    assert f"Approved {TODAY} ({B[0]}, {B[1]}), verified: agreed at committee." in out and "not recorded" not in out
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW, "--format", "json")
     d = json.loads(out)
     assert d["scoring_changed"] is True

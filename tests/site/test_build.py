@@ -326,12 +326,15 @@ def test_compare_chooses_the_paired_gaps(tmp_path):
 def test_the_two_completeness_notions_are_named_apart(built_site):
     """Issue 23: "original text" is the paper's finding on the benchmark's text, "current text" today's audit."""
     page = (built_site.out / "calculators" / "meld-na.html").read_text(encoding="utf-8")
-    assert "original text: incomplete (paper)" in page and "Current text: this registry" in page
+    assert "original text: incomplete (paper)" in page and "Completeness of the current text (this registry" in page
+    # issue 36: completeness is the text's, agreement the answers', each on its own line in the same words
+    assert "<strong>complete: the text carries every input, constant, table and branch</strong>" in page
+    assert "Agreement with the benchmark: <strong>40 of 40 reference answers agree with the benchmark" in page
     index = (built_site.out / "calculators" / "index.html").read_text(encoding="utf-8")
     assert "Original text (paper)" in index
     audit = (built_site.out / "audits" / "completeness.html").read_text(encoding="utf-8")
     assert "Original text (paper&#x27;s audit)" in audit or "Original text (paper's audit)" in audit
-    assert "Current text" in audit
+    assert "Current text" in audit and "Agreement with the benchmark" in audit
 
 
 def test_changelog_dates_and_versions_do_not_wrap(built_site):
