@@ -77,8 +77,9 @@ def _widths(cells: list[list[str]], cols: list[str], whole: set[str]) -> tuple[l
         head = heading(c)
         full = max([len(head)] + [len(t) for t in texts])
         words = min(PROSE_WORD, max([len(w) for t in texts for w in t.split()] + [1]))
+        # a whole column keeps its heading on one line too: its cells never wrap, so neither may the heading
         least.append(max(max(len(t) for t in texts) if c in whole and texts else words,
-                         max(len(w) for w in head.split() or [head])))
+                         len(head) if c in whole else max(len(w) for w in head.split() or [head])))
         natural.append(full)
     return least, natural
 
