@@ -38,6 +38,7 @@ COMMAND_MODULES = (
 _REG, _GOV, _SOLVE = "registry.commands", "registry.governance.commands", "solver.solve_cli"
 # sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": (_GOV, "make a new registry for a committee, with its first person's key"),
     "validate": (_REG, "load and check the whole registry"),
     "list": (_REG, "one row per calculator"),
     "show": (_REG, "everything about one calculator"),

@@ -111,6 +111,9 @@ def _register_maintaining(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from registry.cliutil import registry_line
+
+    say(registry_line(args.root))  # which registry these problems are of (as git names its repository)
     reg = load(args.root)
     validate(reg, parallel=True)
     if reg.problems:
@@ -243,9 +246,14 @@ def cmd_lock(args: argparse.Namespace) -> int:
                         print(p, file=sys.stderr)
                     raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before "
                                        "rehashing")
+                from registry.cliutil import registry_line
+
+                say(registry_line(args.root))
                 return _rehash(reg)
         except ReleaseError as e:  # the lock is held by another command
-            raise CommandError(str(e)) from None
+            from registry.cliutil import in_registry
+
+            raise CommandError(in_registry(str(e), args.root)) from None
 
     def lock_all() -> str:
         from registry.atomic import commit
@@ -349,9 +357,9 @@ def _rehash(reg: Registry) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from registry.atomic import recover, registry_lock
-    from registry.loader import default_root
+    from registry.loader import resolve_root
 
-    base = args.root if args.root is not None else default_root()
+    base = resolve_root(args.root)
 
     def run() -> str:
         with registry_lock(base / "formulas"):
