@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 from types import ModuleType
+from typing import Any
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
@@ -110,8 +111,32 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped at spaces only: its own wrapping also breaks at hyphens ('ssh-' / 'agent',
+    'sodium-correction-' / 'hyperglycemia'), which splits the names a reader types."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
+
+class Parser(argparse.ArgumentParser):
+    """Every `formula` parser: sub-commands are made with the parser's own class, so they share its formatter."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kw)
+
+
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = argparse.ArgumentParser(prog="formula", description=DESCRIPTION)
+    parser = Parser(prog="formula", description=DESCRIPTION)
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True

@@ -213,7 +213,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
         say(render_table(shown, ["version", "status", "effective", "changelog", "signing", "released_by", "approved",
                                  "next_review", "hash"],
-                         drop=["approved", "released_by", "next_review", "hash"]))  # who approved goes last
+                         drop=["next_review", "hash"],  # who released and approved it before decoration (else records)
+                         keep=["status", "effective", "changelog", "signing", "released_by", "approved"]))
     return 0
 
 
@@ -314,9 +315,10 @@ def cmd_pending(args: argparse.Namespace) -> int:
         return 0
     shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
              for r in rows]
-    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
-                             "reason", "base", "approved_by"],
-                     drop=["signing", "approved_by", "since", "base"]))  # the reason is never dropped
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "approved_by", "reason",
+                             "signing", "since", "base"],
+                     drop=["signing", "since", "base"],  # decoration goes first; who and what never (records)
+                     keep=["version", "state", "effective", "drafted_by", "changes", "approved_by", "reason"]))
     print(f"\n{len(rows)} version(s) pending")
     return 0
 
