@@ -95,7 +95,8 @@ def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: 
     1. the `drop` columns go, last first, until every kept prose column can be COMFORT wide (or its natural
        width), so what is kept reads in a few lines rather than a word a line;
     2. if the kept columns still cannot fit at their narrowest, more go from the right (never the first, nor
-       one named in `keep`); the result may then still be too wide (`render_table` prints records instead);
+       one named in `keep` that has something to show); the result may then still be too wide (`render_table`
+       prints records instead);
     3. what is left over widens the columns closest to one line per cell first.
     """
     if width is None:
@@ -104,6 +105,9 @@ def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: 
     comfortable = [natural[i] if cols[i] in whole else min(natural[i], max(least[i], COMFORT))
                    for i in range(len(cols))]
     showing = list(range(len(cols)))
+    # a `keep` column with nothing in it (no one signed the history before signing) goes first, as decoration
+    empty = {cols.index(c) for c in keep if c in cols and all(r[cols.index(c)] in ("", "-") for r in cells)}
+    drop = [*drop, *(cols[i] for i in sorted(empty, reverse=True))]
 
     def need(ws: list[int]) -> int:
         return sum(ws[i] for i in showing) + GAP * (len(showing) - 1)
@@ -113,7 +117,7 @@ def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: 
             break
         if name in cols and cols.index(name) in showing:
             showing.remove(cols.index(name))
-    kept = {cols.index(c) for c in keep if c in cols}
+    kept = {cols.index(c) for c in keep if c in cols and cols.index(c) not in empty}
     while need(least) > width:
         spare_cols = [i for i in showing[1:] if i not in kept]
         if not spare_cols:
