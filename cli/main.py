@@ -187,10 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     from registry import tables  # --wide: this command's tables at their full width (and the note names it)
 
     tables.WIDE, tables.WIDE_OPTION = bool(getattr(args, "wide", False)), hasattr(args, "wide")
-    root = getattr(args, "root", None)
+    from registry.loader import find_root, hold
+
     before = os.environ.get(ROOT_ENV)
-    if root is not None:  # one way to name the registry: every layer the command calls then reads this one
-        os.environ[ROOT_ENV] = str(root)
+    found = find_root(getattr(args, "root", None))  # the one rule (--root, the environment, upwards, installed)
+    os.environ[ROOT_ENV] = str(found.path)  # every layer the command calls, and every process it starts, reads it
+    hold(found)
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
@@ -205,11 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         tables.WIDE = tables.WIDE_OPTION = False
-        if root is not None:  # in-process callers (tests, scripts) get their environment back
-            if before is None:
-                os.environ.pop(ROOT_ENV, None)
-            else:
-                os.environ[ROOT_ENV] = before
+        hold(None)
+        if before is None:  # in-process callers (tests, scripts) get their environment back
+            os.environ.pop(ROOT_ENV, None)
+        else:
+            os.environ[ROOT_ENV] = before
 
 
 if __name__ == "__main__":

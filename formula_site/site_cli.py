@@ -122,7 +122,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         return 1
     say(registry_line(args.root))
     print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
-    say(f"open {shown(res.out / 'index.html')}")
+    print(f"open {shown(res.out / 'index.html')}")
     return 0
 
 
