@@ -119,6 +119,7 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
     # long: one section per part a clinician reads, in order
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
 
+    fit = width is not None or terminal_width() is not None  # piped: whole lines for tools (grep, a diff)
     width = width or show_width()
     w = textwrap.TextWrapper(width=width, subsequent_indent="    ", break_on_hyphens=False)
     out: list[str] = []
@@ -211,4 +212,4 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
     except TextError as e:
         body = f"(does not render: {e})"
     out.extend("  " + line if line else "" for line in body.rstrip().splitlines())
-    return "\n".join(fit_lines(out, width))
+    return "\n".join(fit_lines(out, width) if fit else out)
