@@ -14,13 +14,14 @@ from setuptools.command.build_py import build_py
 
 HERE = Path(__file__).resolve().parent
 REGISTRY_DIRS = ("formulas", "guidelines")
+REGISTRY_FILES = (".pre-commit-hooks.yaml",)  # the hooks `formula init` configures a new registry with
 # what the published report is built from: its mkdocs config, hand-written pages and assets, and the
 # stored no-model runs it shows by default
 SITE_SOURCES = ("mkdocs.yml", "site", "results/embedded")
 
 
 class BuildWithRegistry(build_py):
-    """build_py, plus a copy of the registry folders into registry/embedded/ of the build, and of the
+    """build_py, plus a copy of the registry folders (and the pre-commit hooks) into registry/embedded/ of the build, and of the
     site's sources into formula_site/embedded/ (so an installed `formula site build` works too)."""
 
     def run(self) -> None:
@@ -31,6 +32,8 @@ class BuildWithRegistry(build_py):
             if dst.exists():
                 shutil.rmtree(dst)
             shutil.copytree(HERE / name, dst)
+        for name in REGISTRY_FILES:
+            shutil.copy2(HERE / name, target / name)
         site = Path(self.build_lib) / "formula_site" / "embedded"
         for name in SITE_SOURCES:
             src, dst = HERE / name, site / name

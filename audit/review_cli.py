@@ -21,22 +21,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--head", metavar="REV", default=None, help="the proposed revision (default: the working tree)")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown",
                    help="markdown: a pull-request comment (at most 65,536 characters); json: everything")
-    p.add_argument("--out", type=Path, default=None,
-                   help="write the report to FILE (the markdown in full, never cut) instead of stdout")
+    p.add_argument("--out", type=Path, default=None, metavar="OUT",
+                   help="write the report to the file OUT (the markdown in full, never cut) instead of stdout")
     p.add_argument("--root", type=Path, default=None,
                    help="the registry root inside a git repository (default: $FORMULA_REGISTRY_ROOT, else the "
-                   "current folder when it holds formulas/, else the source checkout this runs from)")
+                   "nearest folder upwards from the current one holding formulas/ and guidelines/)")
     p.set_defaults(handler=run)
 
 
 def _root(given: Path | None) -> Path:
-    """Like git, the repository one stands in; an installed copy of the registry is no repository."""
-    import os
+    """Found as every command finds it (registry.loader.find_root); an installed copy is no repository."""
+    from registry.loader import resolve_root
 
-    from registry.loader import ROOT_ENV, resolve_root
-
-    if given is None and not os.environ.get(ROOT_ENV) and (Path.cwd() / "formulas").is_dir():
-        return Path.cwd()
     return resolve_root(given)
 
 
@@ -53,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         with sides(_root(args.root), args.base, args.head) as (base, head):
             rev = review(base, head)
     except RevisionError as e:
-        say(printable(f"error: {e}"), file=sys.stderr)
+        from registry.cliutil import in_registry
+
+        say(printable(f"error: {in_registry(str(e), args.root)}"), file=sys.stderr)
         return TOOL_ERROR
     if args.format == "json":
         text = as_json(rev)

@@ -14,6 +14,7 @@ import importlib
 import os
 import sys
 from types import ModuleType
+from typing import Any
 
 # Every module that contributes sub-commands, lowest layer first. `tools_cli` and `batch_cli` add
 # options to the `schema` and `solve` parsers, so they come after the modules that create those.
@@ -38,6 +39,7 @@ COMMAND_MODULES = (
 _REG, _GOV, _SOLVE = "registry.commands", "registry.governance.commands", "solver.solve_cli"
 # sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
 COMMANDS: dict[str, tuple[str, str]] = {
+    "init": (_GOV, "make a new registry for a committee, with its first person's key"),
     "validate": (_REG, "load and check the whole registry"),
     "list": (_REG, "one row per calculator"),
     "show": (_REG, "everything about one calculator"),
@@ -109,8 +111,32 @@ class _Version(argparse.Action):
         parser.exit(0)
 
 
+class HelpFormatter(argparse.HelpFormatter):
+    """argparse's help, wrapped at spaces only: its own wrapping also breaks at hyphens ('ssh-' / 'agent',
+    'sodium-correction-' / 'hyperglycemia'), which splits the names a reader types."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        import textwrap
+
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return textwrap.fill(" ".join(text.split()), width, initial_indent=indent, subsequent_indent=indent,
+                             break_on_hyphens=False)
+
+
+class Parser(argparse.ArgumentParser):
+    """Every `formula` parser: sub-commands are made with the parser's own class, so they share its formatter."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        kw.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kw)
+
+
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
-    parser = argparse.ArgumentParser(prog="formula", description=DESCRIPTION)
+    parser = Parser(prog="formula", description=DESCRIPTION)
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
@@ -161,10 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     from registry import tables  # --wide: this command's tables at their full width (and the note names it)
 
     tables.WIDE, tables.WIDE_OPTION = bool(getattr(args, "wide", False)), hasattr(args, "wide")
-    root = getattr(args, "root", None)
+    from registry.loader import find_root, hold
+
     before = os.environ.get(ROOT_ENV)
-    if root is not None:  # one way to name the registry: every layer the command calls then reads this one
-        os.environ[ROOT_ENV] = str(root)
+    found = find_root(getattr(args, "root", None))  # the one rule (--root, the environment, upwards, installed)
+    os.environ[ROOT_ENV] = str(found.path)  # every layer the command calls, and every process it starts, reads it
+    hold(found)
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
@@ -179,11 +207,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     finally:
         tables.WIDE = tables.WIDE_OPTION = False
-        if root is not None:  # in-process callers (tests, scripts) get their environment back
-            if before is None:
-                os.environ.pop(ROOT_ENV, None)
-            else:
-                os.environ[ROOT_ENV] = before
+        hold(None)
+        if before is None:  # in-process callers (tests, scripts) get their environment back
+            os.environ.pop(ROOT_ENV, None)
+        else:
+            os.environ[ROOT_ENV] = before
 
 
 if __name__ == "__main__":

@@ -47,7 +47,8 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--compare", action="append", default=None, metavar="A:B",
                    help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
                    "(default: every run against the gold-solve run)")
-    p.add_argument("--out", type=Path, default=None, help="output folder, replaced by every build (default build/site)")
+    p.add_argument("--out", type=Path, default=None, help="output folder, replaced by every build (default: build/site "
+                   "of the registry, or of the current folder for the copy installed with the package)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
     add_root(p)
@@ -94,7 +95,7 @@ def _build(args: argparse.Namespace):
             results = None if args.results is None else expand_run_dirs(args.results, option="--results")
         except RunError as e:
             raise SiteError(str(e)) from None
-        return build(results, args.out, on=on, compare=args.compare, registry=registry)
+        return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry)
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:
@@ -102,11 +103,25 @@ def _build(args: argparse.Namespace):
     return None
 
 
+def default_out(root: Path | None) -> Path:
+    """build/site of the registry the site is built from (found as every command finds it); of the current
+    folder when that registry is the read-only copy installed with the package."""
+    from registry.loader import INSTALLED, find_root
+
+    found = find_root(root)
+    return (Path.cwd() if found.how == INSTALLED else found.path) / "build" / "site"
+
+
 def cmd_build(args: argparse.Namespace) -> int:
+    from registry.cliutil import registry_line
+    from registry.loader import shown
+    from registry.terminal import say
+
     res = _build(args)
     if res is None:
         return 1
-    print(f"open {res.out / 'index.html'}")
+    say(registry_line(args.root))
+    print(f"open {shown(res.out / 'index.html')}")
     # last, so that a log's final line (CI, `| tail -1`) says how long the build took
     print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
     return 0
@@ -155,5 +170,9 @@ def cmd_export_fhir(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
         return 1
-    print(f"wrote {len(written)} FHIR R4 Library resources to {args.out}")
+    from registry.cliutil import registry_line
+    from registry.terminal import say
+
+    say(registry_line(args.root))
+    say(f"wrote {len(written)} FHIR R4 Library resources to {args.out}")
     return 0

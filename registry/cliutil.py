@@ -13,14 +13,15 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Callable
 
-from registry.loader import ROOT_ENV, is_embedded, load, resolve_root
+from registry.loader import ROOT_ENV, find_root, is_embedded, load, shown, where
 from registry.model import Registry
 from registry.schema import Calculator
 from registry.terminal import printable, say
 from registry.validate import validate
 
 ROOT_HELP = (f"registry root, the folder holding formulas/ and guidelines/ (default: ${ROOT_ENV}, else the "
-             "source checkout this runs from, else the copy installed with the package)")
+             "nearest folder upwards from the current one holding both, else the copy installed with the "
+             "package, read-only)")
 
 
 class CommandError(Exception):
@@ -62,7 +63,7 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
         for p in bad:
             say(printable(p), file=sys.stderr)
         advice = first_fix(bad)
-        raise CommandError(f"{len(bad)} problem(s) in the registry at {reg.root}: "
+        raise CommandError(f"{len(bad)} problem(s) in the registry at {shown(reg.root)}: "
                            + (printable(advice) if advice else "fix them first") + " (`formula validate` lists them)")
     return reg
 
@@ -70,8 +71,9 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
 def require_writable(root: Path | None) -> None:
     """Refuse to write into the read-only copy of the registry installed with the package."""
     if is_embedded(root):
-        raise CommandError(f"the registry at {resolve_root(root)} is the read-only copy installed with the package; "
-                           f"maintainers edit a checkout of the registry: pass --root DIR (or set {ROOT_ENV})")
+        raise CommandError(f"the registry at {shown(find_root(root).path)} is the read-only copy installed with the package; "
+                           "work in a registry of your own (`formula init DIR` makes one): run the command inside "
+                           f"it, or pass --root DIR (or set {ROOT_ENV})")
 
 
 def fail(message: str) -> int:
@@ -112,16 +114,30 @@ def find_calculator(reg: Registry, ref: str) -> Calculator:
         raise CommandError(unknown_calculator(reg, ref)) from None
 
 
+def registry_line(root: Path | None) -> str:
+    """The first line of `validate`, `verify` and every writer: which registry, and how it was found."""
+    return printable(f"registry: {where(root)}")
+
+
+def in_registry(message: str, root: Path | None) -> str:
+    """A refusal (a key not listed, a policy not met, a bad file) with the registry it concerns, on its line."""
+    found = find_root(root)
+    return f"{message} (in the registry at {shown(found.path)}, {found.how})"
+
+
 def maintain(root: Path | None, action: Callable[[], str]) -> int:
-    """Run a registry-editing action; its refusal is `error: ...` and exit 1, never a traceback."""
+    """Run a registry-editing action: its output opens with the registry written to; its refusal is
+    `error: ...` naming that registry and exit 1, never a traceback."""
     from registry.atomic import JournalRefused
     from registry.governance.errors import ReleaseError
     from registry.yamlio import YamlError
 
     require_writable(root)
     try:
-        say(action())
+        done = action()
     except (ReleaseError, YamlError, JournalRefused) as e:
-        raise CommandError(str(e)) from None
+        raise CommandError(in_registry(str(e), root)) from None
+    say(registry_line(root))
+    say(done)
     return 0
 

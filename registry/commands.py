@@ -24,7 +24,7 @@ from registry.cliutil import (
     require_writable,
 )
 from registry.loader import Registry, clear_cache, load
-from registry.report import calculator_rows, original_text_label, show_text
+from registry.report import calculator_rows, show_text
 from registry.schema import Calculator, ConcernType, VersionStatus
 from registry.tables import render_table
 from registry.terminal import printable, say
@@ -47,7 +47,9 @@ def _register_reading(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="one row per calculator", description="List the calculators with their audit status.")
     add_root(p)
     add_format(p)
-    p.add_argument("--concern", choices=[c.value for c in ConcernType], help="only this literature-audit concern")
+    concerns = [c.value for c in ConcernType]  # named in the help, where they wrap (a {a,b,...} metavar cannot)
+    p.add_argument("--concern", choices=concerns, metavar="CONCERN",
+                   help="only this literature-audit concern: " + ", ".join(concerns))
     p.add_argument("--group", choices=["replaced", "other", "none"], help="only this audit group (paper Table 13)")
     p.set_defaults(handler=cmd_list)
 
@@ -111,6 +113,9 @@ def _register_maintaining(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from registry.cliutil import registry_line
+
+    say(registry_line(args.root))  # which registry these problems are of (as git names its repository)
     reg = load(args.root)
     validate(reg, parallel=True)
     from registry.validate import warnings
@@ -144,14 +149,19 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(rows, indent=2, ensure_ascii=False))
         return 0
+    # the paper's finding stands in the heading ("original text (paper)"), so a cell is one word or two, and a row
+    # keeps to one line at 80 columns unless its concern is long
     shown = [{"id": r["medcalc_id"], "slug": r["slug"], "version": r["active_version"], "concern": r["concern"].replace("_", " "),
-              "group": r["audit_group"], "original text": original_text_label(r["completeness"]),
+              "group": r["audit_group"], "original text (paper)": r["completeness"],
               "successors": r["successors"], "intended use": r["intended_use"], "category": r["category"],
               "output": r["output"]} for r in rows]
-    say(render_table(shown, list(shown[0]) if shown else ["slug"], whole=["id"],
+    say(render_table(shown, list(shown[0]) if shown else ["slug"], whole=["id", "original text (paper)"],
                        drop=["group", "successors", "intended use", "category", "output"]))
     say(_counts(rows))
     return 0
+
+
+NBSP = "\u00a0"  # joins a count to its words, so a line never ends between 'wrong' and '10'
 
 
 def _counts(rows: list[dict[str, Any]]) -> str:
@@ -159,7 +169,7 @@ def _counts(rows: list[dict[str, Any]]) -> str:
         c: dict[str, int] = {}
         for r in rows:
             c[str(r[key])] = c.get(str(r[key]), 0) + 1
-        return ", ".join(f"{k} {v}" for k, v in sorted(c.items()))
+        return ", ".join(f"{k} {v}".replace("_", " ").replace(" ", NBSP) for k, v in sorted(c.items()))
 
     import textwrap
 
@@ -169,7 +179,8 @@ def _counts(rows: list[dict[str, Any]]) -> str:
              f"original text (paper's audit): {tally('completeness')}",
              "current text: `formula audit completeness` checks the registry's texts today"]
     width = min(terminal_width() or 100, 100)
-    return "\n" + "\n".join(textwrap.fill(line, width=width, subsequent_indent="  ") for line in lines)
+    wrapped = (textwrap.fill(line, width=width, subsequent_indent="  ", break_on_hyphens=False) for line in lines)
+    return "\n" + "\n".join(wrapped).replace(NBSP, " ")
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -247,9 +258,14 @@ def cmd_lock(args: argparse.Namespace) -> int:
                         print(p, file=sys.stderr)
                     raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before "
                                        "rehashing")
+                from registry.cliutil import registry_line
+
+                say(registry_line(args.root))
                 return _rehash(reg)
         except ReleaseError as e:  # the lock is held by another command
-            raise CommandError(str(e)) from None
+            from registry.cliutil import in_registry
+
+            raise CommandError(in_registry(str(e), args.root)) from None
 
     def lock_all() -> str:
         from registry.atomic import commit
@@ -353,9 +369,9 @@ def _rehash(reg: Registry) -> int:
 
 def cmd_recover(args: argparse.Namespace) -> int:
     from registry.atomic import recover, registry_lock
-    from registry.loader import default_root
+    from registry.loader import resolve_root
 
-    base = args.root if args.root is not None else default_root()
+    base = resolve_root(args.root)
 
     def run() -> str:
         with registry_lock(base / "formulas"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -27,29 +28,110 @@ ROOT_ENV = "FORMULA_REGISTRY_ROOT"
 UNITS_FILE = "units.yaml"
 
 # Problem, Registry and LOCK_FILE live in registry.model; importing them from here keeps working.
-__all__ = ["EMBEDDED_ROOT", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV", "UNITS_FILE", "Problem", "Registry",
-           "clear_cache", "default_root", "get_registry", "is_embedded", "load", "resolve_root",
-           "validated"]
+__all__ = ["EMBEDDED_ROOT", "FOUND", "FROM_ENV", "GIVEN", "INSTALLED", "LOCK_FILE", "PROJECT_ROOT", "ROOT_ENV",
+           "UNITS_FILE", "Found", "Problem", "Registry", "clear_cache", "default_root", "find_root", "get_registry",
+           "hold", "holds_registry", "is_embedded", "load", "resolve_root", "shipped_root", "shown", "upward", "validated",
+           "where"]
+
+
+# How the root was chosen, as messages name it (`where`): git's order (`find_root`).
+GIVEN, FROM_ENV, FOUND, INSTALLED = "given by --root", f"from ${ROOT_ENV}", "found from the current folder", \
+    "the copy installed with the package, read-only"
+
+
+@dataclass(frozen=True)
+class Found:
+    """A registry root and how it was chosen (one of GIVEN, FROM_ENV, FOUND, INSTALLED)."""
+
+    path: Path
+    how: str
+
+
+def shipped_root() -> Path:
+    """The registry this package ships: the copy its wheel carries (setup.py), else, in an editable install
+    or `python -m cli`, the checkout it runs from (the same files the wheel would copy). `formula init` copies
+    it; it is the last fallback of `find_root`, read-only either way."""
+    if EMBEDDED_ROOT.is_dir():
+        return EMBEDDED_ROOT
+    return PROJECT_ROOT
+
+
+def holds_registry(folder: Path) -> bool:
+    return (folder / "formulas").is_dir() and (folder / "guidelines").is_dir()
+
+
+def upward(start: Path) -> Path | None:
+    """The nearest folder from `start` upwards that holds formulas/ and guidelines/ (as git finds .git)."""
+    for folder in (start, *start.parents):
+        if holds_registry(folder):
+            return folder
+    return None
+
+
+def find_root(root: Path | str | None = None) -> Found:
+    """Where the registry is, for every command, as git finds its repository: `root` (--root), else
+    $FORMULA_REGISTRY_ROOT, else the nearest folder upwards from the current one holding formulas/ and
+    guidelines/, else the copy installed with the package (read-only). A checkout is found only because
+    the current folder is inside it."""
+    if root is not None:
+        return Found(Path(root), GIVEN)
+    env = os.environ.get(ROOT_ENV)
+    if env:
+        held = _HELD[0] if _HELD else None
+        return held if held is not None and str(held.path) == env else Found(Path(env), FROM_ENV)
+    try:
+        here: Path | None = Path.cwd()
+    except OSError:  # the current folder was deleted
+        here = None
+    found = upward(here) if here is not None else None
+    if found is not None:
+        return Found(found, FOUND)
+    return Found(shipped_root(), INSTALLED)
+
+
+_HELD: list[Found] = []  # the root `cli.main` found for the running command (see `hold`)
+
+
+def hold(found: Found | None) -> None:
+    """For the running command (`cli.main`): the root it found, whose path it puts in $FORMULA_REGISTRY_ROOT so
+    that every layer, and any process it starts, reads that registry without looking again (a `compute` per
+    case would otherwise ask the filesystem for the current folder: 2-5 us a call); `find_root` still says how
+    it was found. None: the command is over."""
+    _HELD[:] = [found] if found is not None else []
 
 
 def default_root() -> Path:
-    """Where the registry is when no --root is given: $FORMULA_REGISTRY_ROOT, else the source checkout
-    this package runs from, else the copy installed with the package."""
-    env = os.environ.get(ROOT_ENV)
-    if env:
-        return Path(env)
-    if (PROJECT_ROOT / "formulas").is_dir() and (PROJECT_ROOT / "pyproject.toml").is_file():
-        return PROJECT_ROOT
-    return EMBEDDED_ROOT
+    """Where the registry is when no --root is given (`find_root`)."""
+    return find_root().path
 
 
 def resolve_root(root: Path | str | None = None) -> Path:
-    return Path(root) if root is not None else default_root()
+    return find_root(root).path
+
+
+def shown(path: Path | str) -> str:
+    """A path as messages show it: relative when under the current folder ('.' for that folder), else absolute."""
+    p = Path(os.path.abspath(path))
+    try:
+        rel = p.relative_to(Path.cwd())
+    except (ValueError, OSError):
+        return str(p)
+    return rel.as_posix() or "."
+
+
+def where(root: Path | str | None = None) -> str:
+    """The registry a command uses, for its output and its errors: its folder and how it was found."""
+    f = find_root(root)
+    return f"{shown(f.path)} ({f.how})"
 
 
 def is_embedded(root: Path | str | None = None) -> bool:
-    """Whether `root` is the read-only copy installed with the package (maintainers edit a checkout)."""
-    r = resolve_root(root).resolve()
+    """Whether `root` is the read-only copy installed with the package: the last fallback of `find_root`, or
+    a folder inside the wheel's copy (maintainers and committees edit a registry of their own)."""
+    f = find_root(root)
+    if f.how == INSTALLED:
+        return True
+    r = f.path.resolve()
     return r == EMBEDDED_ROOT or EMBEDDED_ROOT in r.parents
 
 
@@ -133,12 +215,13 @@ def _slug_ok(reg: Registry, path: Path, data: Any, slug: str, taken: dict[str, A
 
 def load(root: Path | str | None = None) -> Registry:
     """Read every file; never raises for bad content, records problems instead."""
-    root = resolve_root(root)
+    found = find_root(root)
+    root = found.path
     reg = Registry(root=root)
     fdir, gdir = root / "formulas", root / "guidelines"
     if not fdir.is_dir():
-        reg.problems.append(Problem(str(fdir), 0, "(registry)", "no formulas/ folder here; pass --root DIR",
-                                    codes.ROOT))
+        reg.problems.append(Problem(str(fdir), 0, "(registry)", f"no formulas/ folder in {shown(root)} ({found.how}); "
+                                    "run inside a registry, or pass --root DIR", codes.ROOT))
         return reg
     for path in sorted(fdir.glob("*.yaml")):
         data = _read(reg, path)
@@ -271,7 +354,7 @@ def _normal(name: str) -> str:
 
 
 @lru_cache(maxsize=16)
-def _default_root_str(env: str | None) -> str:
+def _default_root_str(key: Any) -> str:
     return str(default_root())
 
 
@@ -279,13 +362,19 @@ def get_registry(root: Path | str | None = None) -> Registry:
     """The validated registry, loaded once per process (the library and reports read this).
 
     Without `root`, the default root is looked up on the filesystem once per value of
-    $FORMULA_REGISTRY_ROOT, not on every call (`compute` calls this for every case)."""
+    $FORMULA_REGISTRY_ROOT (or, when it is unset, of the current folder), not on every call (`compute`
+    calls this for every case)."""
     if root is None:
         raw = _ENV_DATA.get(_ROOT_KEY) if _ENV_DATA is not None else os.environ.get(ROOT_ENV)
+        if not raw:  # found from the current folder: it is part of the answer
+            try:
+                raw = ("cwd", os.getcwd())
+            except OSError:
+                raw = ("cwd", None)
         last = _last
         if last and last[0] == raw and last[1] is _cached:
             return last[2]
-        reg = _cached(_default_root_str(os.environ.get(ROOT_ENV)))
+        reg = _cached(_default_root_str(raw))
         _last[:] = [raw, _cached, reg]
         return reg
     return _cached(str(resolve_root(root)))

@@ -92,11 +92,36 @@ def decision_lines(reg: Registry, c: Calculator, v: Any) -> list[str]:
     return [printable(line) for line in lines]  # names, roles and reasons come from registry files
 
 
-def show_text(reg: Registry, c: Calculator) -> str:  # noqa: C901,PLR0915  one text, section by section
+PROSE_WIDTH = 100  # prose is wrapped at most this wide (long lines read badly), narrower on a narrower terminal
+
+
+def show_width() -> int:
+    """The width `show` wraps to: the terminal's, at most PROSE_WIDTH (PROSE_WIDTH when not a terminal)."""
+    return min(terminal_width() or PROSE_WIDTH, PROSE_WIDTH)
+
+
+def fit_lines(lines: list[str], width: int) -> list[str]:
+    """Every line within `width`, wrapped at spaces (never at a hyphen: slugs and 'ssh-agent' stay whole), a
+    continuation indented two spaces deeper than its line; only a token longer than the whole width is cut."""
+    out: list[str] = []
+    for line in (part for entry in lines for part in entry.split("\n")):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        body = line.lstrip(" ")
+        indent = " " * (len(line) - len(body))
+        hang = indent + "  "  # under a list item's text, or a paragraph's first word
+        out += textwrap.wrap(line, width=width, subsequent_indent=hang, break_on_hyphens=False) or [line[:width]]
+    return out
+
+
+def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  # noqa: C901,PLR0915
     # long: one section per part a clinician reads, in order
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
 
-    w = textwrap.TextWrapper(width=100, subsequent_indent="    ")
+    fit = width is not None or terminal_width() is not None  # piped: whole lines for tools (grep, a diff)
+    width = width or show_width()
+    w = textwrap.TextWrapper(width=width, subsequent_indent="    ", break_on_hyphens=False)
     out: list[str] = []
     add = out.append
     add(printable(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})"))
@@ -174,7 +199,8 @@ def show_text(reg: Registry, c: Calculator) -> str:  # noqa: C901,PLR0915  one t
         add("Predecessors or alternatives of: " + ", ".join(sorted(preds)))
     if c.deviations:
         add("Benchmark deviations from the published formula")
-        sub = textwrap.TextWrapper(width=100, initial_indent="      ", subsequent_indent="        ")
+        sub = textwrap.TextWrapper(width=width, initial_indent="      ", subsequent_indent="        ",
+                                   break_on_hyphens=False)
         for d in c.deviations:
             add(f"  - {d.id}" + ("" if d.verified else " [unverified]"))
             add(sub.fill(f"benchmark: {d.benchmark}"))
@@ -186,4 +212,4 @@ def show_text(reg: Registry, c: Calculator) -> str:  # noqa: C901,PLR0915  one t
     except TextError as e:
         body = f"(does not render: {e})"
     out.extend("  " + line if line else "" for line in body.rstrip().splitlines())
-    return "\n".join(out)
+    return "\n".join(fit_lines(out, width) if fit else out)

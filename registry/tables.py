@@ -5,7 +5,10 @@ a terminal, or with `--wide`). Identifiers, versions, dates and hashes are never
 `whole` keep their cells on one line. Other columns wrap at spaces only, never inside a word (a token over
 PROSE_WORD characters gets lines of its own, cut at the column's edge). When the
 table cannot fit so, the low-value columns named in `drop` are left out, last first (then others from the
-right), and a note under the table names them and how to see them (`--wide`, `--format json`). Cells are
+right, never one named in `keep`), and a note under the table names them and how to see them (`--wide`,
+`--format json`). When even the `keep` columns cannot fit side by side (a governance table at 80 columns:
+who drafted, what changed, who approved), each row is printed as a record instead, one field a line, so
+nothing a committee reads is left out to make room. Cells are
 plain strings; escaping terminal control characters is the caller's job (one helper does it for all human
 output).
 """
@@ -85,14 +88,16 @@ def _widths(cells: list[list[str]], cols: list[str], whole: set[str]) -> tuple[l
 
 
 def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: Sequence[str],
-                width: int | None) -> dict[str, int] | None:
+                width: int | None, keep: Sequence[str] = ()) -> dict[str, int] | None:
     """The columns kept and the width of each; None when there is no width limit (every column at its natural
     width). Words are never broken, so a column is never narrower than its longest word (or, for `whole` ones,
     its longest cell):
 
     1. the `drop` columns go, last first, until every kept prose column can be COMFORT wide (or its natural
        width), so what is kept reads in a few lines rather than a word a line;
-    2. if the kept columns still cannot fit at their narrowest, more go from the right (never the first);
+    2. if the kept columns still cannot fit at their narrowest, more go from the right (never the first, nor
+       one named in `keep` that has something to show); the result may then still be too wide (`render_table`
+       prints records instead);
     3. what is left over widens the columns closest to one line per cell first.
     """
     if width is None:
@@ -100,26 +105,33 @@ def fit_columns(cells: list[list[str]], cols: list[str], whole: set[str], drop: 
     least, natural = _widths(cells, cols, whole)
     comfortable = [natural[i] if cols[i] in whole else min(natural[i], max(least[i], COMFORT))
                    for i in range(len(cols))]
-    keep = list(range(len(cols)))
+    showing = list(range(len(cols)))
+    # a `keep` column with nothing in it (no one signed the history before signing) goes first, as decoration
+    empty = {cols.index(c) for c in keep if c in cols and all(r[cols.index(c)] in ("", "-") for r in cells)}
+    drop = [*drop, *(cols[i] for i in sorted(empty, reverse=True))]
 
     def need(ws: list[int]) -> int:
-        return sum(ws[i] for i in keep) + GAP * (len(keep) - 1)
+        return sum(ws[i] for i in showing) + GAP * (len(showing) - 1)
 
     for name in reversed(list(drop)):
         if need(comfortable) <= width:
             break
-        if name in cols and cols.index(name) in keep:
-            keep.remove(cols.index(name))
-    while need(least) > width and len(keep) > 1:
-        keep.pop()
-    out = {i: least[i] for i in keep}
+        if name in cols and cols.index(name) in showing:
+            showing.remove(cols.index(name))
+    kept = {cols.index(c) for c in keep if c in cols and cols.index(c) not in empty}
+    while need(least) > width:
+        spare_cols = [i for i in showing[1:] if i not in kept]
+        if not spare_cols:
+            break
+        showing.remove(spare_cols[-1])
+    out = {i: least[i] for i in showing}
     spare = max(0, width - need(least))
-    for i in sorted(keep, key=lambda k: natural[k] - out[k]):  # the closest to one line per cell first
+    for i in sorted(showing, key=lambda k: natural[k] - out[k]):  # the closest to one line per cell first
         grow = min(spare, natural[i] - out[i])
         if grow > 0:
             out[i] += grow
             spare -= grow
-    return {cols[i]: out[i] for i in keep}
+    return {cols[i]: out[i] for i in showing}
 
 
 def wrap_cell(text: str, width: int) -> str:
@@ -152,10 +164,11 @@ _BOX_LINES = ("    ", "    ", " -  ", "    ", "    ", "    ", "    ", "    ")
 
 
 def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence[str] = (),
-                 drop: Sequence[str] = ()) -> str:
+                 drop: Sequence[str] = (), keep: Sequence[str] = ()) -> str:
     """The rows as a plain-text table of `cols` that fits the terminal (see the module docstring).
 
-    `whole` adds column names to WHOLE_COLUMNS; `drop` names low-value columns, most valuable first.
+    `whole` adds column names to WHOLE_COLUMNS; `drop` names low-value columns, most valuable first; `keep`
+    names columns never left out (records are printed when they cannot fit side by side).
     """
     from rich.box import Box
     from rich.console import Console
@@ -164,14 +177,17 @@ def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence
     keep_whole = set(whole) | (WHOLE_COLUMNS & set(cols))
     cells = [[cell(r.get(c)) for c in cols] for r in rows]
     width = terminal_width()
-    fitted = fit_columns(cells, cols, keep_whole, drop, width)
+    fitted = fit_columns(cells, cols, keep_whole, drop, width, keep)
+    if fitted is not None and width is not None and _too_wide(cells, cols, keep_whole, fitted, width):
+        return records(cells, cols, keep_whole, cols, width)  # (a record has room for every column)
     shown = list(fitted) if fitted is not None else list(cols)
     index = [cols.index(c) for c in shown]
     table = Table(box=Box("\n".join(_BOX_LINES) + "\n", ascii=True), show_edge=False, pad_edge=False,
                   padding=(0, GAP - 1, 0, 0), header_style="", highlight=False)
     for c in shown:
         w = fitted[c] if fitted is not None else None
-        table.add_column(heading(c), no_wrap=c in keep_whole, overflow="fold", width=w, min_width=w)
+        head = heading(c) if w is None or len(heading(c)) <= w else wrap_cell(heading(c), w)  # at its spaces
+        table.add_column(head, no_wrap=c in keep_whole, overflow="fold", width=w, min_width=w)
     def wrapped(c: str, text: str) -> str:
         w = fitted.get(c) if fitted is not None else None
         return text if w is None or c in keep_whole or len(text) <= w else wrap_cell(text, w)
@@ -192,3 +208,32 @@ def render_table(rows: list[dict[str, Any]], cols: list[str], *, whole: Sequence
         note = f"(not shown at {width} columns: {', '.join(heading(c) for c in left)}; {how} every column)"
         text += "\n" + textwrap.fill(note, width=max(width or 0, 40), break_on_hyphens=False)
     return text
+
+
+def _too_wide(cells: list[list[str]], cols: list[str], whole: set[str], fitted: dict[str, int], width: int) -> bool:
+    """Whether the columns `fit_columns` kept still cannot stand side by side within `width` at their narrowest."""
+    least, _ = _widths(cells, cols, whole)
+    return sum(least[cols.index(c)] for c in fitted) + GAP * (len(fitted) - 1) > width
+
+
+def records(cells: list[list[str]], cols: list[str], whole: set[str], shown: list[str], width: int) -> str:
+    """Each row as a record: its leading identifier columns (those in `whole`) on the first line, then one field
+    a line, `label  value`, the value wrapped at spaces within `width`; a blank line between records."""
+    ids: list[str] = []
+    for c in shown:
+        if c not in whole or len(ids) == 2:
+            break
+        ids.append(c)
+    fields = [c for c in shown if c not in ids]
+    label = max((len(heading(c)) for c in fields), default=0)
+    room = max(width - 2 - label - GAP, 16)
+    out: list[str] = []
+    for row in cells:
+        if out:
+            out.append("")
+        out.append("  ".join(row[cols.index(c)] for c in ids) if ids else "-")
+        for c in fields:
+            lines = wrap_cell(row[cols.index(c)] or "-", room).split("\n")
+            out.append(f"  {heading(c):<{label}}{' ' * GAP}{lines[0]}".rstrip())
+            out += [f"{' ' * (2 + label + GAP)}{line}".rstrip() for line in lines[1:]]
+    return "\n".join(out)

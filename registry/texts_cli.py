@@ -50,7 +50,7 @@ def _registry(root: Path | None) -> Registry:
 def cmd_render(args: argparse.Namespace) -> int:
     """Render the released texts. Unreleased edits are never rendered: the command refuses and names them."""
     from registry.atomic import JournalRefused, LockBusy, atomic_write, commit, recover, registry_lock
-    from registry.loader import default_root
+    from registry.loader import resolve_root
     from registry.texts import catalogue_files
     from registry.versioned import unreleased
 
@@ -63,7 +63,7 @@ def cmd_render(args: argparse.Namespace) -> int:
         return 1
     if args.out is None:
         require_writable(args.root)
-    base = args.root if args.root is not None else default_root()
+    base = resolve_root(args.root)
     try:
         with registry_lock(base / "formulas"):
             recover(base)
@@ -92,7 +92,11 @@ def cmd_render(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: cannot write the catalogue into {args.out or 'formulas/texts'}: {e.strerror}", file=sys.stderr)
         return 1
-    print(f"rendered {len(files) - 1} texts into {out}")
+    from registry.cliutil import registry_line
+    from registry.loader import shown
+
+    say(registry_line(args.root))
+    say(printable(f"rendered {len(files) - 1} texts into {shown(out)}"))
     return 0
 
 

@@ -413,7 +413,7 @@ def summary(reg: Registry) -> str:
     n = len(reg.calculators)
     bench = sum(1 for c in reg.calculators.values() if c.medcalc_id is not None)
     return (f"registry OK: {n} calculators ({bench} benchmark, {n - bench} successor), "
-            f"{len(reg.guidelines)} guidelines, root {reg.root}")
+            f"{len(reg.guidelines)} guidelines")  # which registry: the line before it (cliutil.registry_line)
 
 
 def warnings(reg: Registry) -> list[Problem]:

@@ -180,3 +180,40 @@ def committee_registry(tmp_path: Path) -> Path:
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "A committee registry"]):
         subprocess.run(["git", *GIT_ID, *args], cwd=root, check=True, capture_output=True, timeout=60)
     return root
+
+
+# ---------------------------------------------------------------------- a real terminal
+
+
+def in_terminal(argv: list[str], columns: int, *, env: dict[str, str] | None = None, cwd: Path | None = None,
+                timeout: float = 120) -> tuple[int, str]:
+    """Run `argv` in a pseudo-terminal `columns` wide (TIOCSWINSZ, as `stty cols` sets it; $COLUMNS unset), so
+    the command sees what a person's terminal gives it: (exit status, what it printed, with '\\n' line ends)."""
+    import fcntl
+    import os
+    import pty
+    import select
+    import struct
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=cwd, close_fds=True)
+    os.close(slave)
+    chunks: list[bytes] = []
+    try:
+        while select.select([master], [], [], timeout)[0]:
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: the command closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+        code = proc.wait(timeout=timeout)
+    return code, b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")

@@ -1,10 +1,11 @@
-"""Sub-commands of `formula` about who decided what: history, release, fix, approve, reject, activate, pending,
-review, due, changelog, verify."""
+"""Sub-commands of `formula` about who decided what: init, history, release, fix, approve, reject, activate,
+pending, review, due, changelog, verify."""
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from registry import versions as ver
@@ -24,9 +25,34 @@ from registry.terminal import printable, say
 
 
 def register(sub: argparse._SubParsersAction) -> None:
+    _register_init(sub)
     _register_releasing(sub)
     _register_deciding(sub)
     _register_reviewing(sub)
+
+
+def _register_init(sub: argparse._SubParsersAction) -> None:
+    """init: a committee's own registry"""
+    p = sub.add_parser("init", help="make a new registry for a committee, with its first person's key",
+                       description="Make DIR (new or empty) a registry of its own: the shipped calculators with their "
+                       "history recorded before signing, a policy that requires signatures with the first person's "
+                       "key and roles, a git repository (unless DIR is inside one), a .pre-commit-config.yaml "
+                       "running formula's hooks and a CODEOWNERS line for formulas/policy/. Every argument is "
+                       "checked before anything is written; DIR appears whole or not at all.")
+    p.add_argument("dir", metavar="DIR", type=Path, help="the new registry's folder (new, or empty)")
+    p.add_argument("--key", type=Path, required=True, metavar="PATH.pub",
+                   help="the first person's OpenSSH public key (ssh-keygen -t ed25519 writes it beside the "
+                   "private key); it goes into formulas/policy/allowed_signers")
+    p.add_argument("--principal", help="their identity in allowed_signers, e.g. ana@example.org (default: the "
+                   "key's comment, as ssh-keygen -C set it)")
+    p.add_argument("--name", required=True, help="their name as decisions show it, e.g. 'Dr A. Chair'")
+    p.add_argument("--role", dest="roles", action="append", required=True, metavar="ROLE",
+                   help="a role they act in, e.g. chair (repeat for several; the first is their default)")
+    p.add_argument("--owner", dest="owners", action="append", default=[], metavar="OWNER",
+                   help="who must review changes to formulas/policy/ (CODEOWNERS: @user, @org/team or an e-mail; "
+                   "repeatable; default: the principal when it is an e-mail address)")
+    p.add_argument("--no-git", action="store_true", help="do not run `git init`")
+    p.set_defaults(handler=cmd_init)
 
 
 def _register_releasing(sub: argparse._SubParsersAction) -> None:
@@ -153,6 +179,19 @@ def _register_reviewing(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=cmd_verify)
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    from registry.governance.init import InitError, build, plan
+
+    try:
+        lines = build(plan(args.dir, args.key, args.principal, args.name, args.roles, args.owners,
+                           use_git=not args.no_git))
+    except InitError as e:
+        raise CommandError(str(e)) from None
+    for line in lines:
+        say(printable(line))
+    return 0
+
+
 def cmd_history(args: argparse.Namespace) -> int:
     reg = load_valid(args.root)
     c = find_calculator(reg, args.calculator)
@@ -177,7 +216,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         shown = [dict(r, hash=_short_hash(r["hash"])) for r in rows]
         say(render_table(shown, ["version", "status", "effective", "changelog", "signing", "released_by", "approved",
                                  "next_review", "hash"],
-                         drop=["approved", "released_by", "next_review", "hash"]))  # who approved goes last
+                         drop=["next_review", "hash"],  # who released and approved it before decoration (else records)
+                         keep=["status", "effective", "changelog", "signing", "released_by", "approved"]))
     return 0
 
 
@@ -278,9 +318,10 @@ def cmd_pending(args: argparse.Namespace) -> int:
         return 0
     shown = [dict(r, changes="; ".join(r["changes"]) + ("" if r["scoring_changed"] else " (no change to scoring)"))
              for r in rows]
-    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "signing", "since",
-                             "reason", "base", "approved_by"],
-                     drop=["signing", "approved_by", "since", "base"]))  # the reason is never dropped
+    say(render_table(shown, ["slug", "version", "state", "effective", "drafted_by", "changes", "approved_by", "reason",
+                             "signing", "since", "base"],
+                     drop=["signing", "since", "base"],  # decoration goes first; who and what never (records)
+                     keep=["version", "state", "effective", "drafted_by", "changes", "approved_by", "reason"]))
     print(f"\n{len(rows)} version(s) pending")
     return 0
 
@@ -356,6 +397,9 @@ def cmd_changelog(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
+    """The verdict (and which registry it is of) on stdout, each problem behind it on stderr; the exit status
+    says the same (0 verified, 3 history before signing, 1 invalid)."""
+    from registry.cliutil import registry_line
     from registry.governance.signatures import BEFORE_SIGNING, INVALID, report
 
     reg = load(args.root)
@@ -363,17 +407,17 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(out, indent=2, ensure_ascii=False))
         return status
+    say(registry_line(args.root))
     for p in out["problems"]:
-        say(printable(p))
+        say(printable(p), file=sys.stderr)
     n = out["active_versions"]
     if status == INVALID:
         say(printable(f"verify: FAILED: {len(out['problems'])} problem(s); {out['invalid']} of {n} active versions do "
-                      "not rest on valid signed decisions under the policy"), file=sys.stderr)
+                      "not rest on valid signed decisions under the policy"))
     elif status == BEFORE_SIGNING:
         say(printable(f"verify: not verified: {out['recorded_before_signing']} of {n} active versions rest on "
                       f"decisions recorded before signing (no signature proves who approved them); "
-                      f"{out['verified']} verified"), file=sys.stderr)
+                      f"{out['verified']} verified"))
     else:
         print(f"verify: OK: all {n} active versions reached through valid signed decisions under the policy")
     return status
-

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
 from registry.governance.errors import ReleaseError
-from registry.loader import Registry, clear_cache, default_root, load
+from registry.loader import Registry, clear_cache, load, resolve_root
 from registry.schema import Calculator, VersionStatus
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.versioned import DRAFTS_DIR
@@ -55,7 +55,7 @@ def after_checks(before: Registry, calcs: dict[str, Calculator], slugs: list[str
 @contextmanager
 def writing(root: Path | str | None) -> Iterator[Path]:
     """Hold the registry lock; roll back whatever an interrupted command left half-done first."""
-    base = Path(root) if root is not None else default_root()
+    base = resolve_root(root)
     try:
         with registry_lock(base / "formulas"):
             restored = recover(base)

@@ -11,7 +11,7 @@ from cli.main import build_parser
 from registry import codes
 from tests.helpers import edit, run
 
-NO_REGISTRY = {"exec"}  # commands that never read the registry
+NO_REGISTRY = {"exec", "init"}  # commands that never read a registry (init copies the shipped one into a new)
 
 
 def _leaves(parser: argparse.ArgumentParser, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], argparse.ArgumentParser]:
@@ -55,7 +55,8 @@ def test_every_problem_carries_a_rule_code(registry_copy: Path, capsys: pytest.C
     code, out, _ = run(capsys, "validate", "--root", str(registry_copy))
     known = {v for k, v in vars(codes).items() if k.isupper() and isinstance(v, str)}
     assert code == 1
-    lines = out.strip().splitlines()
+    first, *lines = out.strip().splitlines()
+    assert first == f"registry: {registry_copy} (given by --root)"
     assert lines and all(re.search(r" \[R-[A-Z-]+\]$", line) for line in lines), lines
     assert {line.rsplit("[", 1)[1].rstrip("]") for line in lines} <= known
 

@@ -39,7 +39,7 @@ def test_list_at_80_columns_keeps_slugs_and_versions_whole(capsys, columns80) ->
 
 def test_list_names_the_papers_finding_on_the_original_text(capsys) -> None:
     code, out, _ = run(capsys, "list", "--group", "replaced")
-    assert code == 0 and "original text" in out and "incomplete (paper)" in out
+    assert code == 0 and "original text (paper)" in out and re.search(r"^\d+ .* incomplete ", out, re.M)
     assert "original text (paper's audit):" in out and "current text:" in out
 
 

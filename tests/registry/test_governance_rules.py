@@ -323,7 +323,8 @@ def test_an_interrupted_write_advises_recover_first(capsys, root: Path) -> None:
         f"formulas/{SODIUM}.yaml": released}}), encoding="utf-8")
     path.write_text(released.replace("value: 0.024", "value: 0.016"), encoding="utf-8")  # half-written
     code, out, err = formula(capsys, root, "validate")
-    assert code == 1 and out.splitlines()[0].endswith("[R-JOURNAL]")
+    assert code == 1 and out.splitlines()[0] == f"registry: {root} (given by --root)"
+    assert out.splitlines()[1].endswith("[R-JOURNAL]")
     assert "first run `formula recover`" in err
     assert formula(capsys, root, "recover")[0] == 0 and problems(root) == []
 

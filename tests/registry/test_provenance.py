@@ -184,7 +184,8 @@ def test_lock_rehash_migrates_an_older_lock_and_refuses_an_unreleased_edit(
     assert codes_of(registry_copy) == []
     # re-running is harmless
     assert run(capsys, "lock", "--rehash", "--root", str(registry_copy))[:2] == (
-        0, f"formulas/REGISTRY.lock is already format {ver.LOCK_FORMAT}; nothing to rehash\n")
+        0, f"registry: {registry_copy} (given by --root)\n"
+        f"formulas/REGISTRY.lock is already format {ver.LOCK_FORMAT}; nothing to rehash\n")
 
 
 def history_snapshot(history: dict[Path, str], fdir: Path, slug: str, version: str) -> dict:

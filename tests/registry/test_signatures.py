@@ -71,6 +71,10 @@ def _fails(capsys, root: Path, *needles: str) -> list[str]:
     code, out, _ = formula(capsys, root, "verify", "--format", "json")
     report = json.loads(out)
     assert code == INVALID and not report["ok"] and any(all(n in p for n in needles) for p in report["problems"])
+    code, out, err = formula(capsys, root, "verify")  # the verdict on stdout, each problem behind it on stderr
+    assert code == INVALID and out.splitlines() == [f"registry: {root} (given by --root)", out.splitlines()[1]]
+    assert out.splitlines()[1].startswith("verify: FAILED: ") and any(all(n in line for n in needles)
+                                                                      for line in err.splitlines()), err
     return found
 
 
@@ -92,6 +96,10 @@ def test_the_signed_history_verifies(capsys, root: Path) -> None:
     report = json.loads(out)  # the other calculators still rest on history recorded before signing
     assert code == BEFORE_SIGNING and report["verified"] == 1 and report["invalid"] == 0
     assert {r["slug"]: r["approved_by"] for r in report["versions"]}[SODIUM] == ["pharmacist"]
+    code, out, err = formula(capsys, root, "verify")  # the verdict on stdout (issue 36), nothing on stderr
+    assert code == BEFORE_SIGNING and err == "" and out.splitlines()[-1] == (
+        f"verify: not verified: {report['active_versions'] - 1} of {report['active_versions']} active versions rest "
+        "on decisions recorded before signing (no signature proves who approved them); 1 verified")
 
 
 def test_a_fix_under_four_eyes_is_a_draft_and_only_another_approver_makes_it_active(capsys, tmp_path: Path) -> None:

@@ -64,10 +64,13 @@ def test_not_a_terminal_or_wide_shows_every_column(monkeypatch):
 
 def test_the_wide_option_of_the_commands(capsys, monkeypatch):
     monkeypatch.setenv("COLUMNS", "80")
-    code, narrow, _ = run(capsys, "history", "meld-na")
+    code, narrow, _ = run(capsys, "list")
     assert code == 0 and "(not shown at 80 columns:" in narrow and "--wide" in narrow
-    code, wide, _ = run(capsys, "history", "meld-na", "--wide")
+    code, wide, _ = run(capsys, "list", "--wide")
+    assert code == 0 and "not shown" not in wide and "intended use" in wide
+    code, wide, _ = run(capsys, "history", "meld-na", "--wide")  # a table, whatever the terminal (no records)
     assert code == 0 and "not shown" not in wide and re.search(r"sha256:[0-9a-f]{12}", wide)
+    assert wide.splitlines()[1].split()[0] == "version"
     assert tables.WIDE is False  # reset after the command
 
 

@@ -45,8 +45,10 @@ def test_clean_registry_validates(capsys: pytest.CaptureFixture[str]) -> None:
     assert problems(SHIPPED_ROOT) == []
     assert main(["validate"]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("registry OK: ")
-    assert len(out.strip().splitlines()) == 1
+    first, rest = out.split("\n", 1)
+    assert first == f"registry: {SHIPPED_ROOT} (from $FORMULA_REGISTRY_ROOT)"  # which registry, as git names it
+    assert rest.startswith("registry OK: ")
+    assert len(out.strip().splitlines()) == 2
     reg = load(SHIPPED_ROOT)
     n = len(reg.calculators)
     bench = sum(1 for c in reg.calculators.values() if c.medcalc_id is not None)
@@ -210,14 +212,16 @@ def test_cli_prints_problems_one_a_line_and_exits_1(root: Path, capsys: pytest.C
     edit(root / "formulas" / f"{CG}.yaml", "medcalc_id: 2\n", "medcalc_id: two\n")
     edit(root / "formulas" / "body-mass-index.yaml", "category: physical\n", "category: physical\ncategory: x\n")
     assert main(["validate", "--root", str(root)]) == 1
-    out = capsys.readouterr().out.strip().splitlines()
+    first, *out = capsys.readouterr().out.strip().splitlines()
+    assert first == f"registry: {root} (given by --root)"
     assert len(out) == 2
     assert all(re.match(r"^formulas/[a-z0-9-]+\.yaml:\d+: [^:]+: .+", line) for line in out), out
 
 
 def test_missing_root_is_a_clear_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["validate", "--root", str(tmp_path)]) == 1
-    assert "no formulas/ folder here; pass --root DIR" in capsys.readouterr().out
+    assert f"no formulas/ folder in {tmp_path} (given by --root); run inside a registry, or pass --root DIR" in \
+        capsys.readouterr().out
 
 
 def test_shared_unit_data_is_part_of_released_content(root: Path) -> None:
