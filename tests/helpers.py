@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -168,15 +170,19 @@ def walkthrough_home(tmp_path: Path) -> Path:
 
 
 def committee_registry(tmp_path: Path) -> Path:
-    """A committee's own registry, as `formula init DIR --key ~/.ssh/maintainer_ed25519.pub --name 'R. Maintainer'
-    --role 'clinical informatician'` makes it: the shipped calculators with their history before signing, a policy
-    with require_signatures: true, the first person's key and role, a git repository with it all committed on
-    main. (Until `formula init` lands this builds the same by hand; the walkthrough tests take it from here.)"""
+    """A committee's own registry, made as the README makes it: `formula init DIR --key
+    ~/.ssh/maintainer_ed25519.pub --principal maintainer --name 'R. Maintainer' --role 'clinical informatician'`
+    (the shipped calculators with their history before signing, a policy with require_signatures: true, the
+    first person's key and role, a git repository), with it all committed on main."""
     home = walkthrough_home(tmp_path)
-    root = copy_registry(tmp_path / "committee")
-    set_policy(root, require_signatures=True)
+    root = tmp_path / "committee"
     name, roles = WALKTHROUGH_PEOPLE["maintainer"]
-    add_person(root, "maintainer", name, roles, home / ".ssh" / "maintainer_ed25519")
+    made = subprocess.run([sys.executable, "-m", "cli", "init", str(root), "--key",
+                           str(home / ".ssh" / "maintainer_ed25519.pub"), "--principal", "maintainer", "--name", name,
+                           *[a for r in roles for a in ("--role", r)], "--no-git"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in os.environ.items() if k != "FORMULA_REGISTRY_ROOT"})
+    assert made.returncode == 0, made.stderr
     for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "A committee registry"]):
         subprocess.run(["git", *GIT_ID, *args], cwd=root, check=True, capture_output=True, timeout=60)
     return root

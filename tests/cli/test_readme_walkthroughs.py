@@ -144,7 +144,8 @@ def walkthrough_registry(tmp: Path) -> Iterator[tuple[Path, Path]]:
     home = tmp / "home"
     saved = {k: os.environ.get(k) for k in ("HOME", "FORMULA_TODAY", "FORMULA_REGISTRY_ROOT", "COLUMNS")}
     cwd = os.getcwd()
-    os.environ.update(HOME=str(home), FORMULA_TODAY=DAY, FORMULA_REGISTRY_ROOT=str(root), COLUMNS="80")
+    os.environ.update(HOME=str(home), FORMULA_TODAY=DAY, COLUMNS="80")
+    os.environ.pop("FORMULA_REGISTRY_ROOT", None)  # found from the current folder, as a person's shell finds it
     os.chdir(root)
     try:
         yield root, home
