@@ -459,8 +459,10 @@ def _policy_files(reg: Registry) -> dict[str, bytes]:
     folder = reg.formulas_dir / POLICY_DIR
     if not folder.is_dir() or folder.is_symlink():
         return {}
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())[:MAX_RUNS]
-    return {p.relative_to(reg.root).as_posix(): p.read_bytes() for p in files}
+    from registry.regular import is_plain, read_bytes
+
+    files = sorted(p for p in folder.rglob("*") if is_plain(p))[:MAX_RUNS]
+    return {p.relative_to(reg.root).as_posix(): read_bytes(p, MAX_POLICY_BYTES) for p in files}
 
 
 def policy_changes(base: Registry, head: Registry) -> list[PolicyFileChange]:

@@ -1,10 +1,12 @@
 """Cross-file rules of the registry, beyond what each file's schema checks."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from registry import codes, jsontext
 from registry.model import Problem, Registry
+from registry.regular import LINK, SPECIAL, is_plain, read_bytes
 from registry.schema import Calculator, VersionStatus, semver_key
 from registry.versions import (
     LOCK_FORMAT,
@@ -359,10 +361,11 @@ def _catalogue(reg: Registry) -> None:
         return
     for name, text in fresh.items():
         path = out / name
-        if not path.is_file():
-            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", f"missing: {fix}", codes.CATALOGUE))
+        if not is_plain(path):
+            why = f"missing: {fix}" if not os.path.lexists(path) else f"{LINK if path.is_symlink() else SPECIAL}"
+            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", why, codes.CATALOGUE))
             continue
-        have = path.read_text(encoding="utf-8", errors="replace")
+        have = read_bytes(path).decode("utf-8", "replace")
         if have == text:
             continue
         if name == INDEX_FILE:

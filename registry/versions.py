@@ -312,7 +312,7 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     """slug -> {version: content hash}. A missing lock reads as empty."""
     if not path.exists():
         return {}
-    data = jsontext.loads(path.read_text(encoding="utf-8"))
+    data = _lock_data(path)
     calcs = data.get("calculators", {}) if isinstance(data, dict) else None
     if not isinstance(calcs, dict) or not all(isinstance(v, dict) and all(isinstance(h, str) for h in v.values())
                                               for v in calcs.values()):
@@ -320,11 +320,23 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     return {str(slug): dict(v) for slug, v in calcs.items()}
 
 
+def _lock_data(path: Path) -> Any:
+    """The lock's JSON; ValueError naming the file when it is a link, not a plain file or not UTF-8 JSON."""
+    from registry.regular import FileRefused, read_text
+
+    try:
+        return jsontext.loads(read_text(path))
+    except FileRefused as e:
+        raise ValueError(str(e)) from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
+
+
 def lock_format(path: Path) -> int:
     """The hashing scheme the lock was written with (a missing lock is written in the current one)."""
     if not path.exists():
         return LOCK_FORMAT
-    data = jsontext.loads(path.read_text(encoding="utf-8"))
+    data = _lock_data(path)
     fmt = data.get("format", 1) if isinstance(data, dict) else None
     if not isinstance(fmt, int) or isinstance(fmt, bool):
         raise ValueError(f"not a lock file: its format is {fmt!r}, not a number")
@@ -355,7 +367,9 @@ def lock_digest(path: Path) -> str:
     """The registry's identity for run manifests: the hash of its lock file."""
     if not path.exists():
         return "sha256:unlocked"
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    from registry.regular import read_bytes
+
+    return "sha256:" + hashlib.sha256(read_bytes(path)).hexdigest()
 
 
 def released(calc: Calculator) -> list[Version]:

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -158,8 +159,13 @@ def trust(formulas_dir: Path) -> Trust:
         pol = Policy()  # reported by the policy rule; the strict defaults hold meanwhile
     path = formulas_dir / SIGNERS_FILE
     rel = f"formulas/{SIGNERS_FILE.as_posix()}"
+    from registry.regular import FileRefused, read_text
+
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = read_text(path, 1 << 20) if os.path.lexists(path) else ""
+    except FileRefused as e:
+        problems.append((rel, 1, e.why))
+        text = ""
     except (OSError, UnicodeDecodeError) as e:
         problems.append((rel, 1, f"cannot be read ({e})"))
         text = ""
@@ -208,7 +214,9 @@ def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[
                 moved = True
     if not moved:
         return None
-    header = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+    from registry.regular import read_text
+
+    header = "".join(line for line in read_text(path).splitlines(keepends=True)
                      if line.startswith("#"))
     return header + dump(data)
 
@@ -293,6 +301,28 @@ def check_signature(t: Trust, e: Entry) -> tuple[str | None, str | None]:
     return fp, None
 
 
+def date_why(e: Entry, before: Entry | None, today: dt.date) -> str | None:
+    """Why a decision's date cannot be true, or None: never after today, never before the decision it follows.
+
+    The key's window is checked at this date (check_signature), so a date moved back into an expired key's
+    window, or forward into a key valid only later, must also break the order of the log or pass today."""
+    if e.d.date > today:
+        return f"dated {e.d.date}, after today ({today}): a decision is dated the day it is made"
+    if before is not None and e.d.date < before.d.date:
+        return (f"dated {e.d.date}, before the decision it follows ({before.d.decision} by {before.d.principal} "
+                f"on {before.d.date}): a log's dates never go back")
+    return None
+
+
+def _dates(entries: list[Entry], verdicts: dict[int, str | None]) -> None:
+    """A date that cannot be true is the first thing said of a decision (its signature may be fine)."""
+    from registry import clock
+
+    today = clock.today()
+    for i, e in enumerate(entries):
+        verdicts[i] = date_why(e, entries[i - 1] if i else None, today) or verdicts.get(i)
+
+
 def _chain(entries: list[Entry], verdicts: dict[int, str | None]) -> None:
     for i, e in enumerate(entries):
         want = entries[i - 1].hash() if i else None
@@ -350,6 +380,7 @@ def audit(reg: Registry, c: Calculator, t: Trust, lock: dict[str, str] | None = 
     fps: dict[int, str | None] = {}
     for i, e in enumerate(entries):
         fps[i], verdicts[i] = check_signature(t, e)
+    _dates(entries, verdicts)
     _chain(entries, verdicts)
     checked = [Checked(e, fps[i], verdicts[i]) for i, e in enumerate(entries)]
     out = Audit(checked, [], set(), None, "invalid", {})

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry import codes
-from registry.governance.decisionlog import Entry, Trust, check_signature, file_entries, trust_of
+from registry.governance.decisionlog import Entry, Trust, check_signature, date_why, file_entries, trust_of
 from registry.model import Problem, Registry
 from registry.schema import Decision
 from registry.yamlio import YamlError, line_of, load_file
@@ -82,9 +82,13 @@ def _record(t: Trust, slug: str, rel: str, data: Any, i: int, rec: Any,
     if kinds[-1] != "reject" or kinds.count("reject") != 1 or (len(kinds) > 1 and kinds[0] != "draft"):
         return [(where, fld, "a rejection record holds the draft's decisions (its draft decision first; none when "
                              "the draft was typed) and one reject decision, last")]
-    out = []
+    from registry import clock
+
+    out, today = [], clock.today()
     for j, e in enumerate(entries):
         _, why = check_signature(t, e)
+        if why is None:
+            why = date_why(e, entries[j - 1] if j else None, today)
         if why is None:
             why = _chain_why(entries, j, known)
         if why is not None:

@@ -445,3 +445,44 @@ def test_a_signed_rejection_of_a_typed_draft_verifies(capsys, tmp_path: Path) ->
     assert problems(root) == []
     _edit_rejection(root, lambda d: d[0]["decisions"][-1].__setitem__("reason", "no, never"))
     _fails(capsys, root, REJECTED, "reject decision (chair", "does not match the statement")
+
+
+# ---------------------------------------------------------------------- dates that must be true (issue 37)
+
+
+def _forge_approval(root: Path, who: str, day: str, **window: str) -> None:
+    """Give `who`'s key the validity `window` and append to NEWER an approval they sign dated `day`, chained onto
+    the log's head: a signature that is genuine, on a date the CLI would refuse."""
+    import datetime as dt
+
+    from registry.governance.decisionlog import decide, head, identify, trust
+    from registry.governance.decisionlog import file_entries as entries_of
+    from registry.versions import read_lock
+
+    signers = root / "formulas" / "policy" / "allowed_signers"
+    key = make_key(who)
+    signers.write_text("".join(signer_line(who, key, **window) if line.startswith(f"{who} ") else line
+                               for line in signers.read_text(encoding="utf-8").splitlines(keepends=True)),
+                       encoding="utf-8")
+    reg = load(root)
+    c = reg.calculators[SODIUM]
+    lock = read_lock(reg.lock_path)[SODIUM]
+    ident, role = identify(trust(reg.formulas_dir), key, None, None, dt.date.fromisoformat(day))
+    v = next(x for x in c.versions if x.version == NEWER)
+    forged = decide(ident, role, slug=SODIUM, version=NEWER, content=lock[NEWER], effective=v.effective,
+                    decision="approve", day=dt.date.fromisoformat(day), reason="backdated",
+                    previous=head(entries_of(reg, c, lock)))
+    _edit(root, lambda vs: vs[NEWER]["decisions"].append(forged))
+
+
+def test_an_expired_key_cannot_sign_a_backdated_decision(capsys, root: Path) -> None:
+    """Issue 37, attack 1: a key whose valid-before has passed signs an approval dated inside its window, years
+    before the draft it chains onto."""
+    _forge_approval(root, "chair", "2019-06-01", valid_before="20200101")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2019-06-01)",
+           "before the decision it follows", "never go back")
+
+
+def test_a_key_valid_only_later_cannot_sign_a_decision_dated_in_the_future(capsys, root: Path) -> None:
+    _forge_approval(root, "chair", "2099-06-01", valid_after="20990101")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2099-06-01)", "after today")
