@@ -186,9 +186,15 @@ def _guidelines(rev: Review) -> list[str]:
 
 
 def _policy(rev: Review, details: bool = True) -> list[str]:
-    if not rev.policy:
+    """Who decides changed: first of the report, since a change of keys, people, roles, policy or seal changes
+    what every signature below it proves."""
+    if not rev.policy and not rev.key_warnings:
         return []
-    out = ["### Governance policy (formulas/policy/)", "", "| file | change | diff lines |", "|---|---|---|"]
+    out = ["### Who decides changed (formulas/policy/)", ""]
+    out += [f"- **Warning: {esc(w, 600, lead=True)}**" for w in rev.key_warnings] + ([""] if rev.key_warnings else [])
+    if not rev.policy:
+        return out
+    out += ["| file | change | diff lines |", "|---|---|---|"]
     out += [f"| {esc(p.path)} | {p.change} | {len(p.diff) + p.cut} |" for p in rev.policy]
     for p in rev.policy if details else []:
         if p.diff:
@@ -225,7 +231,9 @@ def _header(rev: Review) -> list[str]:
     return [f"## Registry review: {_side(rev.base)} → {_side(rev.head)}", "",
             f"{verdict} {kind} {len(rev.calculators)} calculator(s), {len(rev.guidelines)} guideline(s) changed"
             + ("; the shared unit data changed" if rev.units_changed else "")
-            + (f"; {len(rev.policy)} governance policy file(s) changed" if rev.policy else "")
+            + (f"; who decides changed: {len(rev.policy)} file(s) under formulas/policy/" if rev.policy else "")
+            + (f"; {len(rev.key_warnings)} decision(s) signed with a key the change adds" if rev.key_warnings
+               else "")
             + f"; {stale} stored case(s) in {len(rev.stale_runs)} run(s) become stale.", ""]
 
 
@@ -241,13 +249,13 @@ def _cut_note(rev: Review, what: str) -> list[str]:
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
     table = summary_table(rev) + [""] if rev.calculators else []
-    top = _header(rev) + table + _problems(rev) + _policy(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
-    top = _header(rev) + table + _problems(rev) + _policy(rev, details=False) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:

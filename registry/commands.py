@@ -278,7 +278,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             from registry.governance.release import sign_new_versions
 
             signed = sign_new_versions(reg, new, args.key, changes)
-            changes[reg.lock_path] = ver.lock_text(lock)
+            changes[reg.lock_path] = ver.lock_text(lock, ver.lock_seal(reg.lock_path))
             commit(reg.root, changes)
         return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
                 f"{sum(len(v) for v in lock.values())}" + signed)
@@ -334,12 +334,19 @@ def _rehash(reg: Registry) -> int:
         data = ver.released_content(reg, c, c.active)
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
-    changes[reg.lock_path] = ver.lock_text(lock)
-    from registry.governance.decisionlog import LEGACY_FILE, resealed
+    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
+    from registry.yamlio import load_text
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
+    fixed = ver.lock_seal(reg.lock_path)
     if seal is not None:  # the history sealed before signing names the same versions by their new hashes
         changes[reg.formulas_dir / LEGACY_FILE] = seal
+        data = load_text(seal, reg.formulas_dir / LEGACY_FILE)
+        # the lock fixes the resealed entries, with the seal's own date kept (a lock older than the seal record:
+        # the day of the last release recorded before signing, which signing began after)
+        day = fixed["date"] if fixed is not None else seal_day(reg, data)
+        fixed = {"digest": seal_digest(data), "date": day}
+    changes[reg.lock_path] = ver.lock_text(lock, fixed)
     commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "

@@ -35,6 +35,7 @@ BOOKKEEPING = frozenset({"versions"})
 ADDED_KEYS = ("version", "text", "units", "dependencies", "guidelines")
 LOCK_FORMAT = 3  # 1: a version's own content; 2: plus its dependencies' hashes; 3: every shown field, guidelines
 CYCLE_HASH = "sha256:dependency-cycle"  # stands in for a dependency on a cycle (validation reports the cycle)
+SEAL_KEY = "sealed_before_signing"  # in the lock: the digest and date of formulas/policy/recorded_before_signing.yaml
 MIGRATED_KEY = "recorded_before_format"  # in a snapshot migrated from an older format: it holds that format's fields
 
 
@@ -343,15 +344,31 @@ def lock_format(path: Path) -> int:
     return fmt
 
 
+def lock_seal(path: Path) -> dict[str, str] | None:
+    """What the lock records of the seal of history before signing: {"digest", "date"}, or None.
+
+    The seal file (formulas/policy/recorded_before_signing.yaml) is closed: its digest is fixed here, so an entry
+    added to it (a typed version passed off as history) fails validation, and a pull request that also moves the
+    digest changes the lock, which `formula review-pr` shows under "Who decides changed"."""
+    if not path.exists():
+        return None
+    data = _lock_data(path)
+    seal = data.get(SEAL_KEY) if isinstance(data, dict) else None
+    if not isinstance(seal, dict):
+        return None
+    return {str(k): str(v) for k, v in seal.items()}
+
+
 def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:
     from registry.atomic import atomic_write
 
-    atomic_write(path, lock_text(entries))
+    atomic_write(path, lock_text(entries, lock_seal(path)))
 
 
-def lock_text(entries: dict[str, dict[str, str]]) -> str:
+def lock_text(entries: dict[str, dict[str, str]], seal: dict[str, str] | None) -> str:
+    """The lock's text; `seal` is what it records of the seal of history before signing (kept by every writer)."""
     ordered = {s: dict(sorted(v.items(), key=lambda kv: semver_key(kv[0]))) for s, v in sorted(entries.items())}
-    body = {
+    body: dict[str, Any] = {
         "about": "Content hashes of released calculator versions. Written by `formula lock` and "
         "`formula release`; `formula validate` fails when a released version changes without a new version. "
         "Format 3: a version's hash covers every field of its calculator file a person reads or that changes "
@@ -360,6 +377,8 @@ def lock_text(entries: dict[str, dict[str, str]]) -> str:
         "format": LOCK_FORMAT,
         "calculators": ordered,
     }
+    if seal is not None:
+        body[SEAL_KEY] = {"digest": seal["digest"], "date": seal["date"]}
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -128,6 +128,15 @@ class Trust:
     signers: list[Signer]
     problems: list[tuple[str, int, str]]  # (file, line, problem) in the trust files themselves
     legacy: dict[str, dict[str, dict[str, Any]]]
+    seal: dict[str, str] | None = None  # what REGISTRY.lock fixes of the seal: {"digest", "date"}
+    sealed: bool = False  # whether the seal file exists
+
+    def seal_date(self) -> dt.date | None:
+        """The day the history before signing was sealed: no signed decision is dated before it."""
+        try:
+            return dt.date.fromisoformat(self.seal["date"]) if self.seal else None
+        except (KeyError, ValueError):
+            return None
 
     def keys_of(self, principal: str) -> list[Signer]:
         return [s for s in self.signers if s.principal == principal]
@@ -191,7 +200,59 @@ def trust(formulas_dir: Path) -> Trust:
         except (YamlError, TypeError, ValueError, AttributeError):
             problems.append((f"formulas/{LEGACY_FILE.as_posix()}", 1, "unreadable: a mapping slug -> version -> "
                                                                      "{content, record}"))
-    return Trust(pol, text, signers, problems, legacy)
+    from registry.model import LOCK_FILE
+    from registry.versions import lock_seal
+
+    try:
+        seal = lock_seal(formulas_dir / LOCK_FILE)
+    except ValueError:
+        seal = None  # an unreadable lock is the lock rule's problem
+    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath))
+
+
+def seal_digest(data: Any) -> str:
+    """The digest REGISTRY.lock fixes the seal's entries by (their data: comments may change, entries never)."""
+    blob = json.dumps(data or {}, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def seal_day(reg: Registry, data: Any) -> str:
+    """The latest effective date of the versions `data` seals: the seal's date when no lock recorded one."""
+    days = [v.effective for slug, vs in dict(data or {}).items() if slug in reg.calculators
+            for v in reg.calculators[slug].versions if v.version in dict(vs or {})]
+    return max(days).isoformat() if days else "1970-01-01"
+
+
+def seal_problems(reg: Registry, t: Trust) -> list[Problem]:
+    """The seal is closed: REGISTRY.lock fixes its entries by digest and date, and no version it lists came later."""
+    rel = f"formulas/{LEGACY_FILE.as_posix()}"
+    lock = reg.rel(reg.lock_path)
+    if not t.sealed:
+        if t.seal is None:
+            return []
+        return [Problem(rel, 1, "(seal)", f"is missing, but {lock} fixes a seal of the history before signing "
+                        f"(sealed_before_signing, {t.seal.get('date')}): history is never deleted", codes.SIGNATURE)]
+    if t.seal is None:
+        return [Problem(rel, 1, "(seal)", f"is not fixed by {lock} (sealed_before_signing: digest and date): the "
+                        "history before signing is closed when signing begins; restore the lock's record",
+                        codes.SIGNATURE)]
+    out = []
+    if t.seal.get("digest") != seal_digest(t.legacy):
+        out.append(Problem(rel, 1, "(seal)", f"holds other entries than the seal {lock} fixed on "
+                           f"{t.seal.get('date')} (sealed_before_signing.digest): the history before signing is "
+                           "closed, so nothing is added to it (a version added there would pass as released "
+                           "without a signed decision); release it with signed decisions instead",
+                           codes.SIGNATURE))
+    day = t.seal_date()
+    for slug, versions in sorted(t.legacy.items()) if day is not None else []:
+        c = reg.calculators.get(slug)
+        for v in c.versions if c is not None else []:
+            if v.version in versions and day is not None and v.effective > day:
+                out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)),
+                                   f"versions {v.version}", f"is effective {v.effective}, after the seal of history "
+                                   f"before signing ({day}), yet listed in {rel}: it needs signed decisions",
+                                   codes.SIGNATURE))
+    return out
 
 
 def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
@@ -301,26 +362,29 @@ def check_signature(t: Trust, e: Entry) -> tuple[str | None, str | None]:
     return fp, None
 
 
-def date_why(e: Entry, before: Entry | None, today: dt.date) -> str | None:
+def date_why(e: Entry, before: Entry | None, today: dt.date, floor: dt.date | None = None) -> str | None:
     """Why a decision's date cannot be true, or None: never after today, never before the decision it follows.
 
     The key's window is checked at this date (check_signature), so a date moved back into an expired key's
     window, or forward into a key valid only later, must also break the order of the log or pass today."""
     if e.d.date > today:
         return f"dated {e.d.date}, after today ({today}): a decision is dated the day it is made"
+    if floor is not None and e.d.date < floor:
+        return (f"dated {e.d.date}, before signing began (the history before signing was sealed on {floor}, "
+                f"formulas/{LEGACY_FILE.as_posix()}): a signed decision is never older than the seal")
     if before is not None and e.d.date < before.d.date:
         return (f"dated {e.d.date}, before the decision it follows ({before.d.decision} by {before.d.principal} "
                 f"on {before.d.date}): a log's dates never go back")
     return None
 
 
-def _dates(entries: list[Entry], verdicts: dict[int, str | None]) -> None:
+def _dates(entries: list[Entry], verdicts: dict[int, str | None], floor: dt.date | None) -> None:
     """A date that cannot be true is the first thing said of a decision (its signature may be fine)."""
     from registry import clock
 
     today = clock.today()
     for i, e in enumerate(entries):
-        verdicts[i] = date_why(e, entries[i - 1] if i else None, today) or verdicts.get(i)
+        verdicts[i] = date_why(e, entries[i - 1] if i else None, today, floor) or verdicts.get(i)
 
 
 def _chain(entries: list[Entry], verdicts: dict[int, str | None]) -> None:
@@ -380,7 +444,7 @@ def audit(reg: Registry, c: Calculator, t: Trust, lock: dict[str, str] | None = 
     fps: dict[int, str | None] = {}
     for i, e in enumerate(entries):
         fps[i], verdicts[i] = check_signature(t, e)
-    _dates(entries, verdicts)
+    _dates(entries, verdicts, t.seal_date())
     _chain(entries, verdicts)
     checked = [Checked(e, fps[i], verdicts[i]) for i, e in enumerate(entries)]
     out = Audit(checked, [], set(), None, "invalid", {})
@@ -476,6 +540,7 @@ def check(reg: Registry) -> None:
     t = trust_of(reg)
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
+    reg.problems.extend(seal_problems(reg, t))
     from registry.versions import LOCK_FORMAT, lock_format
 
     try:

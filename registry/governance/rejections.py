@@ -88,7 +88,7 @@ def _record(t: Trust, slug: str, rel: str, data: Any, i: int, rec: Any,
     for j, e in enumerate(entries):
         _, why = check_signature(t, e)
         if why is None:
-            why = date_why(e, entries[j - 1] if j else None, today)
+            why = date_why(e, entries[j - 1] if j else None, today, t.seal_date())
         if why is None:
             why = _chain_why(entries, j, known)
         if why is not None:

@@ -260,7 +260,7 @@ class Plan:
         if moved:
             raise ReleaseError("this release changes the content of calculators that depend on it: "
                                + ", ".join(sorted(moved)) + "; add --with-dependants to release them too")
-        self.changes[self.reg.lock_path] = ver.lock_text(self.lock)
+        self.changes[self.reg.lock_path] = ver.lock_text(self.lock, ver.lock_seal(self.reg.lock_path))
         self.changes.update(_catalogue(self.reg, self.calcs))
 
     def commit(self) -> None:

@@ -479,10 +479,71 @@ def test_an_expired_key_cannot_sign_a_backdated_decision(capsys, root: Path) -> 
     """Issue 37, attack 1: a key whose valid-before has passed signs an approval dated inside its window, years
     before the draft it chains onto."""
     _forge_approval(root, "chair", "2019-06-01", valid_before="20200101")
-    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2019-06-01)",
-           "before the decision it follows", "never go back")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2019-06-01)", "dated 2019-06-01, before")
+
+
+def test_a_decision_dated_before_the_one_it_follows(capsys, root: Path, monkeypatch) -> None:
+    import datetime as dt
+
+    monkeypatch.setenv("FORMULA_TODAY", "2026-12-05")
+    _edit(root, lambda v: v[NEWER]["decisions"][0].__setitem__("date", dt.date(2026, 12, 3)))
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("date", dt.date(2026, 12, 2)))
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (pharmacist, 2026-12-02)",
+           "before the decision it follows (draft by author on 2026-12-03)")
 
 
 def test_a_key_valid_only_later_cannot_sign_a_decision_dated_in_the_future(capsys, root: Path) -> None:
     _forge_approval(root, "chair", "2099-06-01", valid_after="20990101")
     _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2099-06-01)", "after today")
+
+
+def test_no_signed_decision_is_older_than_the_seal(capsys, root: Path) -> None:
+    """A calculator whose log has no signed decision before it cannot take a backdated one either."""
+    _forge_approval(root, "chair", "2026-11-15")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2026-11-15)", "before signing began")
+
+
+# ---------------------------------------------------------------------- the seal is closed (issue 37, item 2)
+
+SEAL = "formulas/policy/recorded_before_signing.yaml"
+
+
+def _lock(root: Path) -> dict:
+    return json.loads((root / "formulas" / "REGISTRY.lock").read_text(encoding="utf-8"))
+
+
+def _set_lock(root: Path, data: dict) -> None:
+    (root / "formulas" / "REGISTRY.lock").write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_an_entry_added_to_the_seal_is_refused(capsys, root: Path) -> None:
+    """Issue 37, attack 2: one entry appended to the seal passed a typed version off as history."""
+    import yaml
+
+    path = root / SEAL
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data[SODIUM]["9.9.9"] = dict(data[SODIUM][OLD])
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    _fails(capsys, root, SEAL, "holds other entries than the seal", "fixed on 2026-12-01")
+
+
+def test_a_seal_the_lock_does_not_fix_is_refused(capsys, root: Path) -> None:
+    data = _lock(root)
+    del data["sealed_before_signing"]
+    _set_lock(root, data)
+    _fails(capsys, root, SEAL, "is not fixed by formulas/REGISTRY.lock")
+
+
+def test_a_sealed_version_released_after_the_seal_is_refused(capsys, root: Path) -> None:
+    data = _lock(root)
+    data["sealed_before_signing"]["date"] = "2020-01-01"  # as if the version had been added to the seal since
+    _set_lock(root, data)
+    _fails(capsys, root, FILE, f"versions {OLD}", "after the seal of history before signing (2020-01-01)")
+
+
+def test_the_shipped_lock_fixes_the_shipped_seal() -> None:
+    from registry.governance.decisionlog import seal_digest, trust
+    from tests.helpers import SHIPPED_ROOT
+
+    t = trust(SHIPPED_ROOT / "formulas")
+    assert t.seal is not None and t.seal["digest"] == seal_digest(t.legacy) and t.seal["date"] == "2026-12-01"
