@@ -28,6 +28,7 @@ from registry.governance.sshsig import (
     Signer,
     SigningError,
     fingerprint_of,
+    keygen_problems,
     parse_signers,
     signature_key,
     verify,
@@ -180,6 +181,9 @@ def trust(formulas_dir: Path) -> Trust:
         text = ""
     signers, bad = parse_signers(text)
     problems += [(rel, n, why) for n, why in bad]
+    refused = {n for n, _ in bad}  # ssh-keygen reads the file too: a line it cannot parse is named here
+    problems += [(rel, n, f"ssh-keygen cannot read this line ({why}): every decision by its key would fail")
+                 for n, why in keygen_problems(text) if n not in refused]
     by_key: dict[str, set[str]] = {}
     for s in signers:
         by_key.setdefault(s.fingerprint, set()).add(s.principal)

@@ -17,10 +17,11 @@ from pydantic import ValidationError
 from registry import codes
 from registry.governance.decisionlog import Entry, Trust, check_signature, date_why, file_entries, trust_of
 from registry.model import Problem, Registry
-from registry.schema import Decision
+from registry.schema import Decision, Version
 from registry.yamlio import YamlError, line_of, load_file
 
 REJECTED_DIR = Path("drafts") / "rejected"  # under formulas/
+MAX_DECISIONS = Version.model_fields["decisions"].metadata[0].max_length  # the schema's cap on a version's
 
 
 def check(reg: Registry) -> None:
@@ -105,7 +106,10 @@ def _entries(slug: str, rel: str, data: Any, i: int, rec: dict[str, Any],
     try:
         effective = rec.get("effective")
         day = effective if isinstance(effective, dt.date) else dt.date.fromisoformat(str(effective))
-        ds = [Decision.model_validate(x) for x in rec["decisions"] or []]
+        raw = rec["decisions"] or []
+        if isinstance(raw, list) and len(raw) > MAX_DECISIONS:  # each costs one ssh-keygen run, as on a version
+            return [], f"holds {len(raw)} decisions, more than the {MAX_DECISIONS} a version may hold"
+        ds = [Decision.model_validate(x) for x in raw]
     except (ValueError, TypeError, ValidationError) as e:
         return [], f"unreadable ({str(e).splitlines()[0]})"
     if not ds:

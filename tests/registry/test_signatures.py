@@ -282,10 +282,60 @@ def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(
     from tests.helpers import count_calls
 
     calls = count_calls(monkeypatch, sshsig, "_run")
-    assert problems(root) == [] and len(calls) == 4  # the four signed decisions, each verified once
+    assert problems(root) == [] and len(calls) == 5  # the four signed decisions, each verified once; the file read
     sshsig._memo.clear()  # a new process: the cache is read back from the cache folder
-    assert problems(root) == [] and len(calls) == 4  # none verified again
-    assert (cache_dir / "signatures-1.json").is_file()
+    assert problems(root) == [] and len(calls) == 5  # none verified again
+    assert (cache_dir / "signatures-2.json").is_file()
+
+
+def test_a_refused_signature_is_cached_as_well(capsys, root: Path, cache_dir: Path, monkeypatch) -> None:
+    """Issue 37, attack 6: a wrong signature cost an ssh-keygen run on every validate."""
+    from registry.governance import sshsig
+    from tests.helpers import count_calls
+
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
+    calls = count_calls(monkeypatch, sshsig, "_run")
+    first = problems(root)
+    assert any("does not match the statement" in p for p in first)
+    n = len(calls)
+    sshsig._memo.clear()
+    assert problems(root) == first and len(calls) == n  # the refusal is remembered, not re-run
+
+
+def test_more_decisions_on_a_version_than_the_cap_are_refused(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"].extend([dict(v[NEWER]["decisions"][1]) for _ in range(50)]))
+    assert any(FILE in p and "decisions" in p and "50" in p for p in problems(root))
+
+
+# ---------------------------------------------------------------------- allowed_signers as OpenSSH reads it
+
+
+def _signers(root: Path) -> Path:
+    return root / "formulas" / "policy" / "allowed_signers"
+
+
+def test_an_unquoted_validity_is_named_with_its_line(capsys, root: Path) -> None:
+    """Issue 37, attack 5: `valid-before=YYYYMMDD` unquoted passed here, then ssh-keygen refused every decision."""
+    path = _signers(root)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines, 1) if line.startswith("chair "))
+    lines[n - 1] = lines[n - 1].replace('namespaces="formula-registry"',
+                                        'namespaces="formula-registry",valid-before=20991231')
+    path.write_text("".join(lines), encoding="utf-8")
+    found = problems(root)
+    assert any(f"allowed_signers:{n}:" in p and 'valid-before="20991231"' in p and "double quotes" in p
+               for p in found), found
+
+
+def test_a_line_ssh_keygen_cannot_read_is_named_with_its_line(capsys, root: Path) -> None:
+    import base64
+
+    blob = b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x1f" + b"\x01" * 31  # a key 31 bytes long: not ed25519
+    with open(_signers(root), "a", encoding="utf-8") as f:
+        f.write(f'nurse namespaces="formula-registry" ssh-ed25519 {base64.b64encode(blob).decode()}\n')
+    n = len(_signers(root).read_text(encoding="utf-8").splitlines())
+    found = problems(root)
+    assert any(f"allowed_signers:{n}:" in p and "ssh-keygen cannot read this line" in p for p in found), found
 
 
 def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, tmp_path: Path) -> None:
