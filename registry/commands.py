@@ -124,6 +124,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from registry.governance.pending import pending
 
     waiting = pending(reg)
+    for w in waiting:  # an approval that does not count on a draft: said now, before anyone counts on it
+        for why in w.problems:
+            say(printable(f"warning: {w.slug} {w.version} (draft): {why}"))
     if waiting:
         say(printable(f"{len(waiting)} version(s) pending approval or their effective date: "
                       + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)"))

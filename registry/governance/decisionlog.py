@@ -53,6 +53,8 @@ def statement(slug: str, version: str, content: str | None, effective: dt.date, 
                             "role": d.role, "date": d.date.isoformat(), "reason": d.reason, "previous": d.previous}
     if d.next_review is not None:
         body["next_review"] = d.next_review.isoformat()
+    if d.name is not None:  # recorded since issue 37: an older statement, without it, still verifies
+        body["name"] = d.name
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -190,6 +192,7 @@ def trust(formulas_dir: Path) -> Trust:
         if s.principal not in pol.people:
             problems.append((rel, s.line, f"principal {s.principal} has no entry in people: of "
                                           f"formulas/{POLICY_FILE.as_posix()} (a name and roles)"))
+    problems += _shared_names(pol)
     for fp, who in sorted(by_key.items()):
         if len(who) > 1:
             line = min(s.line for s in signers if s.fingerprint == fp)
@@ -212,6 +215,17 @@ def trust(formulas_dir: Path) -> Trust:
     except ValueError:
         seal = None  # an unreadable lock is the lock rule's problem
     return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath))
+
+
+def _shared_names(pol: Policy) -> list[tuple[str, int, str]]:
+    """Two principals under one name: a reader could not tell who decided, and one person holding two principals
+    (and two keys) could approve their own draft under the other."""
+    by_name: dict[str, list[str]] = {}
+    for principal, person in pol.people.items():
+        by_name.setdefault(" ".join(person.name.split()).casefold(), []).append(principal)
+    return [(f"formulas/{POLICY_FILE.as_posix()}", 1, f"principals {', '.join(sorted(who))} share the name "
+             f"{pol.people[who[0]].name!r}: one name is one person (people:); give each their own")
+            for who in by_name.values() if len(who) > 1]
 
 
 def seal_digest(data: Any) -> str:
@@ -622,11 +636,11 @@ def decide(ident: Identity, role: str, *, slug: str, version: str, content: str,
     """A signed decision, as the plain mapping written to the version entry."""
     from registry.governance.sshsig import sign
 
-    d = Decision(decision=decision, principal=ident.principal, role=role, date=day, reason=reason,
-                 previous=previous, next_review=next_review, signature="-")
+    d = Decision(decision=decision, principal=ident.principal, role=role, name=ident.person.name, date=day,
+                 reason=reason, previous=previous, next_review=next_review, signature="-")
     sig = sign(ident.key, statement(slug, version, content, effective, d))
-    out: dict[str, Any] = {"decision": decision, "principal": ident.principal, "role": role, "date": day,
-                           "reason": reason}
+    out: dict[str, Any] = {"decision": decision, "principal": ident.principal, "role": role,
+                           "name": ident.person.name, "date": day, "reason": reason}
     if previous is not None:
         out["previous"] = previous
     if next_review is not None:

@@ -597,3 +597,68 @@ def test_the_shipped_lock_fixes_the_shipped_seal() -> None:
 
     t = trust(SHIPPED_ROOT / "formulas")
     assert t.seal is not None and t.seal["digest"] == seal_digest(t.legacy) and t.seal["date"] == "2026-12-01"
+
+
+# ---------------------------------------------------------------------- names and drafts (issue 37, item 7)
+
+
+def test_two_principals_with_one_name_is_a_problem(capsys, root: Path) -> None:
+    add_person(root, "chair-2", " Dr  A. Chair", ["chair"], make_key("chair-2"))
+    assert any("governance.yaml" in p and "chair, chair-2 share the name" in p and "[R-SIGNATURE]" in p
+               for p in problems(root))
+
+
+def test_the_name_at_signing_is_signed_and_shown_after_people_changes(capsys, root: Path) -> None:
+    import yaml
+
+    assert "name: Dr A. Chair" in (root / FILE).read_text(encoding="utf-8")  # recorded beside the signed fields
+    policy = root / "formulas" / "policy" / "governance.yaml"
+    data = yaml.safe_load(policy.read_text(encoding="utf-8"))
+    data["people"]["chair"]["name"] = "Prof. Renamed"  # a later edit of people: relabels nothing signed
+    policy.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert problems(root) == []
+    approval = next(v for v in decision_views(root, SODIUM) if v.version == NEW and v.decision == "approve")
+    assert approval.name == "Dr A. Chair" and approval.state == "verified"
+    _edit(root, lambda v: v[NEW]["decisions"][1].__setitem__("name", "Someone Else"))
+    _fails(capsys, root, FILE, f"versions {NEW} approve decision (chair", "does not match the statement")
+
+
+def test_a_statement_without_a_name_is_the_statement_signed_before_names_were_recorded() -> None:
+    import datetime as dt
+
+    from registry.governance.decisionlog import statement
+    from registry.schema import Decision
+
+    d = Decision(decision="approve", principal="chair", role="chair", date=dt.date(2026, 12, 1), signature="-")
+    body = json.loads(statement(SODIUM, NEW, "sha256:" + "0" * 64, dt.date(2026, 12, 1), d))
+    assert "name" not in body and sorted(body) == sorted(["format", "slug", "version", "content", "effective",
+                                                          "decision", "principal", "role", "date", "reason",
+                                                          "previous"])
+    named = json.loads(statement(SODIUM, NEW, None, dt.date(2026, 12, 1), d.model_copy(update={"name": "A"})))
+    assert named["name"] == "A"
+
+
+def test_an_approval_that_does_not_count_on_a_draft_is_a_warning_in_validate(capsys, root: Path) -> None:
+    from registry.governance.decisionlog import decide, draft_entries, head, identify, trust
+    from registry.yamlio import rt_dump, rt_load
+
+    people = Committee(root, {"author": make_key("author"), "nurse": make_key("nurse")})
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=95", "--reason", "95",
+                           *people.args("author"))
+    assert code == 0, err
+    reg = load(root)
+    found = draft_entries(reg, SODIUM)
+    assert found is not None
+    d, entries = found
+    v = d.versions[-1]
+    ident, role = identify(trust(reg.formulas_dir), people.keys["nurse"], None, None, v.effective)
+    forged = decide(ident, role, slug=SODIUM, version=v.version, content=entries[0].content or "",
+                    effective=v.effective, decision="approve", day=v.effective, reason="not mine to approve",
+                    previous=head(entries))
+    path = root / "formulas" / "drafts" / f"{SODIUM}.yaml"
+    data = rt_load(path)
+    data["versions"][-1]["decisions"].append(forged)
+    path.write_text(rt_dump(data), encoding="utf-8")
+    code, out, err = formula(capsys, root, "validate")
+    assert code == 0, out + err
+    assert f"warning: {SODIUM} {v.version} (draft): role 'nurse' may not approve" in out + err
