@@ -215,26 +215,33 @@ def _inputs(reg: Registry) -> None:
 
 def _texts(reg: Registry) -> None:
     """Every template is safe (checked, never run, when not) and every active text and expression renders."""
+    from registry.texts import texts_budget
+
+    with texts_budget():  # one wall-clock budget for the whole set, beside each render's own
+        for slug, c in reg.calculators.items():
+            _text_of(reg, slug, c)
+
+
+def _text_of(reg: Registry, slug: str, c: Calculator) -> None:
     from registry.texts import TextError, render, render_expression
 
-    for slug, c in reg.calculators.items():
-        idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
-        safe = {i: _safe_template(reg, slug, ("versions", i, "text"), f"versions[{i}].text", v.text)
-                for i, v in enumerate(c.versions)}
-        expr_safe = _safe_template(reg, slug, ("formula", "expression"), "formula.expression", c.formula.expression)
-        if idx is None:
-            continue
-        if safe[idx]:
-            try:
-                render(c, calcs=reg.calculators, units=reg.units)
-            except TextError as e:
-                _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1],
-                    codes.TEXT)
-        if expr_safe:
-            try:
-                render_expression(c, calcs=reg.calculators, units=reg.units)
-            except TextError as e:
-                _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
+    idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
+    safe = {i: _safe_template(reg, slug, ("versions", i, "text"), f"versions[{i}].text", v.text)
+            for i, v in enumerate(c.versions)}
+    expr_safe = _safe_template(reg, slug, ("formula", "expression"), "formula.expression", c.formula.expression)
+    if idx is None:
+        return
+    if safe[idx]:
+        try:
+            render(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1],
+                codes.TEXT)
+    if expr_safe:
+        try:
+            render_expression(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
 
 
 def _safe_template(reg: Registry, slug: str, loc: tuple, fld: str, source: str | None) -> bool:
