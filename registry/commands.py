@@ -337,24 +337,28 @@ def _rehash(reg: Registry) -> int:
         data = ver.released_content(reg, c, c.active)
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
-    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
-    from registry.yamlio import load_text
-
-    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
-    fixed = ver.lock_seal(reg.lock_path)
-    if seal is not None:  # the history sealed before signing names the same versions by their new hashes
-        changes[reg.formulas_dir / LEGACY_FILE] = seal
-        data = load_text(seal, reg.formulas_dir / LEGACY_FILE)
-        # the lock fixes the resealed entries, with the seal's own date kept (a lock older than the seal record:
-        # the day of the last release recorded before signing, which signing began after)
-        day = fixed["date"] if fixed is not None else seal_day(reg, data)
-        fixed = {"digest": seal_digest(data), "date": day}
-    changes[reg.lock_path] = ver.lock_text(lock, fixed)
+    changes[reg.lock_path] = ver.lock_text(lock, _reseal(reg, lock, changes))
     commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
           f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")
     return 0
+
+
+def _reseal(reg: Registry, lock: dict[str, dict[str, str]], changes: dict[Path, str | None]) -> dict[str, str] | None:
+    """The seal of history before signing, rehashed: its file into `changes`, and what the lock fixes of it."""
+    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
+    from registry.yamlio import load_text
+
+    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
+    fixed = ver.lock_seal(reg.lock_path)
+    if seal is None:
+        return fixed
+    changes[reg.formulas_dir / LEGACY_FILE] = seal  # the sealed versions named by their new hashes
+    data = load_text(seal, reg.formulas_dir / LEGACY_FILE)
+    # the lock fixes the resealed entries, the seal's own date kept (a lock older than the seal record: the day
+    # of the last release recorded before signing, which signing began after)
+    return {"digest": seal_digest(data), "date": fixed["date"] if fixed is not None else seal_day(reg, data)}
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
