@@ -205,9 +205,15 @@ def _guidelines(rev: Review) -> list[str]:
 
 
 def _policy(rev: Review, details: bool = True) -> list[str]:
-    if not rev.policy:
+    """Who decides changed: first of the report, since a change of keys, people, roles, policy or seal changes
+    what every signature below it proves."""
+    if not rev.policy and not rev.key_warnings:
         return []
-    out = ["### Governance policy (formulas/policy/)", "", "| file | change | diff lines |", "|---|---|---|"]
+    out = ["### Who decides changed (formulas/policy/)", ""]
+    out += [f"- **Warning: {esc(w, 600, lead=True)}**" for w in rev.key_warnings] + ([""] if rev.key_warnings else [])
+    if not rev.policy:
+        return out
+    out += ["| file | change | diff lines |", "|---|---|---|"]
     out += [f"| {esc(p.path)} | {p.change} | {len(p.diff) + p.cut} |" for p in rev.policy]
     for p in rev.policy if details else []:
         if p.diff:
@@ -245,7 +251,9 @@ def _header(rev: Review) -> list[str]:
             f"{verdict} {kind} Changed: {plural(len(rev.calculators), 'calculator')}, "
             f"{plural(len(rev.guidelines), 'guideline')}"
             + (", the shared unit data" if rev.units_changed else "")
-            + (f", {plural(len(rev.policy), 'governance policy file')}" if rev.policy else "")
+            + (f"; who decides changed: {plural(len(rev.policy), 'file')} under formulas/policy/" if rev.policy else "")
+            + (f"; {plural(len(rev.key_warnings), 'decision')} signed with a key the change adds" if rev.key_warnings
+               else "")
             + f"; {plural(stale, 'stored case')} in {plural(len(rev.stale_runs), 'run')} become stale.", ""]
 
 
@@ -270,13 +278,13 @@ def _cut_note(rev: Review, what: str) -> list[str]:
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
     table = summary_table(rev) + [""] + _legend(rev) if rev.calculators else []
-    top = _header(rev) + table + _problems(rev) + _policy(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
-    top = _header(rev) + table + _problems(rev) + _policy(rev, details=False) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:

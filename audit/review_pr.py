@@ -160,12 +160,13 @@ class Review(BaseModel):
     guidelines: list[GuidelineReview]
     units_changed: bool
     policy: list[PolicyFileChange]
+    key_warnings: list[str] = []  # a key this change adds that signs a decision in the same change
     stale_runs: list[StaleRun]
     problems: list[str]
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.problems else 0
+        return 1 if self.problems or self.key_warnings else 0
 
 
 # ---------------------------------------------------------------------- reading both sides
@@ -512,8 +513,10 @@ def _policy_files(reg: Registry) -> dict[str, bytes]:
     folder = reg.formulas_dir / POLICY_DIR
     if not folder.is_dir() or folder.is_symlink():
         return {}
-    files = sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())[:MAX_RUNS]
-    return {p.relative_to(reg.root).as_posix(): p.read_bytes() for p in files}
+    from registry.regular import is_plain, read_bytes
+
+    files = sorted(p for p in folder.rglob("*") if is_plain(p))[:MAX_RUNS]
+    return {p.relative_to(reg.root).as_posix(): read_bytes(p, MAX_POLICY_BYTES) for p in files}
 
 
 def policy_changes(base: Registry, head: Registry) -> list[PolicyFileChange]:
@@ -532,6 +535,42 @@ def policy_changes(base: Registry, head: Registry) -> list[PolicyFileChange]:
         out.append(PolicyFileChange(path=path, change="added" if path not in a else "removed" if path not in b
                                     else "changed", diff=lines[:POLICY_DIFF_LINES],
                                     cut=max(0, len(lines) - POLICY_DIFF_LINES)))
+    seal_a, seal_b = _lock_seal(base), _lock_seal(head)
+    if seal_a != seal_b:  # the lock's record of the seal is who-decides data too: it closes the history before signing
+        out.append(PolicyFileChange(path=f"{base.rel(base.lock_path)} (sealed_before_signing)",
+                                    change="added" if seal_a is None else "removed" if seal_b is None else "changed",
+                                    diff=[f"-{seal_a}"] * (seal_a is not None) + [f"+{seal_b}"] * (seal_b is not None),
+                                    cut=0))
+    return out
+
+
+def _lock_seal(reg: Registry) -> dict[str, str] | None:
+    try:
+        return ver.lock_seal(reg.lock_path)
+    except (ValueError, OSError):
+        return None
+
+
+def keys_added_and_used(base: Registry, head: Registry) -> list[str]:
+    """A key the change adds to allowed_signers that also signs a decision of the change: a new decider and their
+    decision arrive together, so whoever reviews the key reviews its first use in the same breath."""
+    from registry.governance.decisionlog import audit, trust_of
+
+    tb, th = trust_of(base), trust_of(head)
+    new = {s.fingerprint for s in th.signers} - {s.fingerprint for s in tb.signers}
+    if not new:
+        return []
+    out = []
+    for slug, c in sorted(head.calculators.items()):
+        try:
+            checked = audit(head, c, th).checked
+        except (ValueError, StopIteration):
+            continue
+        for x in checked:
+            if x.fingerprint in new:
+                out.append(f"{slug} {x.entry.version}: the {x.entry.d.decision} by {x.entry.d.principal} on "
+                           f"{x.entry.d.date} is signed with key {x.fingerprint}, which this change adds to "
+                           "formulas/policy/allowed_signers: add a key in a change of its own, reviewed first")
     return out
 
 
@@ -594,6 +633,6 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     units_b = head.units.model_dump(mode="json") if head.units else None
     return Review(base=_side(base_side), head=_side(head_side), kind=_overall(items), calculators=items,
                   guidelines=guideline_reviews(base, head), units_changed=units_a != units_b,
-                  policy=policy_changes(base, head),
+                  policy=policy_changes(base, head), key_warnings=keys_added_and_used(base, head),
                   stale_runs=stale_runs(base, head, head_side.root),
                   problems=problems)

@@ -17,15 +17,12 @@ from registry.loader import ROOT_ENV, find_root, is_embedded, load, shown, where
 from registry.model import Registry
 from registry.schema import Calculator
 from registry.terminal import printable, say
+from registry.toolerror import CommandError as CommandError  # defined there (importing nothing); commands use it here
 from registry.validate import validate
 
 ROOT_HELP = (f"registry root, the folder holding formulas/ and guidelines/ (default: ${ROOT_ENV}, else the "
              "nearest folder upwards from the current one holding both, else the copy installed with the "
              "package, read-only)")
-
-
-class CommandError(Exception):
-    """A tool error: the command root prints `error: <message>` on stderr and exits 1."""
 
 
 def add_root(p: argparse.ArgumentParser) -> None:

@@ -20,6 +20,6 @@ def today() -> dt.date:
     try:
         return dt.date.fromisoformat(raw)
     except ValueError:
-        from registry.cliutil import CommandError
+        from registry.toolerror import CommandError
 
         raise CommandError(f"${ENV} must be a date YYYY-MM-DD (or unset, for the calendar's), got {raw!r}") from None

@@ -133,6 +133,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     from registry.governance.pending import pending
 
     waiting = pending(reg)
+    for item in waiting:  # an approval that does not count on a draft: said now, before anyone counts on it
+        for why in item.problems:
+            say(printable(f"warning: {item.slug} {item.version} (draft): {why}"))
     if waiting:
         say(printable(f"{len(waiting)} version(s) pending approval or their effective date: "
                       + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)"))
@@ -298,7 +301,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             from registry.governance.release import sign_new_versions
 
             signed = sign_new_versions(reg, new, args.key, changes)
-            changes[reg.lock_path] = ver.lock_text(lock)
+            changes[reg.lock_path] = ver.lock_text(lock, ver.lock_seal(reg.lock_path))
             commit(reg.root, changes)
         return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
                 f"{sum(len(v) for v in lock.values())}" + signed)
@@ -354,17 +357,28 @@ def _rehash(reg: Registry) -> int:
         data = ver.released_content(reg, c, c.active)
         lock[slug][c.active.version] = ver.content_hash(data)
         changes[ver.snapshot_path(reg.formulas_dir, slug, c.active.version)] = ver.snapshot_text(data)
-    changes[reg.lock_path] = ver.lock_text(lock)
-    from registry.governance.decisionlog import LEGACY_FILE, resealed
-
-    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
-    if seal is not None:  # the history sealed before signing names the same versions by their new hashes
-        changes[reg.formulas_dir / LEGACY_FILE] = seal
+    changes[reg.lock_path] = ver.lock_text(lock, _reseal(reg, lock, changes))
     commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
     print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
           f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")
     return 0
+
+
+def _reseal(reg: Registry, lock: dict[str, dict[str, str]], changes: dict[Path, str | None]) -> dict[str, str] | None:
+    """The seal of history before signing, rehashed: its file into `changes`, and what the lock fixes of it."""
+    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
+    from registry.yamlio import load_text
+
+    seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)
+    fixed = ver.lock_seal(reg.lock_path)
+    if seal is None:
+        return fixed
+    changes[reg.formulas_dir / LEGACY_FILE] = seal  # the sealed versions named by their new hashes
+    data = load_text(seal, reg.formulas_dir / LEGACY_FILE)
+    # the lock fixes the resealed entries, the seal's own date kept (a lock older than the seal record: the day
+    # of the last release recorded before signing, which signing began after)
+    return {"digest": seal_digest(data), "date": fixed["date"] if fixed is not None else seal_day(reg, data)}
 
 
 def cmd_recover(args: argparse.Namespace) -> int:

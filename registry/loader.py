@@ -247,7 +247,19 @@ def load(root: Path | str | None = None) -> Registry:
             reg.guidelines[g.slug] = g
             reg.raw["guideline:" + g.slug] = data
             reg.paths["guideline:" + g.slug] = path
+    _links(reg, [fdir, gdir])
     return reg
+
+
+def _links(reg: Registry, folders: list[Path]) -> None:
+    """Every symbolic link or special file in the registry's folders is a problem, named (its target unread)."""
+    from registry.regular import LINK, SPECIAL, links
+
+    said = {p.path for p in reg.problems}
+    for folder in folders:
+        for p in links(folder):
+            if reg.rel(p) not in said:
+                reg.problems.append(Problem(reg.rel(p), 1, "(file)", LINK if p.is_symlink() else SPECIAL, codes.YAML))
 
 
 def validated(root: Path | str | None = None) -> Registry:
@@ -309,17 +321,24 @@ def validation_key(root: Path) -> str | None:
         return None
     import hashlib
 
+    from registry.regular import is_plain, read_bytes
+
     h = hashlib.sha256(b"formula-registry validation 1\0")
     try:
         for p in sorted(Path(__file__).resolve().parent.glob("*.py")):
             h.update(p.name.encode() + b"\0" + p.read_bytes() + b"\0")
+        # A decision dated after today fails until that day: a pass stays true as days go on, but a fixed
+        # $FORMULA_TODAY may go back, so it is part of the key.
+        h.update(f"today={os.environ.get('FORMULA_TODAY', '')}\0".encode())
         for dist in ("pydantic", "pydantic-core", "jinja2", "pyyaml", "ruamel.yaml"):
             h.update(f"{dist}={_installed_version(dist)}\0".encode())
         for folder in ("formulas", "guidelines"):
             base = root / folder
             for p in sorted(base.rglob("*")) if base.is_dir() else []:
-                if p.is_file():
-                    h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes() + b"\0")
+                if is_plain(p):  # a link is never read: validation reports it (registry.regular.links)
+                    h.update(p.relative_to(root).as_posix().encode() + b"\0" + read_bytes(p) + b"\0")
+                elif p.is_symlink():
+                    h.update(p.relative_to(root).as_posix().encode() + b"\0link\0")
     except OSError:
         return None
     return h.hexdigest()

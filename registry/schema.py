@@ -363,6 +363,8 @@ class Decision(Strict):
     decision: str = Field(pattern="^(" + "|".join(DECISIONS) + ")$")
     principal: str = Field(max_length=200)
     role: str = Field(max_length=200)
+    name: str | None = Field(default=None, max_length=200, description="the decider's name in people: when they "
+                             "signed (signed with it; absent in decisions made before it was recorded)")
     date: dt.date
     reason: str = Field(default="", max_length=4000)
     previous: str | None = Field(default=None, pattern="^sha256:[0-9a-f]{64}$",

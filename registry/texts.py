@@ -16,11 +16,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
+import time
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
@@ -157,6 +160,27 @@ MAX_PRECISION = 100  # the largest magnitude of round's precision (round(-10**9)
 MAX_DEPTH = 32  # the deepest nesting of lists and mappings a template may make or print
 MAX_OUTPUT = 100_000  # characters a render may print (the longest shipped text has about 6,000)
 RENDER_BUDGET = 1_000_000  # steps of work a render may do
+# Steps are not time: 99,999 loop steps of chained filters took 1.75 s a text (issue 37), so a render also has a
+# time budget, and so has a whole set of texts (validate's and `texts render`'s, one `texts_budget`). The shipped
+# texts render in a few milliseconds each; the clock is read once per CLOCK_EVERY steps. The clock is the
+# rendering thread's CPU time, not the wall's: a render does no I/O, so the two differ only by the time the
+# machine gave to others, and on this loaded 2-core machine (load 7) a shipped expression "took" more than
+# 100 ms of wall time, which would have made validate fail at random.
+RENDER_SECONDS = 0.1  # time one render may take
+TEXTS_SECONDS = 5.0  # time a whole set of texts may take
+CLOCK_EVERY = 256
+clock: Callable[[], float] = time.thread_time  # injectable: tests pass a clock that jumps
+_set_deadline: ContextVar[float | None] = ContextVar("registry_texts_deadline", default=None)
+
+
+@contextmanager
+def texts_budget(seconds: float = TEXTS_SECONDS) -> Iterator[None]:
+    """Every render inside shares one deadline, `seconds` from now, beside each render's own."""
+    token = _set_deadline.set(clock() + seconds)
+    try:
+        yield
+    finally:
+        _set_deadline.reset(token)
 
 
 class _Work:
@@ -165,6 +189,18 @@ class _Work:
     def __init__(self) -> None:
         self.left = RENDER_BUDGET
         self.opaque: dict[int, tuple[Any, int]] = {}  # id -> (object, size); the object is kept so ids stay unique
+        self.deadline = clock() + RENDER_SECONDS
+        self.shared = _set_deadline.get()
+        self.ticks = CLOCK_EVERY - 1  # the first step reads the clock: a set of texts past its time stops at once
+
+    def on_time(self) -> None:
+        now = clock()
+        if self.shared is not None and now > self.shared:
+            raise SecurityError(f"the registry's texts together take more than their {TEXTS_SECONDS:.0f} s to "
+                                "render: this one was cut off")
+        if now > self.deadline:
+            raise SecurityError(f"the template takes more than {RENDER_SECONDS * 1000:.0f} ms to render: not a "
+                                "registry text")
 
 
 _work: ContextVar[_Work | None] = ContextVar("registry_text_work", default=None)
@@ -183,6 +219,9 @@ def _charge(n: int) -> None:
     work.left -= max(n, 1)
     if work.left < 0:
         raise SecurityError(f"the template does more than {RENDER_BUDGET:,} steps of work: not a registry text")
+    work.ticks += 1
+    if work.ticks % CLOCK_EVERY == 0:
+        work.on_time()
 
 
 def _too_big(what: str) -> SecurityError:
@@ -191,6 +230,7 @@ def _too_big(what: str) -> SecurityError:
 
 
 _VIEWS: tuple[type, ...] = (type({}.keys()), type({}.values()), type({}.items()))
+_SEQUENCES: tuple[type, ...] = (list, tuple, set, frozenset, *_VIEWS)
 
 
 def _weight(value: Any, limit: int = MAX_SIZE) -> int:
@@ -376,6 +416,47 @@ def _sum(environment: Any, iterable: Any, attribute: Any = None, start: Any = 0)
     return total
 
 
+def _printed(x: Any, depth: int = 0) -> int:
+    """An upper bound of len(str(x)) for a value already weighed (so walking it is bounded): a float prints in up
+    to 24 characters, a string inside a container escaped up to 4 a character, every item with its separator."""
+    if isinstance(x, str):
+        return len(x) if depth == 0 else 4 * len(x) + 2
+    if x is None or isinstance(x, bool):
+        return 5
+    if isinstance(x, float):
+        return 24
+    if isinstance(x, int):
+        return x.bit_length() * 31 // 100 + 2  # decimal digits and a sign
+    if isinstance(x, dict):
+        return 2 + sum(_printed(k, depth + 1) + _printed(v, depth + 1) + 4 for k, v in x.items())
+    if isinstance(x, _SEQUENCES):
+        seq: Iterable[Any] = x  # type: ignore[assignment]  # one of _SEQUENCES
+        return 2 + sum(_printed(item, depth + 1) + 2 for item in seq)
+    known = _current().opaque.get(id(x))
+    return known[1] if known is not None and known[0] is x else _weight(x)
+
+
+def _predict(name: str, environment: Any, value: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Refuse a string-building filter before it builds past MAX_SIZE, and `int` past the bit cap."""
+    if name == "join":
+        sep = kwargs.get("d", args[0] if args else "")
+        attribute = kwargs.get("attribute", args[1] if len(args) > 1 else None)
+        if not isinstance(value, (str, dict, *_SEQUENCES)):
+            return  # jinja2 raises for what it cannot iterate
+        items: list[Any] = list(value)  # type: ignore[call-overload]  # a str, dict or one of _SEQUENCES
+        if attribute is not None:
+            get = jinja2.filters.make_attrgetter(environment, attribute)
+            items = [get(i) for i in items]
+        if len(items) * _printed(sep) + sum(_printed(i) for i in items) > MAX_SIZE:
+            raise _too_big("a join")
+    elif name == "string" and _printed(value) > MAX_SIZE:
+        raise _too_big("a string")
+    elif name == "int" and isinstance(value, str):
+        base = kwargs.get("base", args[1] if len(args) > 1 else 10)
+        if isinstance(base, int) and 2 <= base <= 36 and len(value.strip()) * math.log2(base) > MAX_INT_BITS:
+            raise SecurityError(f"an integer of more than {MAX_INT_BITS:,} bits is not allowed in a registry text")
+
+
 def _checked_args(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
     for a in (*args, *kwargs.values()):
         if isinstance(a, int) and abs(a).bit_length() > MAX_INT_BITS:
@@ -400,10 +481,7 @@ def _charged(name: str, f: Any) -> Any:
         size = _weight(value)
         _checked_args(name, args, kwargs)
         _charge(size * (2 + size.bit_length()) if name in ("sort", "unique", "min", "max") else size)
-        if name == "join" and isinstance(value, (list, tuple)):
-            sep = args[0] if args else kwargs.get("d", "")
-            if _weight(sep) * len(value) + size > MAX_SIZE:
-                raise _too_big("a result")
+        _predict(name, context.environment, value, args, kwargs)
         lead = {"context": (context,), "eval_context": (context.eval_ctx,),
                 "environment": (context.environment,)}.get(pass_arg or "", ())
         out = f(*lead, value, *args, **kwargs)
@@ -620,7 +698,9 @@ def _generate(source: str, ctx: dict[str, Any]) -> str:
     """Render, refusing output past MAX_OUTPUT characters as it is made."""
     parts: list[str] = []
     size = 0
-    for chunk in _template(source).generate(**ctx):
+    template = _template(source)  # compiling is bounded by the source's size, and not the render's to pay for
+    _current().deadline = clock() + RENDER_SECONDS
+    for chunk in template.generate(**ctx):
         size += len(chunk)
         if size > MAX_OUTPUT:
             raise SecurityError(f"the template prints more than {MAX_OUTPUT:,} characters: not a registry text")
@@ -734,10 +814,11 @@ def catalogue_files(calcs: Mapping[str, Calculator], units: UnitsFile | None) ->
     """The catalogue as file name -> content: one Markdown file per active text, plus index.json."""
     files: dict[str, str] = {}
     entries = []
-    for calc in sorted(calcs.values(), key=lambda c: c.slug):
-        text = render(calc, calcs=calcs, units=units)
-        files[f"{calc.slug}.md"] = text
-        entries.append(catalogue_entry(calc, text))
+    with texts_budget():
+        for calc in sorted(calcs.values(), key=lambda c: c.slug):
+            text = render(calc, calcs=calcs, units=units)
+            files[f"{calc.slug}.md"] = text
+            entries.append(catalogue_entry(calc, text))
     index = {"format": INDEX_FORMAT,
              "about": "Supplied formula texts rendered from the registry by `formula texts render`. Each entry: "
                       "calculator slug, benchmark id, active text version, file, and the SHA-256 of the rendered "

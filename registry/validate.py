@@ -1,10 +1,12 @@
 """Cross-file rules of the registry, beyond what each file's schema checks."""
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from registry import codes, jsontext
 from registry.model import Problem, Registry
+from registry.regular import LINK, SPECIAL, is_plain, read_bytes
 from registry.schema import Calculator, VersionStatus, semver_key
 from registry.versions import (
     LOCK_FORMAT,
@@ -213,26 +215,33 @@ def _inputs(reg: Registry) -> None:
 
 def _texts(reg: Registry) -> None:
     """Every template is safe (checked, never run, when not) and every active text and expression renders."""
+    from registry.texts import texts_budget
+
+    with texts_budget():  # one wall-clock budget for the whole set, beside each render's own
+        for slug, c in reg.calculators.items():
+            _text_of(reg, slug, c)
+
+
+def _text_of(reg: Registry, slug: str, c: Calculator) -> None:
     from registry.texts import TextError, render, render_expression
 
-    for slug, c in reg.calculators.items():
-        idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
-        safe = {i: _safe_template(reg, slug, ("versions", i, "text"), f"versions[{i}].text", v.text)
-                for i, v in enumerate(c.versions)}
-        expr_safe = _safe_template(reg, slug, ("formula", "expression"), "formula.expression", c.formula.expression)
-        if idx is None:
-            continue
-        if safe[idx]:
-            try:
-                render(c, calcs=reg.calculators, units=reg.units)
-            except TextError as e:
-                _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1],
-                    codes.TEXT)
-        if expr_safe:
-            try:
-                render_expression(c, calcs=reg.calculators, units=reg.units)
-            except TextError as e:
-                _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
+    idx = next((i for i, v in enumerate(c.versions) if v.status == VersionStatus.active), None)
+    safe = {i: _safe_template(reg, slug, ("versions", i, "text"), f"versions[{i}].text", v.text)
+            for i, v in enumerate(c.versions)}
+    expr_safe = _safe_template(reg, slug, ("formula", "expression"), "formula.expression", c.formula.expression)
+    if idx is None:
+        return
+    if safe[idx]:
+        try:
+            render(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("versions", idx, "text"), f"versions[{idx}].text", str(e).split(": ", 1)[-1],
+                codes.TEXT)
+    if expr_safe:
+        try:
+            render_expression(c, calcs=reg.calculators, units=reg.units)
+        except TextError as e:
+            _at(reg, slug, ("formula", "expression"), "formula.expression", str(e).split(": ", 1)[-1], codes.TEXT)
 
 
 def _safe_template(reg: Registry, slug: str, loc: tuple, fld: str, source: str | None) -> bool:
@@ -359,10 +368,11 @@ def _catalogue(reg: Registry) -> None:
         return
     for name, text in fresh.items():
         path = out / name
-        if not path.is_file():
-            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", f"missing: {fix}", codes.CATALOGUE))
+        if not is_plain(path):
+            why = f"missing: {fix}" if not os.path.lexists(path) else f"{LINK if path.is_symlink() else SPECIAL}"
+            reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", why, codes.CATALOGUE))
             continue
-        have = path.read_text(encoding="utf-8", errors="replace")
+        have = read_bytes(path).decode("utf-8", "replace")
         if have == text:
             continue
         if name == INDEX_FILE:

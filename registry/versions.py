@@ -35,6 +35,7 @@ BOOKKEEPING = frozenset({"versions"})
 ADDED_KEYS = ("version", "text", "units", "dependencies", "guidelines")
 LOCK_FORMAT = 3  # 1: a version's own content; 2: plus its dependencies' hashes; 3: every shown field, guidelines
 CYCLE_HASH = "sha256:dependency-cycle"  # stands in for a dependency on a cycle (validation reports the cycle)
+SEAL_KEY = "sealed_before_signing"  # in the lock: the digest and date of formulas/policy/recorded_before_signing.yaml
 MIGRATED_KEY = "recorded_before_format"  # in a snapshot migrated from an older format: it holds that format's fields
 
 
@@ -312,7 +313,7 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     """slug -> {version: content hash}. A missing lock reads as empty."""
     if not path.exists():
         return {}
-    data = jsontext.loads(path.read_text(encoding="utf-8"))
+    data = _lock_data(path)
     calcs = data.get("calculators", {}) if isinstance(data, dict) else None
     if not isinstance(calcs, dict) or not all(isinstance(v, dict) and all(isinstance(h, str) for h in v.values())
                                               for v in calcs.values()):
@@ -320,26 +321,54 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     return {str(slug): dict(v) for slug, v in calcs.items()}
 
 
+def _lock_data(path: Path) -> Any:
+    """The lock's JSON; ValueError naming the file when it is a link, not a plain file or not UTF-8 JSON."""
+    from registry.regular import FileRefused, read_text
+
+    try:
+        return jsontext.loads(read_text(path))
+    except FileRefused as e:
+        raise ValueError(str(e)) from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
+
+
 def lock_format(path: Path) -> int:
     """The hashing scheme the lock was written with (a missing lock is written in the current one)."""
     if not path.exists():
         return LOCK_FORMAT
-    data = jsontext.loads(path.read_text(encoding="utf-8"))
+    data = _lock_data(path)
     fmt = data.get("format", 1) if isinstance(data, dict) else None
     if not isinstance(fmt, int) or isinstance(fmt, bool):
         raise ValueError(f"not a lock file: its format is {fmt!r}, not a number")
     return fmt
 
 
+def lock_seal(path: Path) -> dict[str, str] | None:
+    """What the lock records of the seal of history before signing: {"digest", "date"}, or None.
+
+    The seal file (formulas/policy/recorded_before_signing.yaml) is closed: its digest is fixed here, so an entry
+    added to it (a typed version passed off as history) fails validation, and a pull request that also moves the
+    digest changes the lock, which `formula review-pr` shows under "Who decides changed"."""
+    if not path.exists():
+        return None
+    data = _lock_data(path)
+    seal = data.get(SEAL_KEY) if isinstance(data, dict) else None
+    if not isinstance(seal, dict):
+        return None
+    return {str(k): str(v) for k, v in seal.items()}
+
+
 def write_lock(path: Path, entries: dict[str, dict[str, str]]) -> None:
     from registry.atomic import atomic_write
 
-    atomic_write(path, lock_text(entries))
+    atomic_write(path, lock_text(entries, lock_seal(path)))
 
 
-def lock_text(entries: dict[str, dict[str, str]]) -> str:
+def lock_text(entries: dict[str, dict[str, str]], seal: dict[str, str] | None) -> str:
+    """The lock's text; `seal` is what it records of the seal of history before signing (kept by every writer)."""
     ordered = {s: dict(sorted(v.items(), key=lambda kv: semver_key(kv[0]))) for s, v in sorted(entries.items())}
-    body = {
+    body: dict[str, Any] = {
         "about": "Content hashes of released calculator versions. Written by `formula lock` and "
         "`formula release`; `formula validate` fails when a released version changes without a new version. "
         "Format 3: a version's hash covers every field of its calculator file a person reads or that changes "
@@ -348,6 +377,8 @@ def lock_text(entries: dict[str, dict[str, str]]) -> str:
         "format": LOCK_FORMAT,
         "calculators": ordered,
     }
+    if seal is not None:
+        body[SEAL_KEY] = {"digest": seal["digest"], "date": seal["date"]}
     return json.dumps(body, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -355,7 +386,9 @@ def lock_digest(path: Path) -> str:
     """The registry's identity for run manifests: the hash of its lock file."""
     if not path.exists():
         return "sha256:unlocked"
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    from registry.regular import read_bytes
+
+    return "sha256:" + hashlib.sha256(read_bytes(path)).hexdigest()
 
 
 def released(calc: Calculator) -> list[Version]:

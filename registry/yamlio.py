@@ -173,10 +173,14 @@ def load_text(text: str, path: Path | str = "<string>") -> Any:
 
 def read_text(path: Path) -> str:
     """A registry file's text, refused unread when it is no regular file or over `MAX_BYTES`."""
-    if not path.is_file():
-        raise YamlError(path, 1, "not a regular file: a registry file is plain text")
-    with open(path, "rb") as f:
-        blob = f.read(MAX_BYTES + 1)
+    from registry.regular import FileRefused, read_bytes
+
+    try:
+        blob = read_bytes(path, MAX_BYTES)
+    except FileNotFoundError:
+        raise YamlError(path, 1, "no such file") from None
+    except FileRefused as e:
+        raise YamlError(path, 1, e.why) from None
     if len(blob) > MAX_BYTES:
         raise YamlError(path, 1, f"the file is larger than {MAX_BYTES:,} bytes: not a registry file")
     try:

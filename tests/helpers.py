@@ -92,8 +92,8 @@ def make_key(name: str, folder: Path | None = None) -> Path:
 
 def signer_line(principal: str, key: Path, *, valid_after: str | None = None, valid_before: str | None = None) -> str:
     pub = Path(f"{key}.pub").read_text(encoding="utf-8").split()
-    opts = ['namespaces="formula-registry"'] + ([f"valid-after={valid_after}"] if valid_after else []) + \
-        ([f"valid-before={valid_before}"] if valid_before else [])
+    opts = ['namespaces="formula-registry"'] + ([f'valid-after="{valid_after}"'] if valid_after else []) + \
+        ([f'valid-before="{valid_before}"'] if valid_before else [])  # quoted, as OpenSSH requires
     return f"{principal} {','.join(opts)} {pub[0]} {pub[1]}\n"
 
 

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as dt
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +28,7 @@ from registry.governance.sshsig import (
     Signer,
     SigningError,
     fingerprint_of,
+    keygen_problems,
     parse_signers,
     signature_key,
     verify,
@@ -51,6 +53,8 @@ def statement(slug: str, version: str, content: str | None, effective: dt.date, 
                             "role": d.role, "date": d.date.isoformat(), "reason": d.reason, "previous": d.previous}
     if d.next_review is not None:
         body["next_review"] = d.next_review.isoformat()
+    if d.name is not None:  # recorded since issue 37: an older statement, without it, still verifies
+        body["name"] = d.name
     return json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
@@ -127,6 +131,15 @@ class Trust:
     signers: list[Signer]
     problems: list[tuple[str, int, str]]  # (file, line, problem) in the trust files themselves
     legacy: dict[str, dict[str, dict[str, Any]]]
+    seal: dict[str, str] | None = None  # what REGISTRY.lock fixes of the seal: {"digest", "date"}
+    sealed: bool = False  # whether the seal file exists
+
+    def seal_date(self) -> dt.date | None:
+        """The day the history before signing was sealed: no signed decision is dated before it."""
+        try:
+            return dt.date.fromisoformat(self.seal["date"]) if self.seal else None
+        except (KeyError, ValueError):
+            return None
 
     def keys_of(self, principal: str) -> list[Signer]:
         return [s for s in self.signers if s.principal == principal]
@@ -158,19 +171,28 @@ def trust(formulas_dir: Path) -> Trust:
         pol = Policy()  # reported by the policy rule; the strict defaults hold meanwhile
     path = formulas_dir / SIGNERS_FILE
     rel = f"formulas/{SIGNERS_FILE.as_posix()}"
+    from registry.regular import FileRefused, read_text
+
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = read_text(path, 1 << 20) if os.path.lexists(path) else ""
+    except FileRefused as e:
+        problems.append((rel, 1, e.why))
+        text = ""
     except (OSError, UnicodeDecodeError) as e:
         problems.append((rel, 1, f"cannot be read ({e})"))
         text = ""
     signers, bad = parse_signers(text)
     problems += [(rel, n, why) for n, why in bad]
+    refused = {n for n, _ in bad}  # ssh-keygen reads the file too: a line it cannot parse is named here
+    problems += [(rel, n, f"ssh-keygen cannot read this line ({why}): every decision by its key would fail")
+                 for n, why in keygen_problems(text) if n not in refused]
     by_key: dict[str, set[str]] = {}
     for s in signers:
         by_key.setdefault(s.fingerprint, set()).add(s.principal)
         if s.principal not in pol.people:
             problems.append((rel, s.line, f"principal {s.principal} has no entry in people: of "
                                           f"formulas/{POLICY_FILE.as_posix()} (a name and roles)"))
+    problems += _shared_names(pol)
     for fp, who in sorted(by_key.items()):
         if len(who) > 1:
             line = min(s.line for s in signers if s.fingerprint == fp)
@@ -185,7 +207,70 @@ def trust(formulas_dir: Path) -> Trust:
         except (YamlError, TypeError, ValueError, AttributeError):
             problems.append((f"formulas/{LEGACY_FILE.as_posix()}", 1, "unreadable: a mapping slug -> version -> "
                                                                      "{content, record}"))
-    return Trust(pol, text, signers, problems, legacy)
+    from registry.model import LOCK_FILE
+    from registry.versions import lock_seal
+
+    try:
+        seal = lock_seal(formulas_dir / LOCK_FILE)
+    except ValueError:
+        seal = None  # an unreadable lock is the lock rule's problem
+    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath))
+
+
+def _shared_names(pol: Policy) -> list[tuple[str, int, str]]:
+    """Two principals under one name: a reader could not tell who decided, and one person holding two principals
+    (and two keys) could approve their own draft under the other."""
+    by_name: dict[str, list[str]] = {}
+    for principal, person in pol.people.items():
+        by_name.setdefault(" ".join(person.name.split()).casefold(), []).append(principal)
+    return [(f"formulas/{POLICY_FILE.as_posix()}", 1, f"principals {', '.join(sorted(who))} share the name "
+             f"{pol.people[who[0]].name!r}: one name is one person (people:); give each their own")
+            for who in by_name.values() if len(who) > 1]
+
+
+def seal_digest(data: Any) -> str:
+    """The digest REGISTRY.lock fixes the seal's entries by (their data: comments may change, entries never)."""
+    blob = json.dumps(data or {}, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return "sha256:" + hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def seal_day(reg: Registry, data: Any) -> str:
+    """The latest effective date of the versions `data` seals: the seal's date when no lock recorded one."""
+    days = [v.effective for slug, vs in dict(data or {}).items() if slug in reg.calculators
+            for v in reg.calculators[slug].versions if v.version in dict(vs or {})]
+    return max(days).isoformat() if days else "1970-01-01"
+
+
+def seal_problems(reg: Registry, t: Trust) -> list[Problem]:
+    """The seal is closed: REGISTRY.lock fixes its entries by digest and date, and no version it lists came later."""
+    rel = f"formulas/{LEGACY_FILE.as_posix()}"
+    lock = reg.rel(reg.lock_path)
+    if not t.sealed:
+        if t.seal is None:
+            return []
+        return [Problem(rel, 1, "(seal)", f"is missing, but {lock} fixes a seal of the history before signing "
+                        f"(sealed_before_signing, {t.seal.get('date')}): history is never deleted", codes.SIGNATURE)]
+    if t.seal is None:
+        return [Problem(rel, 1, "(seal)", f"is not fixed by {lock} (sealed_before_signing: digest and date): the "
+                        "history before signing is closed when signing begins; restore the lock's record",
+                        codes.SIGNATURE)]
+    out = []
+    if t.seal.get("digest") != seal_digest(t.legacy):
+        out.append(Problem(rel, 1, "(seal)", f"holds other entries than the seal {lock} fixed on "
+                           f"{t.seal.get('date')} (sealed_before_signing.digest): the history before signing is "
+                           "closed, so nothing is added to it (a version added there would pass as released "
+                           "without a signed decision); release it with signed decisions instead",
+                           codes.SIGNATURE))
+    day = t.seal_date()
+    for slug, versions in sorted(t.legacy.items()) if day is not None else []:
+        c = reg.calculators.get(slug)
+        for v in c.versions if c is not None else []:
+            if v.version in versions and day is not None and v.effective > day:
+                out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)),
+                                   f"versions {v.version}", f"is effective {v.effective}, after the seal of history "
+                                   f"before signing ({day}), yet listed in {rel}: it needs signed decisions",
+                                   codes.SIGNATURE))
+    return out
 
 
 def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
@@ -208,7 +293,9 @@ def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[
                 moved = True
     if not moved:
         return None
-    header = "".join(line for line in path.read_text(encoding="utf-8").splitlines(keepends=True)
+    from registry.regular import read_text
+
+    header = "".join(line for line in read_text(path).splitlines(keepends=True)
                      if line.startswith("#"))
     return header + dump(data)
 
@@ -293,6 +380,31 @@ def check_signature(t: Trust, e: Entry) -> tuple[str | None, str | None]:
     return fp, None
 
 
+def date_why(e: Entry, before: Entry | None, today: dt.date, floor: dt.date | None = None) -> str | None:
+    """Why a decision's date cannot be true, or None: never after today, never before the decision it follows.
+
+    The key's window is checked at this date (check_signature), so a date moved back into an expired key's
+    window, or forward into a key valid only later, must also break the order of the log or pass today."""
+    if e.d.date > today:
+        return f"dated {e.d.date}, after today ({today}): a decision is dated the day it is made"
+    if floor is not None and e.d.date < floor:
+        return (f"dated {e.d.date}, before signing began (the history before signing was sealed on {floor}, "
+                f"formulas/{LEGACY_FILE.as_posix()}): a signed decision is never older than the seal")
+    if before is not None and e.d.date < before.d.date:
+        return (f"dated {e.d.date}, before the decision it follows ({before.d.decision} by {before.d.principal} "
+                f"on {before.d.date}): a log's dates never go back")
+    return None
+
+
+def _dates(entries: list[Entry], verdicts: dict[int, str | None], floor: dt.date | None) -> None:
+    """A date that cannot be true is the first thing said of a decision (its signature may be fine)."""
+    from registry import clock
+
+    today = clock.today()
+    for i, e in enumerate(entries):
+        verdicts[i] = date_why(e, entries[i - 1] if i else None, today, floor) or verdicts.get(i)
+
+
 def _chain(entries: list[Entry], verdicts: dict[int, str | None]) -> None:
     for i, e in enumerate(entries):
         want = entries[i - 1].hash() if i else None
@@ -350,6 +462,7 @@ def audit(reg: Registry, c: Calculator, t: Trust, lock: dict[str, str] | None = 
     fps: dict[int, str | None] = {}
     for i, e in enumerate(entries):
         fps[i], verdicts[i] = check_signature(t, e)
+    _dates(entries, verdicts, t.seal_date())
     _chain(entries, verdicts)
     checked = [Checked(e, fps[i], verdicts[i]) for i, e in enumerate(entries)]
     out = Audit(checked, [], set(), None, "invalid", {})
@@ -445,6 +558,7 @@ def check(reg: Registry) -> None:
     t = trust_of(reg)
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
+    reg.problems.extend(seal_problems(reg, t))
     from registry.versions import LOCK_FORMAT, lock_format
 
     try:
@@ -522,11 +636,11 @@ def decide(ident: Identity, role: str, *, slug: str, version: str, content: str,
     """A signed decision, as the plain mapping written to the version entry."""
     from registry.governance.sshsig import sign
 
-    d = Decision(decision=decision, principal=ident.principal, role=role, date=day, reason=reason,
-                 previous=previous, next_review=next_review, signature="-")
+    d = Decision(decision=decision, principal=ident.principal, role=role, name=ident.person.name, date=day,
+                 reason=reason, previous=previous, next_review=next_review, signature="-")
     sig = sign(ident.key, statement(slug, version, content, effective, d))
-    out: dict[str, Any] = {"decision": decision, "principal": ident.principal, "role": role, "date": day,
-                           "reason": reason}
+    out: dict[str, Any] = {"decision": decision, "principal": ident.principal, "role": role,
+                           "name": ident.person.name, "date": day, "reason": reason}
     if previous is not None:
         out["previous"] = previous
     if next_review is not None:

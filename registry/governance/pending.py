@@ -29,6 +29,7 @@ class Pending(BaseModel):
     approvals: list[SignOff] = []  # every approval that counts under the policy (signed: verified ones only)
     needed: int = 1  # approvals the policy requires
     signing: str = "not signed"  # verified | invalid: WHY | not signed (typed, where the policy allows it)
+    problems: list[str] = []  # every reason a decision on the draft does not count (validate's warnings)
     keys: dict[str, str] = {}  # who -> the fingerprint of the key their verified decision was signed with
     reason: str
     changes: list[str]
@@ -69,7 +70,8 @@ def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
 
     def signoff(x: sg.Checked) -> SignOff:
         person = t.person(x.entry.d.principal)
-        return SignOff(who=person.name if person else x.entry.d.principal, role=x.entry.d.role, date=x.entry.d.date,
+        who = x.entry.d.name or (person.name if person else x.entry.d.principal)  # the name signed, where recorded
+        return SignOff(who=who, role=x.entry.d.role, date=x.entry.d.date,
                        reason=x.entry.d.reason or None)
 
     ok = [x for x in mine if x.why is None]
@@ -83,7 +85,8 @@ def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
         state = f"awaiting approval ({len(counted)} of {need})"
     keys = {signoff(x).who: x.fingerprint or "" for x in ok}
     return Pending(**common, state=state, drafted_by=author, approved_by=approvals[-1] if approvals else None,
-                   approvals=approvals, needed=need, signing="invalid: " + why[0] if why else "verified", keys=keys)
+                   approvals=approvals, needed=need, signing="invalid: " + why[0] if why else "verified", keys=keys,
+                   problems=why)
 
 
 def pending(reg: Registry) -> list[Pending]:

@@ -15,12 +15,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry import codes
-from registry.governance.decisionlog import Entry, Trust, check_signature, file_entries, trust_of
+from registry.governance.decisionlog import Entry, Trust, check_signature, date_why, file_entries, trust_of
 from registry.model import Problem, Registry
-from registry.schema import Decision
+from registry.schema import Decision, Version
 from registry.yamlio import YamlError, line_of, load_file
 
 REJECTED_DIR = Path("drafts") / "rejected"  # under formulas/
+MAX_DECISIONS = Version.model_fields["decisions"].metadata[0].max_length  # the schema's cap on a version's
 
 
 def check(reg: Registry) -> None:
@@ -82,9 +83,13 @@ def _record(t: Trust, slug: str, rel: str, data: Any, i: int, rec: Any,
     if kinds[-1] != "reject" or kinds.count("reject") != 1 or (len(kinds) > 1 and kinds[0] != "draft"):
         return [(where, fld, "a rejection record holds the draft's decisions (its draft decision first; none when "
                              "the draft was typed) and one reject decision, last")]
-    out = []
+    from registry import clock
+
+    out, today = [], clock.today()
     for j, e in enumerate(entries):
         _, why = check_signature(t, e)
+        if why is None:
+            why = date_why(e, entries[j - 1] if j else None, today, t.seal_date())
         if why is None:
             why = _chain_why(entries, j, known)
         if why is not None:
@@ -101,7 +106,10 @@ def _entries(slug: str, rel: str, data: Any, i: int, rec: dict[str, Any],
     try:
         effective = rec.get("effective")
         day = effective if isinstance(effective, dt.date) else dt.date.fromisoformat(str(effective))
-        ds = [Decision.model_validate(x) for x in rec["decisions"] or []]
+        raw = rec["decisions"] or []
+        if isinstance(raw, list) and len(raw) > MAX_DECISIONS:  # each costs one ssh-keygen run, as on a version
+            return [], f"holds {len(raw)} decisions, more than the {MAX_DECISIONS} a version may hold"
+        ds = [Decision.model_validate(x) for x in raw]
     except (ValueError, TypeError, ValidationError) as e:
         return [], f"unreadable ({str(e).splitlines()[0]})"
     if not ds:

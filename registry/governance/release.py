@@ -13,7 +13,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import clock
+from registry import clock, regular
 from registry import versions as ver
 from registry.governance.acting import identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_assignments, parse_date, parse_labels, reason_of, who_of
@@ -292,7 +292,7 @@ def sign_new_versions(reg: Registry, new: list[tuple[Calculator, str, str]], key
     t, ident, acting = identity_of(reg, key, None, None, clock.today())
     for c, version, content in new:
         path = reg.paths[c.slug]
-        original = path.read_text(encoding="utf-8")
+        original = regular.read_text(path)
         rt = rt_load(path)
         item = next(x for x in rt["versions"] if x.get("version") == version)
         v = next(x for x in c.versions if x.version == version)

@@ -5,7 +5,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from registry import clock
+from registry import clock, regular
 from registry import versions as ver
 from registry.governance.acting import identity_of, intact, policy_of, signed_record
 from registry.governance.arguments import parse_date, who_of
@@ -56,7 +56,7 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
             raise ReleaseError(f"--date {when} is before the last review ({v.last_review}); "
                                "a review never moves the last review back")
         path = reg.paths[c.slug]
-        original = path.read_text(encoding="utf-8")
+        original = regular.read_text(path)
         rt = rt_load(path)
         item = rt["versions"][active_index(rt)]
         pol = policy_of(reg)

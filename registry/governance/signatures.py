@@ -58,7 +58,8 @@ def _view(t: Trust, x: Checked) -> DecisionView:
     ok = x.why is None
     person = t.person(d.principal)
     return DecisionView(slug=x.entry.slug, version=x.entry.version, decision=d.decision,
-                        principal=d.principal if ok else None, name=person.name if ok and person else None,
+                        principal=d.principal if ok else None,
+                        name=(d.name or (person.name if person else None)) if ok else None,  # the name signed
                         role=d.role, date=d.date.isoformat(), fingerprint=x.fingerprint,
                         state="verified" if ok else "invalid", why=x.why, reason=d.reason or None,
                         next_review=d.next_review.isoformat() if d.next_review else None)

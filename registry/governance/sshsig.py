@@ -135,11 +135,14 @@ def _split(line: str) -> list[str]:
 def _options(field: str) -> tuple[dict[str, str], str | None]:
     opts: dict[str, str] = {}
     for item in re.findall(r'(?:[^,"]+|"[^"]*")+', field):
-        name, _, value = item.partition("=")
+        name, eq, value = item.partition("=")
         name = name.lower()
         if name not in _OPTIONS:
             return {}, f"option {name!r} is not accepted here (only namespaces, valid-after, valid-before)"
-        value = value.strip('"')
+        if not eq or len(value) < 2 or not (value.startswith('"') and value.endswith('"')) or '"' in value[1:-1]:
+            return {}, (f"{item}: OpenSSH reads an option's value only in double quotes: write "
+                        f'{name}="{value.strip(chr(34))}"')
+        value = value[1:-1]
         if name != "namespaces" and not _TIME_RE.match(value):
             return {}, f"{name}={value!r}: write a date YYYYMMDD (or YYYYMMDDHHMM[SS]), optionally ending in Z"
         opts[name] = value
@@ -186,13 +189,14 @@ def _keygen() -> str:
     return exe
 
 
-def _run(args: list[str], data: bytes, *, agent: bool = False) -> subprocess.CompletedProcess[bytes]:
+def _run(args: list[str], data: bytes, *, agent: bool = False,
+         cwd: str | None = None) -> subprocess.CompletedProcess[bytes]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TZ": "UTC", "LC_ALL": "C"}
     if agent and os.environ.get("SSH_AUTH_SOCK"):
         env["SSH_AUTH_SOCK"] = os.environ["SSH_AUTH_SOCK"]
     try:
         return subprocess.run([_keygen(), *args], input=data, capture_output=True, timeout=TIMEOUT_S, env=env,
-                              check=False)
+                              check=False, cwd=cwd)
     except subprocess.TimeoutExpired:
         raise SigningError(f"ssh-keygen {args[0]} {args[1]} took longer than {TIMEOUT_S} s (a passphrase prompt? "
                            "use a key without one, or load it into ssh-agent)") from None
@@ -227,12 +231,55 @@ def sign(key: Path, statement: bytes) -> str:
     return out
 
 
+# A signature by a throwaway key (its private half was deleted when this was made) of PROBE_TEXT: `find-principals`
+# reads every line of an allowed_signers file against it and names each line it cannot parse, as `verify` would.
+PROBE_TEXT = b"formula-registry allowed_signers check\n"
+PROBE_SIGNATURE = """-----BEGIN SSH SIGNATURE-----
+U1NIU0lHAAAAAQAAADMAAAALc3NoLWVkMjU1MTkAAAAgAGEPIDzkrTrEYM63JCYEH7lWUu
+t0cpFpbIXY6gp9+PsAAAAQZm9ybXVsYS1yZWdpc3RyeQAAAAAAAAAGc2hhNTEyAAAAUwAA
+AAtzc2gtZWQyNTUxOQAAAEBwtHIZc5X1O/sOceFo2GcIXvpOC9uV7HXfuLX5RIYsQl7Gyq
+PXa3wn2an1k/hfiK1JbDpxhvQm6iA1CzRlD88D
+-----END SSH SIGNATURE-----
+"""
+_REFUSED_LINE = re.compile(r"^allowed_signers:(\d+): (.+)$")
+
+
+def keygen_problems(signers_text: str) -> list[tuple[int, str]]:
+    """(line, ssh-keygen's words) for every line of `signers_text` ssh-keygen itself cannot parse (cached like
+    verifications); none when ssh-keygen is not installed (every decision then fails, saying so)."""
+    if not any(line.strip() and not line.lstrip().startswith("#") for line in signers_text.splitlines()):
+        return []
+    h = hashlib.sha256(b"formula-registry find-principals 1\0" + signers_text.encode("utf-8"))
+    key = h.hexdigest()
+    cache = _cache()
+    if key in cache:
+        return [(int(n), why) for n, why in jsontext.loads(cache[key] or "[]")]
+    try:
+        with tempfile.TemporaryDirectory(prefix="formula-signers-") as tmp:
+            signers, sig = Path(tmp) / "allowed_signers", Path(tmp) / "probe.sig"
+            signers.write_text(signers_text, encoding="utf-8")
+            sig.write_text(PROBE_SIGNATURE, encoding="utf-8")
+            r = _run(["-Y", "find-principals", "-f", "allowed_signers", "-s", "probe.sig"], b"", cwd=tmp)
+    except SigningError:
+        return []
+    found = []
+    for line in r.stderr.decode("utf-8", "replace").splitlines():
+        m = _REFUSED_LINE.match(line.strip())
+        if m:
+            found.append((int(m.group(1)), m.group(2)))
+    _remember(key, json.dumps(found))
+    return found
+
+
 def verify(signers_text: str, principal: str, statement: bytes, signature: str, day: dt.date) -> str | None:
-    """None when `signature` is `principal`'s valid signature of `statement` on `day`; else ssh-keygen's reason."""
+    """None when `signature` is `principal`'s valid signature of `statement` on `day`; else ssh-keygen's reason.
+
+    Both are cached: the result is a function of the bytes keyed, so a refused signature costs no ssh-keygen
+    run on the next validate either (100 wrong signatures cost 0.5 s a run before)."""
     key = _cache_key(signers_text, principal, statement, signature, day)
     cache = _cache()
     if key in cache:
-        return None
+        return cache[key] or None
     with tempfile.TemporaryDirectory(prefix="formula-verify-") as tmp:
         signers, sig = Path(tmp) / "allowed_signers", Path(tmp) / "decision.sig"
         signers.write_text(signers_text, encoding="utf-8")
@@ -240,17 +287,20 @@ def verify(signers_text: str, principal: str, statement: bytes, signature: str, 
         r = _run(["-Y", "verify", "-f", str(signers), "-I", principal, "-n", NAMESPACE, "-s", str(sig),
                   "-O", f"verify-time={verify_time(day)}"], statement)
     if r.returncode == 0:
-        _remember(key)
+        _remember(key, "")
         return None
     lines = (r.stderr or r.stdout).decode("utf-8", "replace").strip().splitlines()
-    return lines[-1] if lines else "ssh-keygen refused the signature"
+    why = lines[-1] if lines else "ssh-keygen refused the signature"
+    _remember(key, why)
+    return why
 
 
-# ---------------------------------------------------------------------- cache of good verifications
+# ---------------------------------------------------------------------- cache of verification results
 
 
-_CACHE_FILE = "signatures-1.json"
-_memo: dict[str, set[str]] = {}
+_CACHE_FILE = "signatures-2.json"  # key -> "" (verified) or ssh-keygen's reason (refused); 1 held successes only
+_CACHE_MAX = 20000
+_memo: dict[str, dict[str, str]] = {}
 
 
 def _cache_path() -> Path | None:
@@ -268,31 +318,34 @@ def _cache_key(signers_text: str, principal: str, statement: bytes, signature: s
     return h.hexdigest()
 
 
-def _cache() -> set[str]:
+def _cache() -> dict[str, str]:
     p = _cache_path()
     if p is None:
-        return set()
+        return {}
     if str(p) not in _memo:
         try:
             data = jsontext.loads(p.read_text(encoding="utf-8"))
-            _memo[str(p)] = {k for k in data if isinstance(k, str)} if isinstance(data, list) else set()
+            _memo[str(p)] = ({k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+                             if isinstance(data, dict) else {})
         except (OSError, ValueError):
-            _memo[str(p)] = set()
+            _memo[str(p)] = {}
     return _memo[str(p)]
 
 
-def _remember(key: str) -> None:
-    """Add a good verification; written atomically (a lost race only costs a later re-verification)."""
+def _remember(key: str, result: str) -> None:
+    """Add a result ("" for verified); written atomically (a lost race only costs a later re-verification)."""
     p = _cache_path()
     if p is None:
         return
     known = _cache()
-    known.add(key)
+    known[key] = result
+    while len(known) > _CACHE_MAX:  # the oldest first (dicts keep insertion order)
+        known.pop(next(iter(known)))
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=".signatures-")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump(sorted(known)[-20000:], f)
+            json.dump(known, f)
         os.replace(tmp, p)
     except OSError:
         pass  # a read-only cache only costs speed

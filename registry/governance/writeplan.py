@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import ValidationError
 
+from registry import regular
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
 from registry.governance.errors import ReleaseError
@@ -144,7 +145,7 @@ def active_index(rt: Any) -> int:
 def released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
     """The calculator's file with its hand-edited content put back to the active version's snapshot."""
     path = reg.paths[calc.slug]
-    original = path.read_text(encoding="utf-8")
+    original = regular.read_text(path)
     rt = rt_load(path)
     snap = ver.read_snapshot(reg.formulas_dir, calc.slug, calc.active.version) or {}
     now = ver.content(calc, calc.active, None)  # dumped as the snapshot is (defaults left out)
@@ -221,7 +222,7 @@ class Plan:
         reg = self.reg
         c = reg.calculators[slug]
         path = reg.paths[slug]
-        original = path.read_text(encoding="utf-8")
+        original = regular.read_text(path)
         main = rt_load(path)
         for f in ver.covered_fields():
             if plain(main.get(f)) != plain(draft_rt.get(f)):
@@ -259,7 +260,7 @@ class Plan:
         if moved:
             raise ReleaseError("this release changes the content of calculators that depend on it: "
                                + ", ".join(sorted(moved)) + "; add --with-dependants to release them too")
-        self.changes[self.reg.lock_path] = ver.lock_text(self.lock)
+        self.changes[self.reg.lock_path] = ver.lock_text(self.lock, ver.lock_seal(self.reg.lock_path))
         self.changes.update(_catalogue(self.reg, self.calcs))
 
     def commit(self) -> None:

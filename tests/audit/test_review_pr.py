@@ -308,8 +308,8 @@ def test_a_change_of_who_may_decide_is_shown(repo, capsys) -> None:
     assert policy["path"] == "formulas/policy/governance.yaml" and policy["change"] == "changed"
     assert any(line.startswith("+") and "approvals_required: 2" in line for line in policy["diff"])
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
-    assert "Changed: 0 calculators, 0 guidelines, 1 governance policy file;" in out
-    assert "\n+approvals_required: 2\n" in out  # in its diff fence
+    assert "who decides changed: 1 file under formulas/policy/" in out and "\n+approvals_required: 2\n" in out
+    assert out.index("### Who decides changed") < out.index("### Validation")  # at the top, before the rest
 
 
 def test_a_revision_with_a_link_out_of_the_registry_is_refused(repo, capsys) -> None:
@@ -379,3 +379,49 @@ def test_an_approved_draft_waiting_for_its_date_and_a_rejection_say_what_the_dec
     assert "(s)" not in out
     assert "| reference case | inputs | base (mg/dL) | head (mg/dL) |" in out
     assert out.count("a reference answer agrees when") == 1
+
+
+def test_a_key_added_and_used_in_the_same_change_is_a_warning_and_exits_1(repo, capsys) -> None:
+    """Issue 37, item 2: a new decider and their first decision never arrive together unremarked."""
+    from tests.helpers import add_person
+
+    add_person(repo, "newcomer", "N. Newcomer", ["clinical informatician"], make_key("newcomer"))
+    assert run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "by a new key",
+               "--root", str(repo), *key("newcomer"))[0] == 0
+    code, report, _ = review(capsys, repo)
+    assert code == 1 and report["problems"] == []  # it validates: the warning alone fails the review
+    [warning] = report["key_warnings"]
+    assert CALCIUM in warning and "newcomer" in warning and "which this change adds" in warning
+    assert {p["path"] for p in report["policy"]} == {"formulas/policy/allowed_signers",
+                                                     "formulas/policy/governance.yaml"}
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))
+    assert code == 1 and out.index("### Who decides changed") < out.index("**Warning: ") < out.index("| file |")
+
+
+def test_a_key_added_alone_is_shown_and_passes(repo, capsys) -> None:
+    from tests.helpers import add_person
+
+    add_person(repo, "newcomer", "N. Newcomer", ["clinical informatician"], make_key("newcomer"))
+    code, report, _ = review(capsys, repo)
+    assert code == 0 and report["key_warnings"] == [] and len(report["policy"]) == 2
+
+
+def test_a_change_to_the_seal_and_the_lock_that_fixes_it_is_shown(repo, capsys) -> None:
+    """Moving the seal's digest in the lock with the seal is no silent change: both are listed."""
+    lock = repo / "formulas" / "REGISTRY.lock"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data["sealed_before_signing"]["date"] = "2026-12-02"
+    lock.write_text(json.dumps(data, indent=2), encoding="utf-8")
+    code, report, _ = review(capsys, repo)
+    [change] = report["policy"]
+    assert change["path"] == "formulas/REGISTRY.lock (sealed_before_signing)" and "2026-12-02" in change["diff"][1]
+
+
+def test_a_working_tree_link_is_named_without_a_traceback(repo, capsys, tmp_path) -> None:
+    (tmp_path / "outside.yaml").write_text("slug: outside-secret\n", encoding="utf-8")
+    target = repo / "formulas" / f"{CALCIUM}.yaml"
+    target.unlink()
+    target.symlink_to(tmp_path / "outside.yaml")
+    code, report, err = review(capsys, repo)
+    assert code == 1 and any(f"formulas/{CALCIUM}.yaml" in p and "symbolic link" in p for p in report["problems"])
+    assert "outside-secret" not in json.dumps(report) and "Traceback" not in err

@@ -350,3 +350,98 @@ def test_a_hostile_batch_parquet_is_an_error_or_a_table(data: dict[str, list[Any
                                   for k, v in data.items()})
             frame.to_parquet(src)
         _cli("batch", str(src), "--calculator", SLUG, "--out", str(Path(tmp) / "out.parquet"))
+
+
+# ------------------------------------------------------------------------------------------ who decides (issue 37)
+
+_OPTION_PARTS = ['namespaces="formula-registry"', "namespaces=formula-registry", 'valid-after="20260101"',
+                 "valid-after=20260101", 'valid-before="20991231"', "valid-before=20991231", 'valid-before="2099"',
+                 'valid-before="20991231"Z', "cert-authority", 'namespaces="a,b"', 'namespaces="', '"', ",", "",
+                 'valid-after="20260101120000Z"', 'VALID-BEFORE="20991231"', "no-touch-required"]
+
+
+@st.composite
+def _signers_text(draw: Any) -> str:
+    """allowed_signers lines as a hostile pull request writes them: real keys, options quoted or not, mangled."""
+    from tests.helpers import make_key
+
+    pub = Path(f"{make_key('fuzz-signer')}.pub").read_text(encoding="utf-8").split()
+    lines = []
+    for _ in range(draw(st.integers(1, 4))):
+        options = ",".join(draw(st.lists(st.sampled_from(_OPTION_PARTS), max_size=3)))
+        principal = draw(st.sampled_from(["fuzz", "*", "a,b", '"fuzz"', "fuzz@example.org", "", "-x", "\u202e"]))
+        key = draw(st.sampled_from([pub[1], pub[1][:-4], "AAAA", "====", pub[1] + "A", ""]))
+        keytype = draw(st.sampled_from([pub[0], "ssh-rsa", "ssh-dss", ""]))
+        line = " ".join(x for x in (principal, options, keytype, key) if x)
+        lines.append(draw(st.sampled_from([line, "#" + line, line + " comment", "\t" + line, line[: len(line) // 2]])))
+    return "\n".join(lines) + draw(st.sampled_from(["\n", "", "\r\n", "\n\x00"]))
+
+
+@FUZZ
+@given(text=_signers_text())
+def test_a_hostile_allowed_signers_file_is_a_problem_naming_its_line(text: str) -> None:
+    with _mini_registry() as root:
+        policy = root / "formulas" / "policy"
+        policy.mkdir()
+        (policy / "governance.yaml").write_text("people:\n  fuzz: {name: F. Uzz, roles: [chair]}\n", encoding="utf-8")
+        (policy / "allowed_signers").write_text(text, encoding="utf-8")
+        for p in _validates(root):
+            if "allowed_signers" in p:
+                assert p.startswith("formulas/policy/allowed_signers:"), p  # path:line: ...
+
+
+def _seal_of(slug: str) -> str:
+    """The shipped seal's header and `slug`'s entry (the mini registry's one calculator)."""
+    text = _shipped("formulas/policy/recorded_before_signing.yaml")
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    entry = text[text.index(f"\n{slug}:\n") + 1:]
+    return header + entry[: next((i for i in range(1, len(entry)) if entry[i - 1] == "\n" and entry[i].isalpha()),
+                                 len(entry))]
+
+
+@FUZZ
+@given(seal=_mutated(_seal_of(SLUG)), record=st.none() | _json_values())
+def test_a_hostile_seal_or_seal_record_is_a_problem(seal: str, record: Any) -> None:
+    with _mini_registry() as root:
+        (root / "formulas" / "policy").mkdir()
+        (root / "formulas" / "policy" / "recorded_before_signing.yaml").write_text(seal, encoding="utf-8")
+        if record is not None:
+            lock = root / "formulas" / "REGISTRY.lock"
+            data = json.loads(lock.read_text(encoding="utf-8"))
+            data["sealed_before_signing"] = record
+            lock.write_text(json.dumps(data), encoding="utf-8")
+        found = _validates(root)
+        if record is not None and not (isinstance(record, dict) and {"digest", "date"} <= set(record)):
+            assert found  # a seal record that fixes nothing is never a pass
+
+
+_LINKED = [f"formulas/{SLUG}.yaml", "formulas/units.yaml", "formulas/REGISTRY.lock",
+           f"formulas/history/{SLUG}/1.0.1.yaml", "guidelines/acc-aha-2013-cardiovascular-risk.yaml",
+           "formulas/policy/allowed_signers", "formulas/policy/governance.yaml",
+           "formulas/policy/recorded_before_signing.yaml", "formulas/history/linked", "guidelines/new.yaml"]
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@given(where=st.sampled_from(_LINKED), target=st.sampled_from(["/proc/self/mem", "/dev/zero", "/dev/null", "outside",
+                                                               "missing", "self", "folder", "fifo"]))
+def test_a_symbolic_link_or_special_file_anywhere_is_named_and_never_read(where: str, target: str) -> None:
+    import os
+
+    with _mini_registry() as root:
+        path = root / where
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+        outside = root.parent / f"{root.name}-outside.yaml"
+        outside.write_text("secret-outside-the-registry: 1\n", encoding="utf-8")
+        try:
+            if target == "fifo":
+                os.mkfifo(path)
+            else:
+                dest = {"outside": outside, "missing": root / "nowhere", "self": path, "folder": root.parent}
+                path.symlink_to(dest.get(target, Path(target)))
+            found = _validates(root)  # no exception, no hang (a FIFO is never opened for reading)
+        finally:
+            outside.unlink()
+        assert any(p.startswith(where + ":") and ("symbolic link" in p or "not a regular file" in p) for p in found), \
+            found
+        assert not any("secret-outside-the-registry" in p for p in found)

@@ -47,6 +47,10 @@ WORK_BOMBS = {
     "big integer arithmetic": '{% set y = ("9"*4000)|int %}{{ y*y*y*y*y }}',
     "sorting in a loop": '{% set X = "x"*5000 %}{% for a in X %}{{ X|list|sort|length }}{% endfor %}',
     "a table repeated": "{{ [t.weight_rule]*100000 }}",
+    # issue 37: join over a string built 270 MB before the refusal; int with a base passed the bit cap
+    "join over a string": '{% set s = "x"*99990 %}{{ s|join("y"*2700) }}',
+    "string of floats": "{% set X = [1.5]*50000 %}{{ X|string|length }}",
+    "int with a base": '{% set y = ("f"*5000)|int(base=16) %}{{ y > 1 }}',
 }
 
 
@@ -273,3 +277,40 @@ def test_every_template_of_the_allowed_grammar_renders_or_fails_within_the_budge
         return  # refused before it runs (e.g. a name used outside its loop)
     what = _render_in_child(source, "creatinine-clearance-cockcroft-gault")  # a runaway fails, never hangs
     assert what == "rendered" or what.startswith("TextError"), (source, what)
+
+
+# ---------------------------------------------------------------------- the wall-clock budget (issue 37, item 4)
+
+
+class _Clock:
+    """A clock that moves `step` seconds each time it is read: time is tested without timing anything."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def test_a_render_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from registry import texts
+
+    monkeypatch.setattr(texts, "clock", _Clock(0.001))  # 1 ms a reading: 256 steps "take" 1 ms
+    slow = '{% set X = "x"*99999 %}{% for a in X %}{{ a|upper|lower|trim }}{% endfor %}'  # within the step budget
+    assert template_problems(slow) == []
+    with pytest.raises(TextError, match="takes more than 100 ms to render"):
+        _render_with(slow)
+    assert _render_with("{{ 1 + 1 }}") == "2\n"  # a text of a few steps reads the clock once or twice
+
+
+def test_a_set_of_texts_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from registry import texts
+
+    reg = get_registry()
+    monkeypatch.setattr(texts, "clock", _Clock(0.0))
+    assert len(texts.catalogue_files(reg.calculators, reg.units)) == len(reg.calculators) + 1  # a still clock
+    monkeypatch.setattr(texts, "clock", _Clock(0.001))  # 1 ms a reading: each render alone fits its 100 ms
+    with texts.texts_budget(0.02), pytest.raises(TextError, match="together take more than"):
+        for c in reg.calculators.values():
+            texts.render(c, calcs=reg.calculators, units=reg.units)

@@ -95,7 +95,7 @@ def test_a_device_posing_as_a_registry_file_is_refused(tmp_path: Path) -> None:
     (root / "formulas" / "zero.yaml").symlink_to("/dev/zero")
     proc = formula(root, "validate", timeout=60, memory_mb=2048)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
-    assert "formulas/zero.yaml:1: (file): not a regular file" in proc.stdout, proc.stdout
+    assert "formulas/zero.yaml:1: (file): is a symbolic link" in proc.stdout, proc.stdout  # refused unopened
 
 
 def test_ordinary_registry_files_still_load() -> None:

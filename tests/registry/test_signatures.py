@@ -290,10 +290,60 @@ def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(
     from tests.helpers import count_calls
 
     calls = count_calls(monkeypatch, sshsig, "_run")
-    assert problems(root) == [] and len(calls) == 4  # the four signed decisions, each verified once
+    assert problems(root) == [] and len(calls) == 5  # the four signed decisions, each verified once; the file read
     sshsig._memo.clear()  # a new process: the cache is read back from the cache folder
-    assert problems(root) == [] and len(calls) == 4  # none verified again
-    assert (cache_dir / "signatures-1.json").is_file()
+    assert problems(root) == [] and len(calls) == 5  # none verified again
+    assert (cache_dir / "signatures-2.json").is_file()
+
+
+def test_a_refused_signature_is_cached_as_well(capsys, root: Path, cache_dir: Path, monkeypatch) -> None:
+    """Issue 37, attack 6: a wrong signature cost an ssh-keygen run on every validate."""
+    from registry.governance import sshsig
+    from tests.helpers import count_calls
+
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
+    calls = count_calls(monkeypatch, sshsig, "_run")
+    first = problems(root)
+    assert any("does not match the statement" in p for p in first)
+    n = len(calls)
+    sshsig._memo.clear()
+    assert problems(root) == first and len(calls) == n  # the refusal is remembered, not re-run
+
+
+def test_more_decisions_on_a_version_than_the_cap_are_refused(capsys, root: Path) -> None:
+    _edit(root, lambda v: v[NEWER]["decisions"].extend([dict(v[NEWER]["decisions"][1]) for _ in range(50)]))
+    assert any(FILE in p and "decisions" in p and "50" in p for p in problems(root))
+
+
+# ---------------------------------------------------------------------- allowed_signers as OpenSSH reads it
+
+
+def _signers(root: Path) -> Path:
+    return root / "formulas" / "policy" / "allowed_signers"
+
+
+def test_an_unquoted_validity_is_named_with_its_line(capsys, root: Path) -> None:
+    """Issue 37, attack 5: `valid-before=YYYYMMDD` unquoted passed here, then ssh-keygen refused every decision."""
+    path = _signers(root)
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    n = next(i for i, line in enumerate(lines, 1) if line.startswith("chair "))
+    lines[n - 1] = lines[n - 1].replace('namespaces="formula-registry"',
+                                        'namespaces="formula-registry",valid-before=20991231')
+    path.write_text("".join(lines), encoding="utf-8")
+    found = problems(root)
+    assert any(f"allowed_signers:{n}:" in p and 'valid-before="20991231"' in p and "double quotes" in p
+               for p in found), found
+
+
+def test_a_line_ssh_keygen_cannot_read_is_named_with_its_line(capsys, root: Path) -> None:
+    import base64
+
+    blob = b"\x00\x00\x00\x0bssh-ed25519\x00\x00\x00\x1f" + b"\x01" * 31  # a key 31 bytes long: not ed25519
+    with open(_signers(root), "a", encoding="utf-8") as f:
+        f.write(f'nurse namespaces="formula-registry" ssh-ed25519 {base64.b64encode(blob).decode()}\n')
+    n = len(_signers(root).read_text(encoding="utf-8").splitlines())
+    found = problems(root)
+    assert any(f"allowed_signers:{n}:" in p and "ssh-keygen cannot read this line" in p for p in found), found
 
 
 def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, tmp_path: Path) -> None:
@@ -453,3 +503,170 @@ def test_a_signed_rejection_of_a_typed_draft_verifies(capsys, tmp_path: Path) ->
     assert problems(root) == []
     _edit_rejection(root, lambda d: d[0]["decisions"][-1].__setitem__("reason", "no, never"))
     _fails(capsys, root, REJECTED, "reject decision (chair", "does not match the statement")
+
+
+# ---------------------------------------------------------------------- dates that must be true (issue 37)
+
+
+def _forge_approval(root: Path, who: str, day: str, **window: str) -> None:
+    """Give `who`'s key the validity `window` and append to NEWER an approval they sign dated `day`, chained onto
+    the log's head: a signature that is genuine, on a date the CLI would refuse."""
+    import datetime as dt
+
+    from registry.governance.decisionlog import decide, head, identify, trust
+    from registry.governance.decisionlog import file_entries as entries_of
+    from registry.versions import read_lock
+
+    signers = root / "formulas" / "policy" / "allowed_signers"
+    key = make_key(who)
+    signers.write_text("".join(signer_line(who, key, **window) if line.startswith(f"{who} ") else line
+                               for line in signers.read_text(encoding="utf-8").splitlines(keepends=True)),
+                       encoding="utf-8")
+    reg = load(root)
+    c = reg.calculators[SODIUM]
+    lock = read_lock(reg.lock_path)[SODIUM]
+    ident, role = identify(trust(reg.formulas_dir), key, None, None, dt.date.fromisoformat(day))
+    v = next(x for x in c.versions if x.version == NEWER)
+    forged = decide(ident, role, slug=SODIUM, version=NEWER, content=lock[NEWER], effective=v.effective,
+                    decision="approve", day=dt.date.fromisoformat(day), reason="backdated",
+                    previous=head(entries_of(reg, c, lock)))
+    _edit(root, lambda vs: vs[NEWER]["decisions"].append(forged))
+
+
+def test_an_expired_key_cannot_sign_a_backdated_decision(capsys, root: Path) -> None:
+    """Issue 37, attack 1: a key whose valid-before has passed signs an approval dated inside its window, years
+    before the draft it chains onto."""
+    _forge_approval(root, "chair", "2019-06-01", valid_before="20200101")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2019-06-01)", "dated 2019-06-01, before")
+
+
+def test_a_decision_dated_before_the_one_it_follows(capsys, root: Path, monkeypatch) -> None:
+    import datetime as dt
+
+    monkeypatch.setenv("FORMULA_TODAY", "2026-12-05")
+    _edit(root, lambda v: v[NEWER]["decisions"][0].__setitem__("date", dt.date(2026, 12, 3)))
+    _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("date", dt.date(2026, 12, 2)))
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (pharmacist, 2026-12-02)",
+           "before the decision it follows (draft by author on 2026-12-03)")
+
+
+def test_a_key_valid_only_later_cannot_sign_a_decision_dated_in_the_future(capsys, root: Path) -> None:
+    _forge_approval(root, "chair", "2099-06-01", valid_after="20990101")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2099-06-01)", "after today")
+
+
+def test_no_signed_decision_is_older_than_the_seal(capsys, root: Path) -> None:
+    """A calculator whose log has no signed decision before it cannot take a backdated one either."""
+    _forge_approval(root, "chair", "2026-11-15")
+    _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2026-11-15)", "before signing began")
+
+
+# ---------------------------------------------------------------------- the seal is closed (issue 37, item 2)
+
+SEAL = "formulas/policy/recorded_before_signing.yaml"
+
+
+def _lock(root: Path) -> dict:
+    return json.loads((root / "formulas" / "REGISTRY.lock").read_text(encoding="utf-8"))
+
+
+def _set_lock(root: Path, data: dict) -> None:
+    (root / "formulas" / "REGISTRY.lock").write_text(json.dumps(data, indent=2), encoding="utf-8")
+
+
+def test_an_entry_added_to_the_seal_is_refused(capsys, root: Path) -> None:
+    """Issue 37, attack 2: one entry appended to the seal passed a typed version off as history."""
+    import yaml
+
+    path = root / SEAL
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    data[SODIUM]["9.9.9"] = dict(data[SODIUM][OLD])
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    _fails(capsys, root, SEAL, "holds other entries than the seal", "fixed on 2026-12-01")
+
+
+def test_a_seal_the_lock_does_not_fix_is_refused(capsys, root: Path) -> None:
+    data = _lock(root)
+    del data["sealed_before_signing"]
+    _set_lock(root, data)
+    _fails(capsys, root, SEAL, "is not fixed by formulas/REGISTRY.lock")
+
+
+def test_a_sealed_version_released_after_the_seal_is_refused(capsys, root: Path) -> None:
+    data = _lock(root)
+    data["sealed_before_signing"]["date"] = "2020-01-01"  # as if the version had been added to the seal since
+    _set_lock(root, data)
+    _fails(capsys, root, FILE, f"versions {OLD}", "after the seal of history before signing (2020-01-01)")
+
+
+def test_the_shipped_lock_fixes_the_shipped_seal() -> None:
+    from registry.governance.decisionlog import seal_digest, trust
+    from tests.helpers import SHIPPED_ROOT
+
+    t = trust(SHIPPED_ROOT / "formulas")
+    assert t.seal is not None and t.seal["digest"] == seal_digest(t.legacy) and t.seal["date"] == "2026-12-01"
+
+
+# ---------------------------------------------------------------------- names and drafts (issue 37, item 7)
+
+
+def test_two_principals_with_one_name_is_a_problem(capsys, root: Path) -> None:
+    add_person(root, "chair-2", " Dr  A. Chair", ["chair"], make_key("chair-2"))
+    assert any("governance.yaml" in p and "chair, chair-2 share the name" in p and "[R-SIGNATURE]" in p
+               for p in problems(root))
+
+
+def test_the_name_at_signing_is_signed_and_shown_after_people_changes(capsys, root: Path) -> None:
+    import yaml
+
+    assert "name: Dr A. Chair" in (root / FILE).read_text(encoding="utf-8")  # recorded beside the signed fields
+    policy = root / "formulas" / "policy" / "governance.yaml"
+    data = yaml.safe_load(policy.read_text(encoding="utf-8"))
+    data["people"]["chair"]["name"] = "Prof. Renamed"  # a later edit of people: relabels nothing signed
+    policy.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert problems(root) == []
+    approval = next(v for v in decision_views(root, SODIUM) if v.version == NEW and v.decision == "approve")
+    assert approval.name == "Dr A. Chair" and approval.state == "verified"
+    _edit(root, lambda v: v[NEW]["decisions"][1].__setitem__("name", "Someone Else"))
+    _fails(capsys, root, FILE, f"versions {NEW} approve decision (chair", "does not match the statement")
+
+
+def test_a_statement_without_a_name_is_the_statement_signed_before_names_were_recorded() -> None:
+    import datetime as dt
+
+    from registry.governance.decisionlog import statement
+    from registry.schema import Decision
+
+    d = Decision(decision="approve", principal="chair", role="chair", date=dt.date(2026, 12, 1), signature="-")
+    body = json.loads(statement(SODIUM, NEW, "sha256:" + "0" * 64, dt.date(2026, 12, 1), d))
+    assert "name" not in body and sorted(body) == sorted(["format", "slug", "version", "content", "effective",
+                                                          "decision", "principal", "role", "date", "reason",
+                                                          "previous"])
+    named = json.loads(statement(SODIUM, NEW, None, dt.date(2026, 12, 1), d.model_copy(update={"name": "A"})))
+    assert named["name"] == "A"
+
+
+def test_an_approval_that_does_not_count_on_a_draft_is_a_warning_in_validate(capsys, root: Path) -> None:
+    from registry.governance.decisionlog import decide, draft_entries, head, identify, trust
+    from registry.yamlio import rt_dump, rt_load
+
+    people = Committee(root, {"author": make_key("author"), "nurse": make_key("nurse")})
+    code, _, err = formula(capsys, root, "fix", SODIUM, "--set", "reference_glucose=95", "--reason", "95",
+                           *people.args("author"))
+    assert code == 0, err
+    reg = load(root)
+    found = draft_entries(reg, SODIUM)
+    assert found is not None
+    d, entries = found
+    v = d.versions[-1]
+    ident, role = identify(trust(reg.formulas_dir), people.keys["nurse"], None, None, v.effective)
+    forged = decide(ident, role, slug=SODIUM, version=v.version, content=entries[0].content or "",
+                    effective=v.effective, decision="approve", day=v.effective, reason="not mine to approve",
+                    previous=head(entries))
+    path = root / "formulas" / "drafts" / f"{SODIUM}.yaml"
+    data = rt_load(path)
+    data["versions"][-1]["decisions"].append(forged)
+    path.write_text(rt_dump(data), encoding="utf-8")
+    code, out, err = formula(capsys, root, "validate")
+    assert code == 0, out + err
+    assert f"warning: {SODIUM} {v.version} (draft): role 'nurse' may not approve" in out + err

@@ -1,0 +1,90 @@
+"""Reading a registry file only when it is a plain file: never through a symbolic link, never a device or pipe.
+
+Registry files come from pull requests, and a symbolic link in one (to `/proc/self/mem`, a FIFO, a file
+outside the repository) would make a reader hang, fail with a traceback or show another file's contents.
+Every reader of registry files goes through `read_bytes`: the file is opened with O_NOFOLLOW (a link as the
+last component is refused by the kernel, so the target is never opened) and O_NONBLOCK (a pipe cannot hang
+the open), and the open descriptor must be a regular file (fstat, so nothing changes between check and read).
+`links` finds the links and special files anywhere under a folder, which validation reports by name.
+"""
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+
+class FileRefused(OSError):
+    """A registry path that is not a plain file (a link, device, pipe or folder): the message names the path."""
+
+    def __init__(self, path: Path | str, why: str) -> None:
+        super().__init__(f"{path}: {why}")
+        self.path = str(path)
+        self.why = why
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.why}"
+
+
+LINK = "is a symbolic link: a registry file is a plain file, never a link (replace the link by the file itself)"
+SPECIAL = "is not a regular file (a device, pipe, socket or folder): a registry file is plain text"
+
+
+def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of the plain file `path` (at most `limit` + 1 of them, so a caller can tell it is too big).
+
+    FileNotFoundError when nothing is there; FileRefused, naming the path, for a link or a special file."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError as e:
+        if e.errno == errno.ELOOP or (e.errno == errno.EMLINK and os.path.islink(path)):
+            raise FileRefused(path, LINK) from None
+        raise FileRefused(path, f"cannot be opened ({e.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise FileRefused(path, SPECIAL)
+        chunks, left = [], (limit + 1 if limit is not None else -1)
+        while left:
+            chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left = left - len(chunk) if left > 0 else left
+        return b"".join(chunks)
+    except FileRefused:
+        raise
+    except OSError as e:
+        raise FileRefused(path, f"cannot be read ({e.strerror})") from None
+    finally:
+        os.close(fd)
+
+
+def read_text(path: Path | str, limit: int | None = None) -> str:
+    """`read_bytes` decoded as UTF-8 (UnicodeDecodeError as ever when it is not)."""
+    return read_bytes(path, limit).decode("utf-8")
+
+
+def is_plain(path: Path) -> bool:
+    """Whether `path` itself (not a link's target) is a regular file."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
+def links(folder: Path) -> list[Path]:
+    """Every symbolic link and special file under `folder` (links to folders are not followed), sorted."""
+    found: list[Path] = []
+    if not folder.is_dir() or folder.is_symlink():
+        return [folder] if folder.is_symlink() else []
+    for base, dirs, files in os.walk(folder, followlinks=False):
+        for name in dirs + files:
+            p = Path(base) / name
+            mode = os.lstat(p).st_mode
+            if stat.S_ISLNK(mode) or not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                found.append(p)
+    return sorted(found)
