@@ -172,7 +172,9 @@ def test_site_builds_final_line_reports_its_wall_time(capsys, monkeypatch, tmp_p
     from formula_site.build import BuildResult
 
     monkeypatch.setattr(site_cli, "_build", lambda args: BuildResult(tmp_path, 86, 8, 151, 12.34))
-    assert site_cli.cmd_build(None) == 0  # type: ignore[arg-type]
+    import argparse
+
+    assert site_cli.cmd_build(argparse.Namespace(root=None)) == 0
     last = capsys.readouterr().out.rstrip("\n").splitlines()[-1]
     assert last == "built 86 pages (8 runs, 151 FHIR resources) in 12.3 s"
 
