@@ -97,3 +97,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.write_sep("-", title)
         if line is not None:
             terminalreporter.write_line(line)
+
+
+@pytest.fixture(autouse=True)
+def _no_inherited_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no $COLUMNS and no --wide left over from another: a width a test wants it sets
+    itself, so tests pass in any order (the suite's shell may itself export COLUMNS)."""
+    from registry import tables
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.setattr(tables, "WIDE", False)
+    monkeypatch.setattr(tables, "WIDE_OPTION", False)
