@@ -276,6 +276,9 @@ def validated(root: Path | str | None = None) -> Registry:
     if marker is not None:  # this exact content loaded and passed before: its snapshot skips the YAML parsing
         saved = snapshot.read(snapshot.path_for(marker.parent, marker.name, root), root)
         if saved is not None:
+            from registry.kept import adopt
+
+            adopt(saved.derived)
             return saved
     reg = load(root)
     key = validation_key(Path(root))
@@ -292,6 +295,9 @@ def validated(root: Path | str | None = None) -> Registry:
             except OSError:
                 pass  # a read-only cache only costs the next start-up its validation
     if marker is not None and key == first and reg.validated and not reg.problems:  # unchanged while loading
+        from registry.derived import for_snapshot
+
+        reg.derived = for_snapshot(reg)
         snapshot.write(snapshot.path_for(marker.parent, marker.name, root), reg)
     return reg
 

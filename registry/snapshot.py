@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = b"formula-registry snapshot 1\0"
+FORMAT = b"formula-registry snapshot 2\0"  # 2: the registry carries `derived`
 KEEP = 8  # snapshots kept in the cache folder (each edit of a registry makes a new one); the oldest go first
 
 # what a snapshot may build: classes (never functions) of the registry's model modules, and plain types

@@ -17,13 +17,12 @@ import functools
 import hashlib
 import json
 import math
-import time
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import jinja2
 from jinja2 import nodes
@@ -33,6 +32,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 from pydantic import BaseModel
 
+from registry.render_time import RENDER_SECONDS, TEXTS_SECONDS, Stopwatch
 from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
 
 TEXTS_DIR = "texts"
@@ -160,30 +160,21 @@ MAX_PRECISION = 100  # the largest magnitude of round's precision (round(-10**9)
 MAX_DEPTH = 32  # the deepest nesting of lists and mappings a template may make or print
 MAX_OUTPUT = 100_000  # characters a render may print (the longest shipped text has about 6,000)
 RENDER_BUDGET = 1_000_000  # steps of work a render may do
-# Steps are not time: 99,999 loop steps of chained filters took 1.75 s a text (issue 37), so a render also has a
-# time budget, and so has a whole set of texts (validate's and `texts render`'s, one `texts_budget`). The shipped
-# texts render in a few milliseconds each; the clock is read once per CLOCK_EVERY steps. The clock is the
-# rendering thread's CPU time, not the wall's: a render does no I/O, so the two differ only by the time the
-# machine gave to others, and on this loaded 2-core machine (load 7) a shipped expression "took" more than
-# 100 ms of wall time, which would have made validate fail at random. Even as CPU time 100 ms was too tight:
-# in CI's full suite (two workers and a side lane on two cores) heart-score's shipped expression, rendered in
-# validate's forked child, was refused at 100 ms; a false refusal is a wrong answer, so a render gets 1 s (the
-# worst work bomb of issue 37, 1.75 s a text, is still cut off; a shipped text takes a few milliseconds).
-RENDER_SECONDS = 1.0  # time one render may take
-TEXTS_SECONDS = 5.0  # time a whole set of texts may take
+# Steps are not time, so a render also has a wall-clock budget and a whole set of texts (validate's and `texts
+# render`'s, one `texts_budget`) one more: registry.render_time says how that time is counted. The clock is read
+# once per CLOCK_EVERY steps.
 CLOCK_EVERY = 256
-clock: Callable[[], float] = time.thread_time  # injectable: tests pass a clock that jumps
-_set_deadline: ContextVar[float | None] = ContextVar("registry_texts_deadline", default=None)
+_set_watch: ContextVar[Stopwatch | None] = ContextVar("registry_texts_watch", default=None)
 
 
 @contextmanager
 def texts_budget(seconds: float = TEXTS_SECONDS) -> Iterator[None]:
-    """Every render inside shares one deadline, `seconds` from now, beside each render's own."""
-    token = _set_deadline.set(clock() + seconds)
+    """Every render inside shares one budget of `seconds` from now, beside each render's own."""
+    token = _set_watch.set(Stopwatch(seconds))
     try:
         yield
     finally:
-        _set_deadline.reset(token)
+        _set_watch.reset(token)
 
 
 class _Work:
@@ -192,16 +183,15 @@ class _Work:
     def __init__(self) -> None:
         self.left = RENDER_BUDGET
         self.opaque: dict[int, tuple[Any, int]] = {}  # id -> (object, size); the object is kept so ids stay unique
-        self.deadline = clock() + RENDER_SECONDS
-        self.shared = _set_deadline.get()
+        self.watch = Stopwatch(RENDER_SECONDS)
+        self.shared = _set_watch.get()
         self.ticks = CLOCK_EVERY - 1  # the first step reads the clock: a set of texts past its time stops at once
 
     def on_time(self) -> None:
-        now = clock()
-        if self.shared is not None and now > self.shared:
-            raise SecurityError(f"the registry's texts together take more than their {TEXTS_SECONDS:.0f} s to "
+        if self.shared is not None and self.shared.over():
+            raise SecurityError(f"the registry's texts together take more than their {self.shared.budget:g} s to "
                                 "render: this one was cut off")
-        if now > self.deadline:
+        if self.watch.over():
             raise SecurityError(f"the template takes more than {RENDER_SECONDS * 1000:.0f} ms to render: not a "
                                 "registry text")
 
@@ -686,8 +676,16 @@ def render_context(calc: Calculator, calcs: Mapping[str, Calculator] | None = No
                    units: UnitsFile | None = None) -> dict[str, Any]:
     ctx = _own(calc, units)
     ctx["d"] = {dep.slug: _own(dep, units) for dep in dependencies(calc, calcs or {})}
-    ctx["u"] = units.model_dump() if units is not None else {}
+    ctx["u"] = plain_units(units) if units is not None else {}
     return ctx
+
+
+def plain_units(units: UnitsFile) -> dict[str, Any]:
+    """The units file as plain data for `{{ u.… }}`, dumped once per units object (registry.kept, registry.derived);
+    the templates that read it run in an immutable sandbox, so one dict serves every render."""
+    from registry.kept import kept
+
+    return kept("units", units, lambda u: u.model_dump())
 
 
 class TextError(ValueError):
@@ -702,7 +700,7 @@ def _generate(source: str, ctx: dict[str, Any]) -> str:
     parts: list[str] = []
     size = 0
     template = _template(source)  # compiling is bounded by the source's size, and not the render's to pay for
-    _current().deadline = clock() + RENDER_SECONDS
+    _current().watch = Stopwatch(RENDER_SECONDS)
     for chunk in template.generate(**ctx):
         size += len(chunk)
         if size > MAX_OUTPUT:

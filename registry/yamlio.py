@@ -11,12 +11,16 @@ round-trip reader (ruamel.yaml) checks the same bounds first.
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
-_Base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# PyYAML is imported when a file is first parsed or dumped, not with this module: a warm read-only command starts
+# from the registry's snapshot (registry.snapshot), whose line-keeping dicts and lists are defined here, and parses
+# no YAML (measured 12 ms of such a command's 0.25 s for `import yaml`)
 
 
 class LineDict(dict):
@@ -39,11 +43,7 @@ class YamlError(Exception):
         self.problem = problem
 
 
-class _Loader(_Base):  # type: ignore[misc, valid-type]  # _Base is chosen at import time (C loader if built)
-    pass
-
-
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
+def _construct_mapping(loader: Any, node: yaml.MappingNode) -> LineDict:
     loader.flatten_mapping(node)
     out = LineDict()
     out.line = node.start_mark.line + 1
@@ -65,15 +65,17 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> LineDict:
     return out
 
 
-def _construct_sequence(loader: _Loader, node: yaml.SequenceNode) -> LineList:
+def _construct_sequence(loader: Any, node: yaml.SequenceNode) -> LineList:
     out = LineList(loader.construct_object(child, deep=True) for child in node.value)
     out.line = node.start_mark.line + 1
     out.item_lines = [child.start_mark.line + 1 for child in node.value]
     return out
 
 
-def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
+def _construct_timestamp(loader: Any, node: yaml.ScalarNode) -> Any:
     # An impossible date such as 2026-13-01 stays a string, so the schema reports it with its line.
+    import yaml
+
     try:
         return yaml.constructor.SafeConstructor.construct_yaml_timestamp(loader, node)
     except (ValueError, TypeError, AttributeError):  # PyYAML fails on a `!!timestamp` tag over a non-date
@@ -83,7 +85,7 @@ def _construct_timestamp(loader: _Loader, node: yaml.ScalarNode) -> Any:
 def _scalar(kind: str, construct: Any) -> Any:
     """PyYAML's own constructor of a scalar, its errors (an integer past Python's 4,300-digit limit, a
     malformed `!!int`) reported as problems at the scalar's line instead of a ValueError."""
-    def run(loader: _Loader, node: yaml.ScalarNode) -> Any:
+    def run(loader: Any, node: yaml.ScalarNode) -> Any:
         try:
             return construct(loader, node)
         except (ValueError, TypeError, OverflowError) as e:
@@ -93,12 +95,21 @@ def _scalar(kind: str, construct: Any) -> Any:
     return run
 
 
-_Loader.add_constructor("tag:yaml.org,2002:int", _scalar("integer", yaml.constructor.SafeConstructor.construct_yaml_int))
-_Loader.add_constructor("tag:yaml.org,2002:float",
-                        _scalar("number", yaml.constructor.SafeConstructor.construct_yaml_float))
-_Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
-_Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
-_Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+@lru_cache(maxsize=1)
+def _loader() -> Any:
+    """The safe loader (PyYAML's C one where it is built) that keeps lines and refuses duplicate keys."""
+    import yaml
+
+    class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+        pass
+
+    safe = yaml.constructor.SafeConstructor
+    _Loader.add_constructor("tag:yaml.org,2002:int", _scalar("integer", safe.construct_yaml_int))
+    _Loader.add_constructor("tag:yaml.org,2002:float", _scalar("number", safe.construct_yaml_float))
+    _Loader.add_constructor("tag:yaml.org,2002:map", _construct_mapping)
+    _Loader.add_constructor("tag:yaml.org,2002:seq", _construct_sequence)
+    _Loader.add_constructor("tag:yaml.org,2002:timestamp", _construct_timestamp)
+    return _Loader
 
 
 MAX_BYTES = 2_000_000  # the largest registry file is about 30 kB
@@ -123,6 +134,8 @@ def _expanded_size(root: yaml.Node) -> int:
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:
+    import yaml
+
     if isinstance(node, yaml.SequenceNode):
         return list(node.value)
     if isinstance(node, yaml.MappingNode):
@@ -134,7 +147,7 @@ def check_text(text: str, path: Path | str = "<string>") -> yaml.Node | None:
     """Refuse a document too large or whose aliases expand too far; returns its composed node graph."""
     if len(text) > MAX_BYTES:
         raise YamlError(path, 1, f"the file is larger than {MAX_BYTES:,} bytes: not a registry file")
-    loader = _Loader(text)
+    loader = _loader()(text)
     try:
         node = loader.get_single_node()
     except RecursionError:
@@ -148,11 +161,13 @@ def check_text(text: str, path: Path | str = "<string>") -> yaml.Node | None:
 
 
 def load_text(text: str, path: Path | str = "<string>") -> Any:
+    import yaml
+
     try:
         node = check_text(text, path)
         if node is None:
             return None
-        loader = _Loader("")
+        loader = _loader()("")
         try:
             return loader.construct_document(node)
         finally:
@@ -209,10 +224,6 @@ def line_of(data: Any, loc: tuple[Any, ...]) -> int:
     return line
 
 
-class _Dumper(yaml.SafeDumper):
-    pass
-
-
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
@@ -225,15 +236,25 @@ def _list(dumper: yaml.SafeDumper, value: list) -> yaml.SequenceNode:
     return dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=flow)
 
 
-_Dumper.add_representer(str, _str)
-_Dumper.add_representer(list, _list)
-_Dumper.add_representer(LineDict, _Dumper.represent_dict)
-_Dumper.add_representer(LineList, _list)
+@lru_cache(maxsize=1)
+def _dumper() -> Any:
+    import yaml
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    _Dumper.add_representer(str, _str)
+    _Dumper.add_representer(list, _list)
+    _Dumper.add_representer(LineDict, _Dumper.represent_dict)
+    _Dumper.add_representer(LineList, _list)
+    return _Dumper
 
 
 def dump(data: Any) -> str:
     """Plain, stable YAML for files the tools write (unicode and key order kept, texts as blocks)."""
-    return yaml.dump(_plain(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    import yaml
+
+    return yaml.dump(_plain(data), Dumper=_dumper(), sort_keys=False, allow_unicode=True, width=100)
 
 
 def _plain(x: Any) -> Any:

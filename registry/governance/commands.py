@@ -248,7 +248,7 @@ def _history_row(v: Any, status: str, hash_: str, decided: list[Any], draft: boo
     return {"version": v.version, "status": status, "effective": v.effective.isoformat(), "signing": signing,
             "released_by": released_by, "approved": approved,
             "next_review": v.next_review.isoformat() if v.next_review and not draft else "", "hash": hash_,
-            "changelog": v.changelog, "decisions": [d.model_dump() for d in decided]}
+            "changelog": v.changelog, "decisions": [d.plain() for d in decided]}
 
 
 def _short_hash(h: str | None) -> str:

@@ -302,7 +302,14 @@ def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[
 
 def record_hash(v: Version) -> str:
     """A hash of a version's record as recorded before signing: who, when, why (status, decisions and reviews may
-    move later; the text is content, which the seal's content hash and the lock rules cover)."""
+    move later; the text is content, which the seal's content hash and the lock rules cover). Kept per version
+    object, and in the snapshot (registry.derived): every audit of a sealed version asks for it."""
+    from registry.kept import kept
+
+    return kept("record", v, _record_hash)
+
+
+def _record_hash(v: Version) -> str:
     from registry.versions import content_hash
 
     return content_hash(v.model_dump(mode="json", exclude_defaults=True,

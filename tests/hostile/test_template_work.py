@@ -293,24 +293,59 @@ class _Clock:
         return self.now
 
 
-def test_a_render_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from registry import texts
+def _clocks(monkeypatch: pytest.MonkeyPatch, wall: float, cpu: float) -> None:
+    """Wall and CPU clocks that move `wall` and `cpu` seconds a reading."""
+    from registry import render_time
 
-    monkeypatch.setattr(texts, "clock", _Clock(0.001))  # 1 ms a reading: 256 steps "take" 1 ms
-    slow = '{% set X = "x"*99999 %}{% for a in X %}{{ a|upper|lower|trim }}{% endfor %}'  # within the step budget
-    assert template_problems(slow) == []
-    with pytest.raises(TextError, match="takes more than 1000 ms to render"):
-        _render_with(slow)
+    monkeypatch.setattr(render_time, "wall", _Clock(wall))
+    monkeypatch.setattr(render_time, "cpu", _Clock(cpu))
+
+
+SLOW = '{% set X = "x"*99999 %}{% for a in X %}{{ a|upper|lower|trim }}{% endfor %}'  # within the step budget
+SHORT = '{% set X = "x"*1000 %}{% for a in X %}{{ a }}{% endfor %}'  # about 50 clock readings
+
+
+def test_a_render_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    _clocks(monkeypatch, 0.001, 0.001)  # 1 ms a reading, all of it the render's own: 256 steps "take" 1 ms
+    assert template_problems(SLOW) == []
+    with pytest.raises(TextError, match="takes more than 100 ms to render"):
+        _render_with(SLOW)
     assert _render_with("{{ 1 + 1 }}") == "2\n"  # a text of a few steps reads the clock once or twice
 
 
-def test_a_set_of_texts_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from registry import texts
+def test_a_starved_render_is_given_time_but_not_unbounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    # 10 ms of wall time a reading, hardly any of it the thread's: the machine was busy, not the template
+    _clocks(monkeypatch, 0.010, 0.0001)
+    assert len(_render_with(SHORT)) > 1000  # about 500 ms of wall time: past 100 ms, yet rendered
+    with pytest.raises(TextError, match="takes more than 100 ms to render"):
+        _render_with(SLOW)  # 390 readings: stopped at ten times the budget (1 s)
 
+
+def test_the_garbage_collectors_passes_are_not_the_renders_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from registry import render_time
+
+    assert render_time._on_gc in gc.callbacks
+    now = [0.0]
+    monkeypatch.setattr(render_time, "wall", lambda: now[0])
+    monkeypatch.setattr(render_time, "cpu", lambda: now[0])
+    watch = render_time.Stopwatch(0.1)
+    now[0] += 0.05
+    render_time._on_gc("start", {})
+    now[0] += 5.0  # a full pass over a forked child's heap, copying every page it touches
+    render_time._on_gc("stop", {})
+    now[0] += 0.04
+    assert watch.elapsed() == pytest.approx((0.09, 0.09)) and not watch.over()
+    now[0] += 0.02
+    assert watch.over()
+
+
+def test_a_set_of_texts_past_its_wall_clock_budget_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     reg = get_registry()
-    monkeypatch.setattr(texts, "clock", _Clock(0.0))
-    assert len(texts.catalogue_files(reg.calculators, reg.units)) == len(reg.calculators) + 1  # a still clock
-    monkeypatch.setattr(texts, "clock", _Clock(0.001))  # 1 ms a reading: each render alone fits its 1 s
-    with texts.texts_budget(0.02), pytest.raises(TextError, match="together take more than"):
+    _clocks(monkeypatch, 0.0, 0.0)
+    assert len(texts.catalogue_files(reg.calculators, reg.units)) == len(reg.calculators) + 1  # still clocks
+    _clocks(monkeypatch, 0.001, 0.001)  # 1 ms a reading: each render alone fits its 100 ms
+    with texts.texts_budget(0.02), pytest.raises(TextError, match="together take more than their 0.02 s"):
         for c in reg.calculators.values():
             texts.render(c, calcs=reg.calculators, units=reg.units)

@@ -79,3 +79,25 @@ def test_the_unpickler_refuses_functions_and_other_modules(module, name):
     import io
     with pytest.raises(pickle.UnpicklingError, match="does not build"):
         snapshot._Unpickler(io.BytesIO(b"")).find_class(module, name)
+
+
+def test_the_snapshot_carries_the_dumps_warm_commands_need_and_never_a_stale_one(registry_copy, cache_dir):
+    """Each version's record hash and the units dump come with the snapshot (registry.derived), equal to what a
+    fresh dump gives; an edited version, a new object, gets its own."""
+    from registry.governance.decisionlog import _record_hash, record_hash
+    from registry.texts import plain_units
+
+    loader.get_registry(registry_copy)
+    loader.clear_cache()
+    again = loader.get_registry(registry_copy)  # from the snapshot
+    kinds = {kind for kind, _, _ in again.derived}
+    assert kinds == {"record", "units"} and len(again.derived) == 1 + sum(
+        len(c.versions) for c in again.calculators.values())
+    for kind, source, value in again.derived:
+        fresh = _record_hash(source) if kind == "record" else source.model_dump()
+        assert value == fresh
+    v = again.calculators["ideal-body-weight"].versions[0]
+    assert record_hash(v) is next(val for k, s, val in again.derived if s is v)  # taken up, not worked out again
+    edited = v.model_copy(update={"changelog": "edited"})
+    assert record_hash(edited) == _record_hash(edited) != record_hash(v)
+    assert plain_units(again.units) == again.units.model_dump()
