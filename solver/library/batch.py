@@ -16,10 +16,11 @@ The result has the frame's index and two columns: `value` (what `compute` return
 library's error message for that row). `value` is a float64 (or int64) column when the columnar
 path answered every row with a number of that one Python type, as a clean cohort gives (its
 `tolist()` and iteration give Python floats or ints, as `compute`); otherwise an object column
-(None for a row with an error). One bad row never fails the batch. Calculators whose kernel is
-columnar (`@calculator(..., columnar=True)`) run that same kernel over numpy arrays
-(solver/library/vectorised.py holds the machinery); the others, and any row the columnar path
-refuses, go through `compute` row by row, so every answer and every error equals `compute`'s.
+(None for a row with an error); `details=True` adds `unit`, `warnings` and `inputs` (`_details`). One
+bad row never fails the batch. Calculators whose kernel is columnar (`@calculator(..., columnar=True)`)
+run that same kernel over numpy arrays (solver/library/vectorised.py holds the machinery); the others,
+and any row the columnar path refuses, go through `compute` row by row, so every answer and every error
+equals `compute`'s.
 """
 from __future__ import annotations
 
@@ -652,14 +653,40 @@ def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
     return combined
 
 
+def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray, variant: str,
+             reg: Registry) -> tuple[dict[str, np.ndarray], int]:
+    """The `unit`, `warnings` and `inputs` columns of `details=True`, and the `compute` calls they took.
+
+    The columnar path keeps no per-row record of the inputs as used or of the plausibility rules each row
+    breaks, so these come from `compute` itself, once per distinct combination of input cells (equal cells,
+    equal record, as `_row_codes` groups them): identical to `compute` row by row by construction. A cohort
+    of distinct patients costs a `compute` call a row; each row gets its own list and dict."""
+    codes = _row_codes(cells, np.arange(n))
+    firsts = np.unique(codes, return_index=True)[1]
+    made: list[Any] = []
+    for i in firsts.tolist():
+        try:
+            made.append(compute(calc.slug, _row(cells, i), variant=variant, registry=reg))
+        except CalculatorError:
+            made.append(None)
+    unit, warns, inputs = (np.empty(n, dtype=object) for _ in range(3))
+    for i, k in enumerate(codes.tolist()):
+        r = made[k]
+        if r is not None and errors[i] is None:
+            unit[i], warns[i], inputs[i] = r.unit, list(r.warnings), dict(r.inputs)
+    return {"unit": unit, "warnings": warns, "inputs": inputs}, len(firsts)
+
+
 def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
-                 progress: Callable[[int], None] | None = None, vectorise: bool = True) -> pd.DataFrame:
+                 progress: Callable[[int], None] | None = None, vectorise: bool = True,
+                 details: bool = False) -> pd.DataFrame:
     # long: the columnar and the row-by-row path side by side, so that what they report is counted in one place
     """Compute `calculator` for every row of `frame`; returns `value` and `error` columns (see module doc).
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
-    forces the row-by-row path (for comparison).
+    forces the row-by-row path (for comparison). `details=True` adds `unit`, `warnings` and `inputs`
+    columns: what `compute`'s `Result` holds for the row (None on a row with an error), see `_details`.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
@@ -706,11 +733,15 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
             values[rows] = got
     else:
         calls = n
+    extra, detail_calls = _details(calc, cells, n, errors, variant, reg) if details else ({}, 0)
     result = pd.concat([pd.Series(values, index=frame.index, dtype=values.dtype, copy=False, name="value"),  # no copy
-                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error")], axis=1)
+                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error"),
+                        *(pd.Series(col, index=frame.index, dtype=object, copy=False, name=name)
+                          for name, col in extra.items())], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,
                          "row_by_row": n if fn is None else fallback, "compute_calls": calls,
                          "by_combination": combined,
-                         "left_path": n - int(pd.notna(errors).sum()) if fn is None else alone})
+                         "left_path": n - int(pd.notna(errors).sum()) if fn is None else alone,
+                         "details_compute_calls": detail_calls})
     return result

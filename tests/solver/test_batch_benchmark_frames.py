@@ -156,3 +156,51 @@ def test_ints_among_floats_are_typed_once_per_distinct_combination() -> None:
     res = compute_many("anion-gap", pd.DataFrame.from_records(rows))
     assert res["value"].tolist()[:2] == [16, 15.5] and type(res["value"].iloc[0]) is int
     assert res.attrs["left_path"] == 0 and res.attrs["by_combination"] == 500 and res.attrs["compute_calls"] == 1
+
+
+def _check_details(slug: str, frame: pd.DataFrame, variant: str = "benchmark") -> None:
+    """details=True: each row's unit, warnings and recorded inputs are compute's for the row as the frame holds it
+    (and None on a row with an error); the values and errors are those of details=False."""
+    res = compute_many(slug, frame, variant=variant, details=True)
+    plain = compute_many(slug, frame, variant=variant)
+    assert res["value"].tolist() == plain["value"].tolist() or all(
+        _same(a, b) for a, b in zip(res["value"].tolist(), plain["value"].tolist()))
+    assert res["error"].tolist() == plain["error"].tolist()
+    for i, ents in enumerate(_held(frame)):
+        try:
+            r = compute(slug, ents, variant=variant)
+        except CalculatorError:
+            assert (res["unit"].iloc[i], res["warnings"].iloc[i], res["inputs"].iloc[i]) == (None, None, None)
+            continue
+        got = (res["unit"].iloc[i], res["warnings"].iloc[i], res["inputs"].iloc[i])
+        assert got == (r.unit, r.warnings, r.inputs), (slug, i, ents, got)
+        assert all(_same(a.value, b.value) for a, b in zip(got[2].values(), r.inputs.values())), (slug, i)
+    assert res.attrs["details_compute_calls"] <= len(frame)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_details_equal_compute_row_by_row_on_benchmark_shaped_frames(slug: str) -> None:
+    @settings(max_examples=6, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(frame=frames(slug))
+    def check(frame: pd.DataFrame) -> None:
+        _check_details(slug, frame)
+
+    check()
+
+
+def test_details_name_broken_plausibility_rules_and_share_no_mutable_cell() -> None:
+    """A blood pressure with the systolic under the diastolic breaks a difference rule: the warning is the row's,
+    as compute gives it; equal rows are computed once, and each row holds its own list and dict."""
+    good = {"age": [55, "years"], "sex": "Male", "Systolic Blood Pressure": [140, "mm hg"],
+            "Diastolic Blood Pressure": [80, "mm hg"]}
+    bad = {**good, "Systolic Blood Pressure": [70, "mm hg"]}
+    slug = "mean-arterial-pressure"
+    names = {i.name for i in get_registry().calculators[slug].inputs}
+    rows = [{k: v for k, v in r.items() if k in names} for r in (good, bad, good, bad)]
+    res = compute_many(slug, pd.DataFrame.from_records(rows), details=True)
+    want = compute(slug, rows[1]).warnings
+    assert want and res["warnings"].tolist() == [[], want, [], want]
+    assert res.attrs["details_compute_calls"] == 2
+    assert res["warnings"].iloc[1] is not res["warnings"].iloc[3]
+    assert res["inputs"].iloc[0] is not res["inputs"].iloc[2] and res["inputs"].iloc[0] == res["inputs"].iloc[2]
