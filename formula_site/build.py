@@ -41,6 +41,7 @@ from formula_site.results_pages import calculator_accuracy, results_page
 from registry import clock
 from registry.governance.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
+from registry.words import counted
 from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 
 # A checkout builds from its own sources; an installed package from the copy its wheel carries
@@ -265,7 +266,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
                         "of the repository")
     reg = registry or get_registry()
     if reg.problems:
-        raise SiteError(f"the registry has {len(reg.problems)} problem(s); run `formula validate` and fix them "
+        raise SiteError(f"the registry has {counted(len(reg.problems), 'problem')}; run `formula validate` and fix them "
                         f"first (first: {reg.problems[0]})")
     runs = check_runs(default_runs() if results is None else results)
     pairs = chosen_pairs(compare, runs) if compare else None

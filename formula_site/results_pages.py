@@ -14,6 +14,7 @@ from formula_site.details import definition_list, label
 from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, fixed, link, pct, signed, table
 from formula_site.report import NO_MODEL, CalcRow, RunView, SiteReport, from_report
 from registry.loader import Registry
+from registry.words import agree, counted
 
 SUBSET_LABELS = {"all": "all", "not_replaced": "not replaced", "no_issue": "no issue identified",
                  "library_covered": "library-covered"}
@@ -148,7 +149,8 @@ def _gap_tables(rep: SiteReport) -> list[str]:
           g.get("dataset") or "–"] for g in gaps]))
     left_out = {(g["a"], g["b"]): g for g in gaps if g.get("gold_differs")}
     for g in left_out.values():
-        out += ["", f"{esc(pair(g))}: {g['gold_differs']} case(s) both runs hold were left out because their "
+        out += ["", f"{esc(pair(g))}: {counted(g['gold_differs'], 'case')} both runs hold "
+                f"{agree(g['gold_differs'], 'was', 'were')} left out because their "
                 "gold answers differ (the runs used different releases of the dataset)."]
     out += ["", "### Tests and clustering", "",
             "Discordant rows (right in one run only), the p-values, the intra-calculator correlation of the "
@@ -277,7 +279,7 @@ def results_page(reg: Registry, report: SiteReport | dict[str, Any], figures: di
                 "`results.jsonl`; build with `formula site build --results DIR...` (several folders or globs), or "
                 "put them under `results/embedded/`. See [About this report](../about.md#adding-runs)."]
         return "\n".join(out) + "\n"
-    out += [f"{len(runs)} stored run(s), read and tabulated by the audit layer's report tables (`formula report`). "
+    out += [f"{counted(len(runs), 'stored run')}, read and tabulated by the audit layer's report tables (`formula report`). "
             "Accuracy is the share of case-seed rows scored correct under the benchmark's rules (decimals within "
             "the row's limits; integers, dates and gestational ages exact). These tables are computed here; the "
             "paper's own numbers are on [a separate page](../paper.md), never mixed in.", ""]
@@ -297,7 +299,7 @@ def results_page(reg: Registry, report: SiteReport | dict[str, Any], figures: di
 
     if rep.warnings:
         out += ["## Warnings from the report tables", "",
-                f"<details><summary>{len(rep.warnings)} warning(s): stale texts, incomplete runs, unknown outcome "
+                f"<details><summary>{counted(len(rep.warnings), 'warning')}: stale texts, incomplete runs, unknown outcome "
                 "kinds</summary>", "", "<ul>" + "".join(f"<li>{esc(w)}</li>" for w in rep.warnings) + "</ul>",
                 "</details>", ""]
     out += ["## Runs", "",

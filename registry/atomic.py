@@ -30,6 +30,7 @@ from typing import Iterator
 from filelock import FileLock, Timeout
 
 from registry import jsontext
+from registry.words import counted
 
 LOCK_NAME = ".registry.lock"
 JOURNAL_NAME = ".journal.json"
@@ -218,7 +219,7 @@ def _rolled_back(root: Path, planned: int) -> WriteInterrupted:
     """Roll back what an interrupted commit wrote, then say what happened (the journal is whole or absent)."""
     restored = recover(root)
     if restored:
-        return WriteInterrupted(f"interrupted while writing {planned} file(s); rolled back {len(restored)} file(s) to "
+        return WriteInterrupted(f"interrupted while writing {counted(planned, 'file')}; rolled back {counted(len(restored), 'file')} to "
                                 "their previous content, so the registry is as it was before the command")
     return WriteInterrupted(f"interrupted before any of {planned} file(s) was written; the registry is unchanged")
 

@@ -29,6 +29,7 @@ from registry.schema import Calculator, ConcernType, VersionStatus
 from registry.tables import render_table
 from registry.terminal import printable, say
 from registry.validate import summary, validate
+from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -128,7 +129,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for p in reg.problems:
             say(printable(p))
         advice = first_fix(reg.problems)
-        raise CommandError(f"{len(reg.problems)} problem(s)" + (f"; {printable(advice)}" if advice else ""))
+        raise CommandError(counted(len(reg.problems), "problem") + (f"; {printable(advice)}" if advice else ""))
     print(summary(reg))
     from registry.governance.pending import pending
 
@@ -137,7 +138,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         for why in item.problems:
             say(printable(f"warning: {item.slug} {item.version} (draft): {why}"))
     if waiting:
-        say(printable(f"{len(waiting)} version(s) pending approval or their effective date: "
+        say(printable(f"{counted(len(waiting), 'version')} pending approval or their effective date: "
                       + ", ".join(f"{p.slug} {p.version}" for p in waiting) + " (`formula pending`)"))
     return 0
 
@@ -259,7 +260,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
                 if reg.problems and any(p.code != "R-LOCK-FORMAT" for p in reg.problems):
                     for p in reg.problems:
                         print(p, file=sys.stderr)
-                    raise CommandError(f"{len(reg.problems)} problem(s) in the registry files: fix them before "
+                    raise CommandError(f"{counted(len(reg.problems), 'problem')} in the registry files: fix them before "
                                        "rehashing")
                 from registry.cliutil import registry_line
 
@@ -303,7 +304,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             signed = sign_new_versions(reg, new, args.key, changes)
             changes[reg.lock_path] = ver.lock_text(lock, ver.lock_seal(reg.lock_path))
             commit(reg.root, changes)
-        return (f"locked {added} new version(s); {reg.rel(reg.lock_path)} holds "
+        return (f"locked {counted(added, 'new version')}; {reg.rel(reg.lock_path)} holds "
                 f"{sum(len(v) for v in lock.values())}" + signed)
 
     return maintain(args.root, lock_all)
@@ -360,7 +361,7 @@ def _rehash(reg: Registry) -> int:
     changes[reg.lock_path] = ver.lock_text(lock, _reseal(reg, lock, changes))
     commit(reg.root, changes)  # every snapshot, the lock and the seal, or none of them
     clear_cache()
-    print(f"rehashed {len(reg.calculators)} active and {len(snaps)} superseded version(s) from lock format {fmt} "
+    print(f"rehashed {len(reg.calculators)} active and {counted(len(snaps), 'superseded version')} from lock format {fmt} "
           f"into format {ver.LOCK_FORMAT}; commit {reg.rel(reg.lock_path)} and formulas/history/")
     return 0
 
@@ -439,9 +440,11 @@ def cmd_stale(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(out, indent=2))
     if bad:
-        raise CommandError(printable(f"{len(bad)} line(s) of {path} are not JSON lines (first: {bad[0]})"))
+        raise CommandError(printable(f"{counted(len(bad), 'line')} of {path} "
+                                     f"{agree(len(bad), 'is not a JSON line', 'are not JSON lines')} (first: {bad[0]})"))
     if args.check and (out or problems):
-        print(f"stale --check: {len(out)} stale case(s), {len(problems)} unchecked line(s)", file=sys.stderr)
+        print(f"stale --check: {counted(len(out), 'stale case')}, {counted(len(problems), 'unchecked line')}",
+              file=sys.stderr)
         return 1
     return 0
 
@@ -464,8 +467,8 @@ def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any
             say(render_table(out, ["line", "slug", "recorded_version", "current_version", "why", "row_number",
                                    "seed", "arm"], drop=["row_number", "seed", "arm"]))
         skipped = len(bad) + len(problems)
-        print(f"\n{len(out)} of {checked} case(s) stale against the registry now"
-              + (f"; {skipped} line(s) could not be checked (listed above)" if skipped else ""))
+        print(f"\n{len(out)} of {counted(checked, 'case')} stale against the registry now"
+              + (f"; {counted(skipped, 'line')} could not be checked (listed above)" if skipped else ""))
     return out, problems, bad
 
 
@@ -490,10 +493,12 @@ def _stale_runs(reg: Registry, args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(found, indent=2))
     if unreadable:
-        raise CommandError(printable(f"{len(unreadable)} line(s) are not JSON lines (first: {unreadable[0]})"))
+        raise CommandError(printable(f"{counted(len(unreadable), 'line')} "
+                                     f"{agree(len(unreadable), 'is not a JSON line', 'are not JSON lines')} "
+                                     f"(first: {unreadable[0]})"))
     if args.check and (found or unchecked):
-        print(f"stale --check: {len(found)} stale case(s) in {len({r['results'] for r in found})} of {len(files)} "
-              f"run(s), {unchecked} unchecked line(s)", file=sys.stderr)
+        print(f"stale --check: {counted(len(found), 'stale case')} in {len({r['results'] for r in found})} of "
+              f"{counted(len(files), 'run')}, {counted(unchecked, 'unchecked line')}", file=sys.stderr)
         return 1
     return 0
 

@@ -11,6 +11,7 @@ from registry.atomic import JOURNAL_NAME, JournalRefused, read_journal
 from registry.model import Problem, Registry
 from registry.regular import read_text
 from registry.texts import INDEX_FILE, TEXTS_DIR
+from registry.words import counted
 from registry.yamlio import YamlError, line_of
 
 
@@ -45,7 +46,7 @@ def _journal(reg: Registry) -> None:
     if journal is not None:
         files = sorted(journal.get("files", {}))
         reg.problems.append(Problem(reg.rel(reg.formulas_dir / JOURNAL_NAME), 1, "(journal)",
-                                    f"a change to {len(files)} file(s) was interrupted ({', '.join(files)}): "
+                                    f"a change to {counted(len(files), 'file')} was interrupted ({', '.join(files)}): "
                                     "run `formula recover` to roll them back to the previous state", codes.JOURNAL))
 
 

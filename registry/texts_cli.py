@@ -15,6 +15,7 @@ from registry.loader import Registry
 from registry.tables import render_table
 from registry.terminal import printable, say
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
+from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -116,8 +117,8 @@ def check(root: Path | None, out: Path | None) -> int:
         say(printable(f"{slug}: {why}: release it (`formula release {slug} --reason ...`) before rendering"),
             file=sys.stderr)
     if stale or dirty:
-        print(f"texts render --check: {len(stale)} catalogue file(s) differ from a fresh render, {len(dirty)} "
-              "unreleased edit(s)", file=sys.stderr)
+        print(f"texts render --check: {counted(len(stale), 'catalogue file')} {agree(len(stale), 'differs', 'differ')} "
+              f"from a fresh render, {counted(len(dirty), 'unreleased edit')}", file=sys.stderr)
         return 1
     print(f"the catalogue in {reg.rel(reg.formulas_dir / TEXTS_DIR)} is what a render writes")
     return 0
@@ -205,6 +206,6 @@ def cmd_changed(args: argparse.Namespace) -> int:
         print(render_table(short, ["slug", "change", "old_version", "new_version", "old_sha256", "new_sha256"],
                            drop=["old_sha256", "new_sha256"]))
     if args.check and rows:
-        print(f"texts changed --check: {len(rows)} text(s) changed since {args.since}", file=sys.stderr)
+        print(f"texts changed --check: {counted(len(rows), 'text')} changed since {args.since}", file=sys.stderr)
         return 1
     return 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 from registry import codes
 from registry.model import Problem, Registry
 from registry.validate import broken_files
+from registry.words import agree, counted
 
 
 def _owner(reg: Registry, p: Problem, on_disk: set[str]) -> str | None:
@@ -74,8 +75,9 @@ def warning(reg: Registry) -> str | None:
         return None
     first = {s: ps[0] for s, ps in bad.items() if ps}
     files = "; ".join(f"{p.path}:{p.line}: {p.problem}" for p in first.values())
-    return (f"warning: {len(bad)} calculator file(s) fail validation ({files}); the other calculators are shown, "
-            "computing with a broken one is refused. `formula validate` lists every problem")
+    return (f"warning: {counted(len(bad), 'calculator file')} {agree(len(bad), 'fails', 'fail')} validation "
+            f"({files}); the other calculators are shown, computing with a broken one is refused. `formula validate` "
+            "lists every problem")
 
 
 def leave_out(reg: Registry) -> list[str]:

@@ -19,6 +19,7 @@ from registry.versions import (
     read_snapshot,
     released_content,
 )
+from registry.words import counted
 from registry.yamlio import YamlError, line_of
 
 
@@ -79,7 +80,7 @@ def first_fix(problems: list[Problem]) -> str | None:
     if journal:
         others = len(problems) - len(journal)
         return ("first run `formula recover`: a change was interrupted" + (
-            f", and the other {others} problem(s) may be its half-written files; validate again after it"
+            f", and the other {counted(others, 'problem')} may be its half-written files; validate again after it"
             if others else ""))
     broken = [p for p in problems if _RANK.get(p.code) == 1]
     if broken and len(problems) > len(broken):

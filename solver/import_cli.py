@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from registry.cliutil import add_root
+from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -90,7 +91,7 @@ def _import(args: argparse.Namespace) -> int:
     for d in done:
         pct = 100.0 * d.correct / d.rows if d.rows else 0.0
         print(f"{d.out}: {d.arm} ({d.model or 'model unknown'}) on {d.dataset}: {d.correct}/{d.rows} correct "
-              f"({pct:.2f}%); {len(d.differences)} verdict(s) differ from the log's")
+              f"({pct:.2f}%); {counted(len(d.differences), 'verdict')} {agree(len(d.differences), 'differs', 'differ')} from the log's")
         for x in d.differences:
             print(f"  {x.file}:{x.line} row {x.row_number}: ours {'Correct' if x.ours else 'Incorrect'}, "
                   f"the log's {'Correct' if x.theirs else 'Incorrect'}: {x.why}")

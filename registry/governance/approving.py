@@ -87,6 +87,12 @@ def approve(root: Path | str | None, ref: str, version: str, by: str | None = No
             + checked)
 
 
+def _acting(principal: str, role: str) -> str:
+    """'chair' for the principal `chair` acting as chair, 'a.chair as chair' otherwise: the key's principal and the
+    role it signed in, each named once."""
+    return role if principal == role else f"{principal} as {role}"
+
+
 def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
     base_active = drt["versions"][active_index(drt)]["version"]
     if base_active != c.active.version:
@@ -123,7 +129,7 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     counted, _ = sg.tally(t, c.slug, [*mine, new])
     need = t.policy.required(c.slug)
     plan = Plan(reg)
-    said = f"{c.slug} {version}: approved by {ident.person.name} ({ident.principal}, {acting}) on {when}"
+    said = f"{c.slug} {version}: approved by {ident.person.name} ({_acting(ident.principal, acting)}) on {when}"
     if len(counted) < need:
         plan.changes[dpath] = rt_dump(drt)
         plan.commit()
@@ -176,7 +182,7 @@ def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | Non
     plan = Plan(reg)
     plan.changes[path] = text
     plan.commit()
-    return (f"{c.slug} {v.version} (active): approved by {ident.person.name} ({ident.principal}, {acting}) on "
+    return (f"{c.slug} {v.version} (active): approved by {ident.person.name} ({_acting(ident.principal, acting)}) on "
             f"{when}; {len(counted)} of {t.policy.required(c.slug)} approvals required")
 
 

@@ -22,6 +22,7 @@ from registry.loader import Registry, load
 from registry.schema import Calculator
 from registry.tables import render_table
 from registry.terminal import printable, say
+from registry.words import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -322,7 +323,7 @@ def cmd_pending(args: argparse.Namespace) -> int:
                              "signing", "since", "base"],
                      drop=["signing", "since", "base"],  # decoration goes first; who and what never (records)
                      keep=["version", "state", "effective", "drafted_by", "changes", "approved_by", "reason"]))
-    print(f"\n{len(rows)} version(s) pending")
+    print(f"\n{counted(len(rows), 'version')} pending")
     return 0
 
 
@@ -412,7 +413,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
         say(printable(p), file=sys.stderr)
     n = out["active_versions"]
     if status == INVALID:
-        say(printable(f"verify: FAILED: {len(out['problems'])} problem(s); {out['invalid']} of {n} active versions do "
+        say(printable(f"verify: FAILED: {counted(len(out['problems']), 'problem')}; {out['invalid']} of {n} active versions do "
                       "not rest on valid signed decisions under the policy"))
     elif status == BEFORE_SIGNING:
         say(printable(f"verify: not verified: {out['recorded_before_signing']} of {n} active versions rest on "

@@ -35,6 +35,7 @@ from registry.governance.sshsig import (
 )
 from registry.model import Problem, Registry
 from registry.schema import Calculator, Decision, Version, VersionStatus
+from registry.words import agree
 from registry.yamlio import YamlError, line_of
 
 LEGACY_FILE = Path("policy") / "recorded_before_signing.yaml"
@@ -578,9 +579,10 @@ def check(reg: Registry) -> None:
         c = reg.calculators.get(slug)
         gone = sorted(set(sealed) - {v.version for v in c.versions}) if c is not None else []
         if gone:
-            reg.problems.append(Problem(reg.rel(reg.paths[slug]), 1, "versions", f"version(s) {', '.join(gone)} "
-                                        f"recorded before signing (formulas/{LEGACY_FILE.as_posix()}) are missing: "
-                                        "history is never deleted", codes.SIGNATURE))
+            what = f"{agree(len(gone), 'version', 'versions')} {', '.join(gone)}"
+            reg.problems.append(Problem(reg.rel(reg.paths[slug]), 1, "versions", f"{what} recorded before signing "
+                                        f"(formulas/{LEGACY_FILE.as_posix()}) {agree(len(gone), 'is', 'are')} "
+                                        "missing: history is never deleted", codes.SIGNATURE))
     for slug, c in sorted(reg.calculators.items()):
         try:
             reg.problems.extend(audit(reg, c, t, lock.get(slug, {})).problems)

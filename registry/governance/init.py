@@ -22,6 +22,7 @@ from pathlib import Path
 from registry.governance.errors import ReleaseError
 from registry.governance.policy import POLICY_FILE, PRINCIPAL_RE
 from registry.governance.sshsig import NAMESPACE, SIGNERS_FILE, fingerprint_of, parse_signers
+from registry.words import counted
 
 HOOKS_FILE = ".pre-commit-hooks.yaml"  # this project's hooks (the shipped registry carries a copy: setup.py)
 _KEY_LINE = re.compile(r"^(\S+) ([A-Za-z0-9+/=]+)(?: (.*))?$")
@@ -239,7 +240,7 @@ def _check(tmp: Path, source: Path) -> None:
     validate(reg)
     clear_cache()
     if reg.problems:
-        raise InitError(f"the new registry does not validate ({len(reg.problems)} problem(s), first: "
+        raise InitError(f"the new registry does not validate ({counted(len(reg.problems), 'problem')}, first: "
                         f"{reg.problems[0]}); the registry it is copied from ({source}) may hold unreleased edits; "
                         "nothing was written")
 

@@ -38,6 +38,7 @@ from registry.loader import Registry
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR
 from registry.versioned import unreleased
+from registry.words import agree, counted
 from registry.yamlio import rt_dump, rt_load
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def _released_message(c: Calculator, released: list[str], d: _Deciding, pol: Pol
     author = d.who[0] if d.who else "its author"
     if d.forced:
         return (f"{c.slug}: drafted {new}, not active: under four eyes (formulas/{POLICY_FILE.as_posix()}) it needs "
-                f"{pol.required(c.slug)} signed approval(s) by someone other than {author}; {was} stays active. "
+                f"{counted(pol.required(c.slug), 'signed approval')} by someone other than {author}; {was} stays active. "
                 f"Review it with `formula diff {c.slug} {was} {new}`, then `formula approve {c.slug} {new} --key ...` "
                 "(`formula pending` lists what waits)"
                 + (f"; effective {effective} once approved" if effective > req.today else ""))
@@ -304,6 +305,6 @@ def sign_new_versions(reg: Registry, new: list[tuple[Calculator, str, str]], key
         changes[path] = text
     need = [f"{c.slug} {version}" for c, version, _ in new if pol.four_eyes or pol.required(c.slug) > 1]
     return (f"; signed as released by {ident.person.name} ({ident.principal})"
-            + (f"; under the policy {', '.join(need)} need(s) approval by someone else: `formula approve SLUG "
+            + (f"; under the policy {', '.join(need)} {agree(len(need), 'needs', 'need')} approval by someone else: `formula approve SLUG "
                "VERSION --key ...` (until then `formula validate` names them)" if need else ""))
 

@@ -25,6 +25,7 @@ from registry.loader import Registry, clear_cache, load, resolve_root
 from registry.schema import Calculator, VersionStatus
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
 from registry.versioned import DRAFTS_DIR
+from registry.words import counted
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ def writing(root: Path | str | None) -> Iterator[Path]:
             if restored:
                 import sys
 
-                print(f"note: rolled back an interrupted change to {len(restored)} file(s): "
+                print(f"note: rolled back an interrupted change to {counted(len(restored), 'file')}: "
                       + ", ".join(restored), file=sys.stderr)
             clear_cache()
             yield base

@@ -39,6 +39,6 @@ def test_stale_runs_reads_every_run_below_a_folder(registry_copy: Path, capsys) 
     rows = json.loads(out)
     assert code == 1 and [(r["slug"], Path(r["results"]).parent.name) for r in rows] == [
         ("calcium-correction", "gold-solve")]
-    assert "1 stale case(s) in 1 of 2 run(s)" in err
+    assert "1 stale case in 1 of 2 runs" in err
     code, _, err = run(capsys, "stale", str(runs / "embedded" / "gold-solve"), "--runs", str(runs), "--root", root)
     assert code == 1 and "not both" in err

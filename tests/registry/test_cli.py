@@ -149,7 +149,7 @@ def test_lock_adds_only_new_versions(root: Path, capsys: pytest.CaptureFixture[s
     lock = root / "formulas" / "REGISTRY.lock"
     before = lock.read_text(encoding="utf-8")
     code, out, _ = run(capsys, "lock", "--root", str(root))
-    assert code == 0 and out.startswith(f"registry: {root} (given by --root)\nlocked 0 new version(s)")
+    assert code == 0 and out.startswith(f"registry: {root} (given by --root)\nlocked 0 new versions")
     assert lock.read_text(encoding="utf-8") == before
 
 

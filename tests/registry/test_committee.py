@@ -57,7 +57,7 @@ def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa:
     code, out, _ = formula(capsys, root, "history", SODIUM)
     assert NEW in out and "draft, awaiting approval" in out
     code, out, _ = formula(capsys, root, "validate")
-    assert code == 0 and f"1 version(s) pending approval or their effective date: {SODIUM} {NEW}" in out
+    assert code == 0 and f"1 version pending approval or their effective date: {SODIUM} {NEW}" in out
     reg = load(root)
     assert "Awaiting approval" in overview_section(reg) and SODIUM in overview_section(reg)
     assert any(f"Version {NEW}" in line for line in calculator_section(reg, reg.calculators[SODIUM]))
@@ -118,7 +118,7 @@ def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa:
 
     # the pipeline: the stored run and the catalogue are now out of date, and the checks say so
     code, out, _ = formula(capsys, root, "stale", str(results.parent), "--check")
-    assert code == 1 and "1 of 1 case(s) stale" in out
+    assert code == 1 and "1 of 1 case stale" in out
     code, out, _ = formula(capsys, root, "texts", "changed", "--since", str(index_before), "--check")
     assert code == 1 and SODIUM in out
     fresh = tmp_path / "index-now.json"

@@ -231,7 +231,7 @@ def test_stale_reads_a_run_folder_and_names_each_bad_line(capsys, root: Path, tm
                                        "text_version": "1"}) + "\n", encoding="utf-8")
     code, out, err = formula(capsys, root, "stale", str(run))
     assert code == 1 and "results.jsonl: line 3: not JSON" in err and "line 4: unknown calculator 'nope'" in err
-    assert "0 of 1 case(s) stale" in out and "2 line(s) could not be checked" in out
+    assert "0 of 1 case stale" in out and "2 lines could not be checked" in out
     (run / "results.jsonl").write_text(json.dumps(good) + "\n", encoding="utf-8")
     assert formula(capsys, root, "stale", str(run), "--check")[0] == 0
     code, _, err = formula(capsys, root, "stale", str(tmp_path))

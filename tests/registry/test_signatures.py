@@ -358,7 +358,7 @@ def test_a_new_calculator_is_locked_signed_and_approved_by_someone_else(capsys, 
     code, _, err = formula(capsys, root, "lock")
     assert code == 1 and "give --key PATH" in err  # a new version's release is a decision, signed
     code, out, err = formula(capsys, root, "lock", *people.args("author"))
-    assert code == 0 and "signed as released by R. Maintainer (author)" in out and "need(s) approval" in out, err
+    assert code == 0 and "signed as released by R. Maintainer (author)" in out and "needs approval" in out, err
     assert any("cha2ds2-va-copy" in p and "too few approvers: 0 of 1" in p for p in problems(root))
     code, out, err = formula(capsys, root, "approve", "cha2ds2-va-copy", "1.0.0", "--reason", "new score",
                              *people.args("chair"))

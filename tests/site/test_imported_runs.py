@@ -24,7 +24,7 @@ def test_default_pairs_stay_within_a_dataset_and_the_page_names_it():
     assert "MedCalc-Bench 2024 test split, 1,047 rows" in text and "reference_cases.jsonl" in text
     gap = next(g for g in report["gaps"] if g["a"] == "gpt-4-direct-answer" and g["subset"] == "all")
     assert (f"gpt-4 · medcalc-bench-direct-answer − gpt-4o-mini · medcalc-bench-direct-answer: {gap['gold_differs']} "
-            "case(s)") in text
+            "cases") in text
     assert "no formula text shown" in text and "imported; its audit groups are the registry" in text
     assert "<code>openai_gpt-4o-mini_direct_answer.jsonl</code> (ncbi-nlp/MedCalc-Bench, " in text
     assert "f557a04, CC-BY-SA-4.0; 1047 rows" in text

@@ -89,7 +89,7 @@ def test_every_verdict_difference_is_listed(tmp_path, capsys):
     src = write(tmp_path / "x_direct_answer.jsonl", [line(1, 4, "3", "3 points", "Incorrect"), line(2, 4, "3", "3")])
     rc = main(["import", "medcalc-bench", str(src), "--out", str(tmp_path / "run")])
     out = capsys.readouterr().out
-    assert rc == 0 and "1 verdict(s) differ" in out
+    assert rc == 0 and "1 verdict differs" in out
     assert 'x_direct_answer.jsonl:1 row 1: ours Correct, the log\'s Incorrect: recorded answer "3 points" rounds to 3' \
         in out
     man = json.loads((tmp_path / "run" / "manifest.json").read_text())
