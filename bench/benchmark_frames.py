@@ -13,7 +13,8 @@ loop/compute_many on each frame (`large`, `2k`; `2k ms` is compute_many's time o
 of the large frame that the arrays refused and `compute` answered alone: 0 is the target), `typed` (rows whose
 number the arrays hold but whose int/float type they cannot tell, ints among floats: answered by `compute` once
 per distinct combination of cells), `calls` (the `compute` calls made, error rows included) and `ceil` (the loop
-over the time `entity_columns` alone takes to read the large frame: the ratio no kernel could beat).
+over the time `entity_columns` alone takes to read the large frame: the ratio no kernel could beat), and `1 ms`
+(compute_many on the sample's first row alone: the fixed cost of a call, best of 5 x --repeat).
 """
 from __future__ import annotations
 
@@ -105,6 +106,8 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace) -
     t_loop = _best(lambda: _loop(slug, distinct), args.repeat) * args.rows / k
     t_small = _best(lambda: compute_many(slug, sample), args.repeat)
     t_small_loop = _best(lambda: _loop(slug, sample_ents), args.repeat)
+    one = sample.iloc[:1]
+    t_one = _best(lambda: compute_many(slug, one), 5 * args.repeat)  # the fixed cost of a call
     t_read = _best(lambda: entity_columns(big, reg.calculators[slug]), args.repeat)
     want, why = _loop(slug, distinct)
     got = res["value"].tolist()[:k]
@@ -121,7 +124,7 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace) -
             "compute_calls": res.attrs.get("compute_calls", res.attrs["row_by_row"]), "ceiling": round(t_loop / t_read, 1),
             "sample_rows": args.sample_rows, "sample_ms": round(t_small * 1e3, 1),
             "sample_loop_ms": round(t_small_loop * 1e3, 1), "sample_ratio": round(t_small_loop / t_small, 1),
-            "sample_left": small.attrs.get("left_path")}
+            "sample_left": small.attrs.get("left_path"), "one_row_ms": round(t_one * 1e3, 2)}
 
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -144,27 +147,31 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     source = args.split or "the shipped reference cases and one-shot rows"
     lines = [textwrap.fill(f"benchmark-shaped frames from {source}: {args.rows:,} rows (large) and a "
                            f"{args.sample_rows:,}-row sample (2k) per calculator; the loop over the same rows", 80),
-             f"{'calculator':30} {'large':>6} {'left':>5} {'typed':>8} {'calls':>5} {'ceil':>6} {'2k ms':>6} "
-             f"{'2k':>5}"]
+             f"{'calculator':26} {'large':>6} {'left':>5} {'typed':>7} {'calls':>5} {'ceil':>6} {'2k ms':>6} "
+             f"{'2k':>5} {'1 ms':>6}"]
     for r in results:
         if r.get("columnar") is False:
-            lines.append(f"{r['calculator']:30} row by row (not columnar)")
+            lines.append(f"{r['calculator']:26} row by row (not columnar)")
             continue
-        lines.append(f"{r['calculator'][:30]:30} {r['ratio']:>5.1f}x {r['left']:>5} {r['typed']:>8} "
-                     f"{r['compute_calls']:>5} {r['ceiling']:>5.1f}x {r['sample_ms']:>6.1f} {r['sample_ratio']:>4.1f}x")
+        one = f"{r['one_row_ms']:>6.2f}" if "one_row_ms" in r else f"{'-':>6}"
+        lines.append(f"{r['calculator'][:26]:26} {r['ratio']:>5.1f}x {r['left']:>5} {r['typed']:>7} "
+                     f"{r['compute_calls']:>5} {r['ceiling']:>5.1f}x {r['sample_ms']:>6.1f} {r['sample_ratio']:>4.1f}x {one}")
     timed = [r for r in results if r.get("columnar") is not False]
     low = sorted((r for r in timed if r["ratio"] < 20), key=lambda r: r["ratio"])
     slow = [r for r in timed if r["sample_ratio"] < 1]
     left = [r for r in timed if r["left"]]
+    costly = [r for r in timed if r.get("one_row_ms", 0) >= 5]
     lines.append(f"large frame: {len(timed) - len(low)} of {len(timed)} at 20x or more"
                  + ("; below: " + ", ".join(f"{r['calculator']} {r['ratio']:.1f}x" for r in low) if low else ""))
     lines.append(f"sample: {len(timed) - len(slow)} of {len(timed)} no slower than the loop"
                  + ("; slower: " + ", ".join(r["calculator"] for r in slow) if slow else ""))
+    lines.append(f"fixed cost (a 1-row frame, `1 ms`): {len(timed) - len(costly)} of {len(timed)} under 5 ms"
+                 + ("; over: " + ", ".join(f"{r['calculator']} {r['one_row_ms']:.1f} ms" for r in costly) if costly else ""))
     lines.append(f"valid rows left alone: {sum(r['left'] for r in timed):,} in {len(left)} calculators"
                  + (": " + ", ".join(r["calculator"] for r in left) if left else ""))
     typed = [r for r in timed if r["typed"]]
     lines.append(f"rows typed by compute per combination: {sum(r['typed'] for r in timed):,} in {len(typed)} "
                  "calculators" + (": " + ", ".join(r["calculator"] for r in typed) if typed else ""))
-    head, summary = lines[:len(lines) - 4], lines[len(lines) - 4:]
+    head, summary = lines[:len(lines) - 5], lines[len(lines) - 5:]
     return "\n".join(head + [textwrap.fill(line, width=80, subsequent_indent="    ", break_on_hyphens=False)
                              for line in summary])

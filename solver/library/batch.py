@@ -700,9 +700,14 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     answered: list[tuple[np.ndarray, np.ndarray]] = []  # rows the columnar path left to `compute`, their values
     calls = combined = alone = 0
     values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
+    first = None  # a table of one chunk: its chunk, computed as the probe
     if fn is not None and n:
         try:  # a kernel that has no columnar form for these inputs says so at once (`Columns.scalar_only`)
-            _columnar_chunk(calc, fn, cells, 0, min(n, 1), variant, reg)
+            # The probe is the whole table when it is one chunk: probing on one row first ran a kernel's fixed
+            # cost twice (a 1-row frame, medians of 3 interleaved runs, best of 30 calls each, 2026-12-03: APACHE
+            # II 4.8 -> 3.7 ms, Caprini 7.3 -> 5.5 ms, BMI 1.4 -> 0.8 ms; 2,000 rows within the runs' spread); a
+            # longer table is probed on one row, so that its chunks still start side by side.
+            first = _columnar_chunk(calc, fn, cells, 0, n if n <= VCHUNK else 1, variant, reg)
         except NotColumnar:
             fn = None
             values = np.empty(n, dtype=object)
@@ -711,7 +716,8 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
         chunk = lambda b: _columnar_chunk(calc, fn, cells, b[0], b[1], variant, reg)  # noqa: E731
         # numpy works without the GIL, so the chunks of a long table run side by side, one per core; the
         # results come back in order, and progress is reported here, in the caller's thread
-        runs = _pool().map(chunk, bounds) if len(bounds) > 1 and _cores() > 1 else map(chunk, bounds)
+        runs: Any = [first] if first is not None and n <= VCHUNK else (
+            _pool().map(chunk, bounds) if len(bounds) > 1 and _cores() > 1 else map(chunk, bounds))
         for start, stop, out, (rows, got, why), (made, typed, left) in runs:
             parts.append((start, stop, out))
             answered.append((start + rows, got))
