@@ -117,15 +117,20 @@ def frames(draw: Any, slug: str) -> pd.DataFrame:
     return frame
 
 
-@pytest.mark.parametrize("slug", SLUGS)
-def test_benchmark_shaped_frames_equal_compute_and_stay_columnar(slug: str) -> None:
-    @settings(max_examples=12, deadline=None, derandomize=True,
+def _on_frames(slug: str, check: Any, examples: int) -> None:
+    """`check(slug, frame)` on `examples` benchmark-shaped frames of `slug` (derandomized: the same in every run)."""
+    @settings(max_examples=examples, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
     @given(frame=frames(slug))
-    def check(frame: pd.DataFrame) -> None:
-        _check(slug, frame)
+    def run(frame: pd.DataFrame) -> None:
+        check(slug, frame)
 
-    check()
+    run()
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_benchmark_shaped_frames_equal_compute_and_stay_columnar(slug: str) -> None:
+    _on_frames(slug, _check, 12)
 
 
 @pytest.mark.parametrize("variant", ["benchmark", "published"])
@@ -180,13 +185,7 @@ def _check_details(slug: str, frame: pd.DataFrame, variant: str = "benchmark") -
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_details_equal_compute_row_by_row_on_benchmark_shaped_frames(slug: str) -> None:
-    @settings(max_examples=6, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(frame=frames(slug))
-    def check(frame: pd.DataFrame) -> None:
-        _check_details(slug, frame)
-
-    check()
+    _on_frames(slug, _check_details, 6)
 
 
 def test_details_name_broken_plausibility_rules_and_share_no_mutable_cell() -> None:
