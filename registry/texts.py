@@ -32,7 +32,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 from jinja2.visitor import NodeTransformer
 from pydantic import BaseModel
 
-from registry.render_time import RENDER_SECONDS, TEXTS_SECONDS, Stopwatch
+from registry.render_time import RENDER_SECONDS, TEXTS_SECONDS, Stopwatch, gc_timed
 from registry.schema import Band, Calculator, Input, InputKind, Table, UnitsFile, Version
 
 TEXTS_DIR = "texts"
@@ -170,11 +170,12 @@ _set_watch: ContextVar[Stopwatch | None] = ContextVar("registry_texts_watch", de
 @contextmanager
 def texts_budget(seconds: float = TEXTS_SECONDS) -> Iterator[None]:
     """Every render inside shares one budget of `seconds` from now, beside each render's own."""
-    token = _set_watch.set(Stopwatch(seconds))
-    try:
-        yield
-    finally:
-        _set_watch.reset(token)
+    with gc_timed():
+        token = _set_watch.set(Stopwatch(seconds))
+        try:
+            yield
+        finally:
+            _set_watch.reset(token)
 
 
 class _Work:
@@ -713,7 +714,8 @@ def _run(source: str, ctx: dict[str, Any], where: str) -> str:
     """Render a checked template; whatever goes wrong is a TextError naming `where`, never a traceback."""
     token = _work.set(_Work())
     try:
-        return _generate(source, ctx)
+        with gc_timed():
+            return _generate(source, ctx)
     except UnsafeTemplate as e:
         raise TextError(f"{where}: {e}") from None
     except jinja2.TemplateSyntaxError as e:

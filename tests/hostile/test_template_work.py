@@ -326,7 +326,13 @@ def test_the_garbage_collectors_passes_are_not_the_renders_time(monkeypatch: pyt
 
     from registry import render_time
 
-    assert render_time._on_gc in gc.callbacks
+    assert render_time._on_gc not in gc.callbacks  # installed only while texts render
+    with render_time.gc_timed(), render_time.gc_timed():
+        assert gc.callbacks.count(render_time._on_gc) == 1
+        before = render_time.gc_spent()
+        gc.collect()  # a real pass, on this thread: counted
+        assert render_time.gc_spent()[0] > before[0]
+    assert render_time._on_gc not in gc.callbacks
     now = [0.0]
     monkeypatch.setattr(render_time, "wall", lambda: now[0])
     monkeypatch.setattr(render_time, "cpu", lambda: now[0])
