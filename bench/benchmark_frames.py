@@ -3,7 +3,7 @@
 A user's frame is the benchmark's test split read as it is: each row's "Relevant Entities" JSON turned into
 columns (`pandas.DataFrame.from_records`), so units change from row to row, a criterion a row does not give is an
 empty cell (NaN in an object column) and values are `[number, "unit"]` lists. The entities come from the split
-given with --split (CSV or parquet, README "The data"), or else from what the package ships: the 2,200 reference
+given with --split (CSV or parquet, docs/guide/evaluators.md, "The data"), or else from what the package ships: the 2,200 reference
 cases and the 55 one-shot rows, whose entity blocks are in the benchmark's own format (medcalc/VOCAB.md).
 
 Per calculator two frames: its rows repeated to --rows (default 1,000,000), and a --sample-rows (2,000) sample

@@ -23,7 +23,7 @@ import numpy as np
 try:
     import pyarrow as pa
     import pyarrow.parquet as pq
-except ImportError:  # the README's first venv has no parquet support
+except ImportError:  # the install command's venv has no parquet support
     sys.exit("bench/stream.py needs pyarrow: pip install -e '.[parquet]'")
 
 ROOT = Path(__file__).resolve().parent.parent

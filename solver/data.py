@@ -258,7 +258,7 @@ def read_benchmark(path: Path | str) -> Dataset:
     path = Path(path)
     if not path.is_file():
         raise DatasetError(f"{path}: no such file (bring the benchmark's test split as CSV or parquet; "
-                           "see README, 'Running an evaluation')")
+                           "see the user guide, docs/guide/evaluators.md)")
     digest = file_hash(path)
     suffix = path.suffix.lower()
     rows: list[BenchmarkRow] = []

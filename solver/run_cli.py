@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "writing OUT/manifest.json and OUT/results.jsonl. Rerunning the same command resumes; "
                        "other settings into the same folder are refused. Arms gold-solve, gold-solve-published "
                        "and gold-solve-successor need no model (try --data reference, the shipped cases).")
-    p.add_argument("--arm", required=True, help="arm name (see the README's arm table)")
+    p.add_argument("--arm", required=True, help="arm name (see the arm table in docs/guide/evaluators.md)")
     p.add_argument("--model", help="model id the engine serves (Hugging Face id for vllm)")
     p.add_argument("--revision", help="model revision (recorded; passed to vllm)")
     p.add_argument("--engine", choices=["vllm", "openai", "replay"], help="where model turns are answered")

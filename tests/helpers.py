@@ -152,7 +152,7 @@ def solo(root: Path, monkeypatch: pytest.MonkeyPatch) -> Committee:
 
 # ---------------------------------------------------------------------- a committee's own registry
 
-# the people of the README's walkthroughs: principal -> (name, roles); their keys lie in ~/.ssh/<principal>_ed25519
+# the people of the user guide's walkthroughs (docs/guide/committee.md): principal -> (name, roles); their keys lie in ~/.ssh/<principal>_ed25519
 WALKTHROUGH_PEOPLE: dict[str, tuple[str, list[str]]] = {
     "maintainer": ("R. Maintainer", ["clinical informatician"]),
     "chair": ("Dr A. Chair", ["chair"]),
@@ -170,7 +170,7 @@ def walkthrough_home(tmp_path: Path) -> Path:
 
 
 def committee_registry(tmp_path: Path) -> Path:
-    """A committee's own registry, made as the README makes it: `formula init DIR --key
+    """A committee's own registry, made as the user guide makes it (docs/guide/getting-started.md): `formula init DIR --key
     ~/.ssh/maintainer_ed25519.pub --principal maintainer --name 'R. Maintainer' --role 'clinical informatician'`
     (the shipped calculators with their history before signing, a policy with require_signatures: true, the
     first person's key and role, a git repository), with it all committed on main."""

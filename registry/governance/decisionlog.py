@@ -615,8 +615,8 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
     holders = t.principals_of(fp)
     signers = f"formulas/{SIGNERS_FILE.as_posix()}"
     if not holders:
-        raise SigningError(f"the key {key} ({fp}) is not in {signers}: a committee member adds it (README, "
-                           "Signed governance)")
+        raise SigningError(f"the key {key} ({fp}) is not in {signers}: a committee member adds it (user "
+                           "guide, docs/guide/committee.md)")
     if len(holders) > 1:
         raise SigningError(f"the key {key} ({fp}) is listed for several principals ({', '.join(sorted(holders))}) "
                            f"in {signers}: fix that file first")

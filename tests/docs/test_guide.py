@@ -17,27 +17,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-import yaml
 
-from registry.loader import PROJECT_ROOT
 from tests.docs.console import console_blocks, masked, matches, page_registry, run_step, same, steps
-
-DOCS = PROJECT_ROOT / "docs"
-CONFIG = DOCS / "mkdocs.yml"
-GUIDE = DOCS / "guide"
-
-
-def _nav(items: list) -> list[str]:
-    """The nav's page files, in order."""
-    out: list[str] = []
-    for item in items:
-        value = next(iter(item.values())) if isinstance(item, dict) else item
-        out += _nav(value) if isinstance(value, list) else [value]
-    return out
-
-
-def pages() -> list[str]:
-    return _nav(yaml.safe_load(CONFIG.read_text(encoding="utf-8"))["nav"])
+from tests.docs.pages import CONFIG, GUIDE
+from tests.docs.pages import guide_pages as pages
 
 
 def test_the_nav_names_every_page_once_and_each_has_a_title() -> None:
@@ -47,6 +30,15 @@ def test_the_nav_names_every_page_once_and_each_has_a_title() -> None:
     for page in named:
         first = (GUIDE / page).read_text(encoding="utf-8").lstrip().split("\n", 1)[0]
         assert first.startswith("# "), f"{page}: the first line is its level-1 title"
+
+
+def test_the_committees_walkthrough_has_its_steps() -> None:
+    """The governance walkthrough and the pull-request review (once the README's, issue 36) stay on the page."""
+    found = steps(console_blocks((GUIDE / "committee.md").read_text(encoding="utf-8")))
+    commands = [s.command.split()[0] for s in found]
+    assert commands.count("formula") >= 8, commands
+    assert any(s.command.startswith("formula review-pr") for s in found)
+    assert any(s.command.startswith("formula approve") for s in found)
 
 
 @pytest.mark.parametrize("page", [p for p in pages() if console_blocks((GUIDE / p).read_text(encoding="utf-8"))])

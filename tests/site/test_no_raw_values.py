@@ -88,14 +88,14 @@ def test_an_impact_report_comparing_no_case_says_why(built_site):
 
 
 def test_the_readmes_example_build_line_counts_what_a_build_makes(built_site):
-    """The README quotes `formula site build`'s final line for the embedded runs: its page and FHIR counts are
+    """The documentation (docs/guide/report.md) quotes `formula site build`'s final line for the embedded runs: its page and FHIR counts are
     what a build makes (the session's site: the pages do not depend on the runs), its run count the embedded runs."""
     from formula_site.build import default_runs
-    from registry.loader import PROJECT_ROOT
+    from tests.docs.pages import documentation
 
-    readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
+    readme = documentation()
     m = re.search(r"`built (\d+) pages \((\d+) runs, (\d+) FHIR resources\) in [\d.]+ s`", readme)
-    assert m, "the README no longer quotes the build's final line: update this test"
+    assert m, "the documentation no longer quotes the build's final line: update this test"
     pages = sum(1 for _ in built_site.out.rglob("*.html"))
     fhir = sum(1 for _ in (built_site.out / "fhir").glob("*.json"))
     assert [int(x) for x in m.groups()] == [pages, len(default_runs()), fhir]
