@@ -81,10 +81,10 @@ def test_reference_case_counts_are_the_shipped_files() -> None:
 
 
 def test_the_deviations_line_is_what_the_command_prints_today(capsys) -> None:
-    """The README quotes `formula audit deviations`'s summary line; the command, run now, prints that line."""
+    """The guide quotes `formula audit deviations`'s summary line; the command, run now, prints that line."""
     from cli.main import main
 
-    block = re.search(r"\$ formula audit deviations\n(?:.*\n)*?\s+(\d+ deviations in .*)\n", README)
+    block = re.search(r"\$ formula audit deviations[^\n]*\n(?:.*\n)*?\s*(\d+ deviations in .*)\n", README)
     assert block, "the README no longer quotes `formula audit deviations`: update this test"
     assert main(["audit", "deviations"]) == 0
     line = next(x for x in capsys.readouterr().out.splitlines() if " deviations in " in x)
