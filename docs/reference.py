@@ -53,19 +53,36 @@ def commands() -> list[str]:
     return out
 
 
+def _exit_sentences(text: str) -> list[str]:
+    """The sentences of a help text that speak of an exit status."""
+    text = " ".join(text.split())
+    return [x.strip() for x in re.split(r"(?<=\.)\s+(?=[A-Z`])", text) if re.search(r"\bexit", x, re.I)]
+
+
+def _own_statuses(name: str, parser: argparse.ArgumentParser) -> list[str]:
+    """What one parser's description, epilog and options say of exit statuses (`--help` itself left out)."""
+    out = [f"| `{name}` | | {s.replace('|', '/')} |"
+           for s in _exit_sentences(f"{parser.description or ''} {parser.epilog or ''}")]
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction) or not action.help or action.help == argparse.SUPPRESS:
+            continue
+        out += [f"| `{name}` | `{'/'.join(action.option_strings)}` | {s.replace('|', '/')} |"
+                for s in _exit_sentences(action.help)]
+    for sub, p in _subparsers(parser).items():
+        out += _own_statuses(f"{name} {sub}", p)
+    return out
+
+
 def exit_codes() -> list[str]:
     """The rule every command follows (cli.main.main), then each command's own statuses from its help."""
     from cli.main import COMMANDS, build_parser, main
 
     rule = " ".join((main.__doc__ or "").split())
     out = ["## Exit status", "", f"Every command: {rule.removeprefix('Exit status: ')}", "",
-           "What a command's help says of its own statuses:", ""]
+           "What a command's help says of its own statuses:", "", "| command | option | says |", "|---|---|---|"]
     subs = _subparsers(build_parser())
     for n in COMMANDS:
-        for name, p in [(f"formula {n}", subs[n]), *((f"formula {n} {s}", q) for s, q in _subparsers(subs[n]).items())]:
-            text = " ".join(f"{p.description or ''} {p.epilog or ''}".split())
-            said = [s.strip() for s in re.split(r"(?<=[.;])\s+", text) if re.search(r"\bexit", s)]
-            out += [f"- `{name}`: {s}" for s in said]
+        out += _own_statuses(f"formula {n}", subs[n])
     return out + [""]
 
 

@@ -3,7 +3,9 @@ as written and prints what the page shows under it, and the guide builds with `m
 
 Each page runs on its own, in nav order, in a fresh committee registry (tests.docs.console.page_registry: what
 `formula init` makes, committed on main, plus the stored gold-solve run), its blocks in page order, so a step
-sees what the steps above it on the same page did. To see what a page's commands print now (to update it):
+sees what the steps above it on the same page did. Only ```console blocks run: ```bash holds commands that need
+what a test cannot have (a download, a model server, a person's new key), ```text and ```python are shown only.
+To see what a page's commands print now (to update it):
 
     PYTHONPATH=. python -m tests.docs.test_guide committee.md
 """
