@@ -152,7 +152,7 @@ def solo(root: Path, monkeypatch: pytest.MonkeyPatch) -> Committee:
 
 # ---------------------------------------------------------------------- a committee's own registry
 
-# the people of the user guide's walkthroughs (docs/guide/committee.md): principal -> (name, roles); their keys lie in ~/.ssh/<principal>_ed25519
+# the people of the guide's walkthroughs (docs/guide): principal -> (name, roles); their keys lie in ~/.ssh/<principal>_ed25519
 WALKTHROUGH_PEOPLE: dict[str, tuple[str, list[str]]] = {
     "maintainer": ("R. Maintainer", ["clinical informatician"]),
     "chair": ("Dr A. Chair", ["chair"]),
