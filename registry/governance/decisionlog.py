@@ -616,7 +616,7 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
     signers = f"formulas/{SIGNERS_FILE.as_posix()}"
     if not holders:
         raise SigningError(f"the key {key} ({fp}) is not in {signers}: a committee member adds it (user "
-                           "guide, docs/guide/committee.md)")
+                           "guide, docs/guide/committee.md, People, keys and the policy)")
     if len(holders) > 1:
         raise SigningError(f"the key {key} ({fp}) is listed for several principals ({', '.join(sorted(holders))}) "
                            f"in {signers}: fix that file first")

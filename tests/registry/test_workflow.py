@@ -16,7 +16,7 @@ ENTS = {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]}
 
 def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) -> None:
     root = copy_registry(tmp_path)
-    people = committee(root)  # each person signs with their own key (docs/guide/committee.md, "Signed governance")
+    people = committee(root)  # each person signs with their own key (docs/guide/committee.md, "People, keys and the policy")
     today = clock.today().isoformat()
     # 1. a maintainer proposes Katz's factor as a draft: nothing changes for users yet
     code, out, err = formula(capsys, root, "fix", SODIUM, "--set", "correction_per_mg_dl_glucose=0.016",
