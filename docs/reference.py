@@ -101,25 +101,28 @@ def rule_codes() -> list[str]:
     return out + [""]
 
 
-def _type(spec: dict) -> str:
+def _type(spec: dict, defs: dict) -> str:
+    """A field's type in words: an enumeration by its values, a nested model by its name."""
     if "$ref" in spec:
-        return spec["$ref"].rsplit("/", 1)[-1]
+        name = spec["$ref"].rsplit("/", 1)[-1]
+        return _type(defs[name], defs) if "enum" in defs.get(name, {}) else name
     if "anyOf" in spec:
-        return " or ".join(_type(s) for s in spec["anyOf"])
+        return " or ".join(_type(s, defs) for s in spec["anyOf"])
     if spec.get("type") == "array":
-        return f"list of {_type(spec.get('items', {}))}"
+        return f"list of {_type(spec.get('items', {}), defs)}"
     if "enum" in spec:
         return " / ".join(f"`{v}`" for v in spec["enum"])
     return str(spec.get("type", spec.get("const", "any")))
 
 
 def _fields(title: str, schema: dict) -> list[str]:
-    need = set(schema.get("required", ()))
+    need, defs = set(schema.get("required", ())), schema.get("$defs", {})
     out = [f"### {title}", "", " ".join((schema.get("description") or "").split()), "",
            "| field | type | required | what |", "|---|---|---|---|"]
     for name, spec in schema.get("properties", {}).items():
         what = " ".join((spec.get("description") or "").split()).replace("|", "/")
-        out.append(f"| `{name}` | {_type(spec).replace('|', '/')} | {'yes' if name in need else 'no'} | {what} |")
+        kind = _type(spec, defs).replace("|", "/")
+        out.append(f"| `{name}` | {kind} | {'yes' if name in need else 'no'} | {what} |")
     return out + [""]
 
 

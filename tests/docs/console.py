@@ -125,7 +125,7 @@ def page_registry(tmp: Path) -> Iterator[tuple[Path, Path]]:
     for args in (["add", "-A"], ["commit", "-qm", "The gold-solve run"]):
         subprocess.run(["git", *GIT_ID, *args], cwd=root, check=True, capture_output=True, timeout=60)
     home = tmp / "home"
-    saved = {k: os.environ.get(k) for k in ("HOME", "FORMULA_TODAY", "FORMULA_REGISTRY_ROOT", "COLUMNS")}
+    saved = dict(os.environ)  # a page's `export NAME=...` lasts for that page only
     cwd = os.getcwd()
     os.environ.update(HOME=str(home), FORMULA_TODAY=DAY, COLUMNS="80")
     os.environ.pop("FORMULA_REGISTRY_ROOT", None)  # found from the current folder, as a person's shell finds it
@@ -134,11 +134,8 @@ def page_registry(tmp: Path) -> Iterator[tuple[Path, Path]]:
         yield root, home
     finally:
         os.chdir(cwd)
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+        os.environ.clear()
+        os.environ.update(saved)
 
 
 def masked(text: str, root: Path | None = None) -> str:
