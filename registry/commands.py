@@ -239,7 +239,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    from registry.governance.policy import Policy
+    from registry.trust.policy import Policy
 
     models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile,
                                           "policy": Policy}
@@ -250,7 +250,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.rehash:
-        from registry.governance.errors import ReleaseError
+        from registry.errors import ReleaseError
         from registry.governance.writeplan import writing
 
         require_writable(args.root)
@@ -273,7 +273,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
     def lock_all() -> str:
         from registry.atomic import commit
-        from registry.governance.errors import ReleaseError
+        from registry.errors import ReleaseError
         from registry.governance.writeplan import writing
 
         with writing(args.root) as base:
@@ -368,7 +368,7 @@ def _rehash(reg: Registry) -> int:
 
 def _reseal(reg: Registry, lock: dict[str, dict[str, str]], changes: dict[Path, str | None]) -> dict[str, str] | None:
     """The seal of history before signing, rehashed: its file into `changes`, and what the lock fixes of it."""
-    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
+    from registry.trust.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
     from registry.yamlio import load_text
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from registry import clock, regular
 from registry import versions as ver
+from registry.errors import ReleaseError
 from registry.governance.acting import four_eyes, identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_date, who_of
 from registry.governance.deciding import DecisionRefused, check_approver, main_head, signing
-from registry.governance.errors import ReleaseError
 from registry.governance.writeplan import (
     Plan,
     active_index,
@@ -105,7 +105,7 @@ def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
 def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Path, Any],
                     signer: tuple[str | Path | None, str | None, str | None], when: dt.date, reason: str) -> str:
     """A signed approval, under the registry lock: counted once per principal and key; promoted at k of n."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     dpath, drt = draft
     _base_checks(reg, c, drt)
@@ -150,7 +150,7 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
 def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | None, str | None, str | None],
                     when: dt.date, reason: str) -> str:
     """A further signed approval of the active version: how a version meets a policy made stricter after it."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     v = c.active
     t, ident, acting = identity_of(reg, *signer, when)
@@ -190,7 +190,7 @@ def draft_approved(reg: Registry, slug: str, entry: Any) -> bool:
     """Whether a waiting draft's approvals satisfy the policy (signed), or it records an approval (typed)."""
     if not entry.get("decisions"):
         return bool(entry.get("approved_by"))
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     t = sg.trust(reg.formulas_dir)
     counted, need, why = sg.draft_state(t, sg.audit(reg, reg.calculators[slug], t), slug)

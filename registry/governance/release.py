@@ -15,11 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from registry import clock, regular
 from registry import versions as ver
+from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_assignments, parse_date, parse_labels, reason_of, who_of
 from registry.governance.deciding import main_head, signing
-from registry.governance.errors import ReleaseError
-from registry.governance.policy import POLICY_FILE, Policy
 from registry.governance.writeplan import (
     Plan,
     active_index,
@@ -37,6 +36,7 @@ from registry.governance.writeplan import (
 from registry.loader import Registry
 from registry.schema import Calculator, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR
+from registry.trust.policy import POLICY_FILE, Policy
 from registry.versioned import unreleased
 from registry.words import agree, counted
 from registry.yamlio import rt_dump, rt_load

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 from registry import regular
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
-from registry.governance.errors import ReleaseError
+from registry.errors import ReleaseError
 from registry.loader import Registry, clear_cache, load, resolve_root
 from registry.schema import Calculator, VersionStatus
 from registry.texts import TEXTS_DIR, TextError, catalogue_files
