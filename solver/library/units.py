@@ -8,6 +8,7 @@ All factors come from `formulas/units.yaml`.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from registry.schema import UnitsFile
@@ -55,6 +56,72 @@ class ConversionError(ValueError):
     """A unit string that cannot be converted; the caller names the variable."""
 
 
+class AmbiguousSpelling(ConversionError):
+    """A spelling that reads as two different things for one input: never guessed, both readings named."""
+
+    def __init__(self, given: object, readings: Sequence[object]):
+        self.given, self.readings = given, tuple(readings)
+        super().__init__(f"{given!r} could mean {' or '.join(repr(r) for r in self.readings)}: "
+                         "give one of them as written")
+
+
+def _aliases(units: UnitsFile) -> dict[str, list[str]]:
+    """The registry's unit aliases without case: {folded alias: [its units]} (two when the table is ambiguous,
+    which `formula validate` refuses)."""
+    out: dict[str, list[str]] = {}
+    for alias, unit in units.spellings.units.items():
+        got = out.setdefault(normalise_unit(alias).casefold(), [])
+        if unit not in got:
+            got.append(unit)
+    return out
+
+
+def unit_key(unit: str, aliases: dict[str, list[str]]) -> str:
+    """What a unit means, as far as spelling goes: each part between slashes through the alias table (a part with
+    two readings keeps its own spelling), without case. Two spellings with one key are one unit."""
+    parts = []
+    for part in normalise_unit(unit).split("/"):
+        found = aliases.get(part.casefold(), [])
+        parts.append((found[0] if len(found) == 1 else part).casefold())
+    return "/".join(parts)
+
+
+def unit_readings(units: UnitsFile, given: str, accepted: Sequence[str]) -> list[str]:
+    """Every accepted unit `given` may be read as, one per meaning: as written, without case, or through the
+    registry's aliases (whole, or part by part between slashes: 'umol/l' is 'µmol/L'). Empty when none."""
+    typed = normalise_unit(given.strip())
+    if typed in accepted:
+        return [typed]
+    aliases = _aliases(units)
+    wanted = {typed.casefold()}
+    variants: list[list[str]] = []
+    for part in typed.split("/"):
+        variants.append([part.casefold()] + [u.casefold() for u in aliases.get(part.casefold(), [])])
+    wanted.update("/".join(c) for c in _product(variants))
+    wanted.update(u.casefold() for u in aliases.get(typed.casefold(), []))
+    by_meaning: dict[str, str] = {}
+    for a in accepted:
+        if a.casefold() in wanted:
+            by_meaning.setdefault(unit_key(a, aliases), a)  # 'mm Hg' and 'mm hg' are one reading
+    return list(by_meaning.values())
+
+
+def _product(variants: list[list[str]]) -> list[tuple[str, ...]]:
+    out: list[tuple[str, ...]] = [()]
+    for options in variants:
+        out = [o + (v,) for o in out for v in dict.fromkeys(options)]
+    return out
+
+
+def read_unit(units: UnitsFile, given: str, accepted: Sequence[str]) -> str:
+    """The accepted unit `given` stands for; `given` normalised when it stands for none (the caller refuses it with
+    its usual message). Raises `AmbiguousSpelling` when it could stand for two."""
+    found = unit_readings(units, given, accepted)
+    if len(found) > 1:
+        raise AmbiguousSpelling(given, found)
+    return found[0] if found else normalise_unit(given)
+
+
 @dataclass(frozen=True)
 class Converter:
     units: UnitsFile
@@ -63,6 +130,8 @@ class Converter:
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
     number_rule: Digits = field(init=False, repr=False, compare=False)  # units.rounding, read once (a plain object)
     _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
+    _spellings: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict, init=False, repr=False,
+                                                               compare=False)  # (given, accepted) -> read
     _analytes: dict[str, tuple[float | None, int | None]] = field(default_factory=dict, init=False, repr=False,
                                                                    compare=False)  # name -> (molar mass, valence)
     # the unit data's tables read on every case, held here as plain attributes (a read of the model's attribute measured
@@ -76,6 +145,18 @@ class Converter:
         object.__setattr__(self, "heights", self.units.height)
         object.__setattr__(self, "weights", self.units.weight)
         object.__setattr__(self, "volumes", self.units.volume)
+
+    def read_unit(self, unit: str, accepted: Sequence[str]) -> str:
+        """The registry's spelling of `unit` among `accepted` (aliases of formulas/units.yaml, case): the one place a
+        unit's spelling is read, for `compute`, the command line, the tools and a column of a table alike (each
+        distinct spelling once per converter). Raises `AmbiguousSpelling` for a spelling with two readings."""
+        key = (unit, tuple(accepted))
+        hit = self._spellings.get(key)
+        if hit is None:
+            hit = read_unit(self.units, unit, accepted)
+            if len(self._spellings) < 4096:
+                self._spellings[key] = hit
+        return hit
 
     def analyte(self, name: str) -> tuple[float | None, int | None]:
         """(molar mass, valence) of an analyte of the unit data (a KeyError for one it lacks), read once."""

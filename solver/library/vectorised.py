@@ -44,6 +44,7 @@ from solver.library.core import _compute
 from solver.library.errors import CalculatorError
 from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS, NUMPY_MATH
 from solver.library.plan import plan
+from solver.library.spelling import accepted_parts
 from solver.library.units import ConversionError, Converter, normalise_unit, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)
@@ -699,9 +700,14 @@ class Columns:
         """`Context.<method>` for the rows of one unit: (values, rows within range); None: unit refused."""
         units = self.reg.units
         assert units is not None
-        if spec.accepted_units and unit not in spec.accepted_units:
-            return None
         conv: Any = ArrayConverter(units, exact=not self.benchmark)  # its methods take arrays where they take floats
+        if spec.accepted_units and unit not in spec.accepted_units:
+            try:  # 'lb' is 'lbs', 'umol/L' is 'µmol/L': read once per distinct unit, as `compute` reads it
+                unit = conv.read_unit(unit, accepted_parts(spec))
+            except ConversionError:
+                return None  # two readings: the row is refused, by `compute`'s own message
+            if unit not in spec.accepted_units:
+                return None
         out: Any
         try:
             if method == "quantity":

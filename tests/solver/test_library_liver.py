@@ -164,7 +164,7 @@ def test_unknown_key(slug):
 
 
 @pytest.mark.parametrize("slug,key,value", [
-    ("meld-na", "Bilirubin", [2, "mg/dl"]), ("meld-na", "creatinine", [100, "umol/L"]),
+    ("meld-na", "Bilirubin", [2, "mg%"]), ("meld-na", "creatinine", [100, "nmol/L"]),
     ("meld-na", "creatinine", [100, "мmol/L"]), ("meld-na", "Sodium", [130, "mEq"]),  # Cyrillic em (Greek mu is read)
     ("fib-4", "Platelet count", [200, "10^9/L"]), ("fib-4", "Platelet count", [200, "K/µL"]),
     ("fib-4", "Aspartate aminotransferase", [40, "µkat/L"]), ("fib-4", "age", [50, "yrs"]),

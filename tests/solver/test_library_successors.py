@@ -169,8 +169,8 @@ def test_meld3_unknown_key(key):
     _raises(UnknownInput, "meld-3-0", {**GOOD_MELD, key: 1}, key)
 
 
-@pytest.mark.parametrize("key,value", [("Albumin", [2.8, "mg/dL"]), ("Albumin", [2.8, "g/dl"]),
-                                       ("creatinine", [100, "umol/L"]), ("Sodium", [130, "mEq"])])
+@pytest.mark.parametrize("key,value", [("Albumin", [2.8, "mg/dL"]), ("Albumin", [2.8, "g%"]),
+                                       ("creatinine", [100, "nmol/L"]), ("Sodium", [130, "mEq"])])
 def test_meld3_unknown_unit(key, value):
     _raises(UnknownUnit, "meld-3-0", {**GOOD_MELD, key: value}, key)
 

@@ -1,0 +1,182 @@
+"""Input as people and exports write it, read once in the registry's spelling: the one cleanup of a call.
+
+`formula solve`, the MCP and OpenAI tools and Python `solve()` all hand their entities to `clean` before anything
+is computed, so the same input is read the same way everywhere: a name that differs from an input only in case
+('Sex'), a unit written another way ('lb', 'umol/L', the Greek mu), a choice's code or case ('M', 'female'), a
+yes/no written as 'yes', 'N' or 1. What may be read as what is registry data (formulas/units.yaml `spellings:` and
+a choice input's `codes:`); a unit's spelling is read by the converter (`Converter.read_unit`), so a table's unit
+column is read the same way. Nothing is guessed: a spelling with two readings is refused naming both, and every
+reading is kept (`Reading`) for the answer record, as given and as read.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from registry.schema import Calculator, Input, InputKind, UnitsFile
+from solver.library.errors import AmbiguousValue
+from solver.library.units import AmbiguousSpelling, Converter, normalise_unit
+
+__all__ = ["AmbiguousSpelling", "Cleaned", "Reading", "choice_readings", "clean", "read_choice", "read_flag"]
+
+# kinds whose value is [number, unit] (or several such pairs); a special input's units are only normalised
+_UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight,
+                         InputKind.height, InputKind.temperature, InputKind.count_per_volume})
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One value or name read other than as written: `given` as typed, `read` as the registry spells it."""
+
+    input: str
+    given: Any
+    read: Any
+    what: str  # "name", "unit", "option", "yes/no"
+
+    def as_warning(self) -> str:
+        if self.what == "name":
+            return f"input {self.given!r} read as {self.read!r} (names are matched without case)"
+        return f"{self.input}: {self.given!r} read as {self.read!r} ({self.what})"
+
+
+@dataclass
+class Cleaned:
+    """The entities in the registry's spelling, and every reading that made them so."""
+
+    entities: dict[str, Any]
+    readings: list[Reading] = field(default_factory=list)
+
+    def warnings(self) -> list[str]:
+        return [r.as_warning() for r in self.readings]
+
+
+def _fold(s: str) -> str:
+    return normalise_unit(s.strip()).casefold()
+
+
+def choice_readings(units: UnitsFile, spec: Input, given: str) -> list[str]:
+    """The options `given` may be read as: as written, without case, or through a code (the input's own, then
+    the registry's shared codes for options the input has). One per option; empty when none."""
+    if given in spec.options:
+        return [given]
+    folded = _fold(given)
+    found = [o for o in spec.options if _fold(o) == folded]
+    for table in (spec.codes, units.spellings.choices):
+        found += [o for code, o in table.items() if _fold(code) == folded and o in spec.options]
+    return list(dict.fromkeys(found))
+
+
+def read_choice(units: UnitsFile, spec: Input, given: Any) -> Any:
+    """The option a string stands for; anything else as given (the library refuses what is not an option)."""
+    if not isinstance(given, str):
+        return given
+    found = choice_readings(units, spec, given)
+    if len(found) > 1:
+        raise AmbiguousSpelling(given, found)
+    return found[0] if found else given
+
+
+def read_flag(units: UnitsFile, given: Any) -> Any:
+    """True or False for a yes/no written as a code of the registry ('yes', 'N', '1', or the numbers 1 and 0);
+    anything else as given."""
+    if isinstance(given, bool):
+        return given
+    if given == "True" or given == "False":  # the benchmark's own spelling (medcalc/VOCAB.md), with or without a table
+        return given == "True"
+    if isinstance(given, int) and given in (0, 1):
+        given = str(given)
+    if not isinstance(given, str):
+        return given
+    folded = _fold(given)
+    found = list(dict.fromkeys(v for code, v in units.spellings.booleans.items() if _fold(code) == folded))
+    if len(found) > 1:
+        raise AmbiguousSpelling(given, found)
+    return found[0] if found else given
+
+
+def accepted_parts(spec: Input) -> list[str]:
+    """The units an input accepts, a joined form ('ft+in') also by its parts."""
+    out = list(spec.accepted_units)
+    for u in spec.accepted_units:
+        if "+" in u:
+            out += [p for p in u.split("+") if p not in out]
+    return out
+
+
+def read_units(conv: Converter, spec: Input, given: Any) -> Any:
+    """A [number, unit, ...] value with each unit after a number in the registry's spelling."""
+    if not isinstance(given, list) or not any(isinstance(v, str) for v in given):
+        return given
+    accepted = accepted_parts(spec) if spec.kind in _UNIT_KINDS else []
+    out = []
+    for i, v in enumerate(given):
+        if isinstance(v, str) and i and not isinstance(given[i - 1], str):
+            v = conv.read_unit(v, accepted) if accepted else normalise_unit(v)
+        out.append(v)
+    return out
+
+
+def _name_renames(calc: Calculator, entities: dict[str, Any]) -> dict[str, str]:
+    """{given name: input} for a name that differs from one input only in case, unless two inputs fold alike or
+    the input's own name is given too."""
+    declared = {i.name for i in calc.inputs}
+    folded: dict[str, list[str]] = {}
+    for name in declared:
+        folded.setdefault(name.casefold(), []).append(name)
+    out = {}
+    for key in entities:
+        match = folded.get(key.casefold(), []) if isinstance(key, str) and key not in declared else []
+        if len(match) == 1 and match[0] not in entities:
+            out[key] = match[0]
+    return out
+
+
+def _value(conv: Converter, spec: Input, given: Any) -> tuple[Any, str]:
+    if spec.kind == InputKind.choice:
+        return read_choice(conv.units, spec, given), "option"
+    if spec.kind == InputKind.boolean:
+        return read_flag(conv.units, given), "yes/no"
+    return read_units(conv, spec, given), "unit"
+
+
+def clean(calc: Calculator, conv: Converter, entities: Any) -> Cleaned:
+    """`entities` read in the registry's spelling (names, units, options, yes/no), with every reading made.
+    Raises `AmbiguousValue` (naming the input and both readings) for a value with two readings; a value nothing reads is left as
+    given, for the library to refuse with its own message."""
+    if not isinstance(entities, dict):
+        return Cleaned(entities)
+    renames = _name_renames(calc, entities)
+    specs = {i.name: i for i in calc.inputs}
+    out: dict[str, Any] = {}
+    readings = [Reading(name, given, name, "name") for given, name in renames.items()]
+    for key, given in entities.items():
+        name = renames.get(key, key)
+        spec = specs.get(name)
+        value, what = (given, "") if spec is None else _read(conv, calc.slug, spec, given)
+        if value != given or type(value) is not type(given):
+            readings.append(Reading(name, given, value, what))
+        out[name] = value
+    return Cleaned(out, readings)
+
+
+def _read(conv: Converter, slug: str, spec: Input, given: Any) -> tuple[Any, str]:
+    try:
+        return _value(conv, spec, given)
+    except AmbiguousSpelling as e:
+        raise AmbiguousValue(slug, spec.name, str(e)) from None
+
+
+def spellings_of(units: UnitsFile, spec: Input) -> list[str]:
+    """Every spelling besides its own that an input reads (for `formula show` and the guide), e.g. "lb -> lbs"."""
+    out: list[str] = []
+    if spec.kind == InputKind.choice:
+        for table in (spec.codes, units.spellings.choices):
+            out += [f"{code} -> {o}" for code, o in table.items() if o in spec.options]
+    elif spec.kind == InputKind.boolean:
+        out += [f"{code} -> {'yes' if v else 'no'}" for code, v in units.spellings.booleans.items()]
+    elif spec.kind in _UNIT_KINDS:
+        accepted = accepted_parts(spec)
+        for alias, unit in units.spellings.units.items():
+            if unit in accepted or any(unit in a.split("/") for a in accepted):
+                out.append(f"{alias} -> {unit}")
+    return list(dict.fromkeys(out))
