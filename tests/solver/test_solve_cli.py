@@ -40,7 +40,7 @@ def test_solve_from_file_and_slug(tmp_path, capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("ents, message", [
-    ({"weight": [70, "lb"], "height": [175, "cm"]}, "unknown unit 'lb'; accepted: kg, lbs, g"),
+    ({"weight": [70, "stone"], "height": [175, "cm"]}, "unknown unit 'stone'; accepted: kg, lbs, g"),
     ({"weight": [70, "kg"]}, "'height': required input is missing"),
     ({"weight": [70, "kg"], "height": [175, "cm"], "shoe": 9}, "'shoe': unknown input"),
     ({"weight": ["70", "kg"], "height": [175, "cm"]}, "expected a number"),

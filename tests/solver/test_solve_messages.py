@@ -1,6 +1,7 @@
 """What a refused input says, on `formula solve` and on a tool call (MCP, OpenAI) alike: names matched without
 case, every unknown and missing input in one message with did-you-mean, the registry's aliases and codes read
-('lb', 'umol/L', 'F'), unit hints for the spellings it does not read, an out-of-range value in the unit typed, and `--format json` errors as a JSON object on stdout.
+('lb', 'umol/L', 'F'), unit hints for the spellings it does not read, an out-of-range value in the unit typed,
+and `--format json` errors as a JSON object on stdout.
 
 Converted numbers are checked against the unit definitions themselves (1 lb = 0.45359237 kg, 1 in = 2.54 cm,
 1 ft = 0.3048 m, creatinine 1 mg/dL = 88.4 umol/L), never against this code's own output."""
