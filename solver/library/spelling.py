@@ -13,9 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from registry.schema import Calculator, Input, InputKind, UnitsFile
+from registry.schema import Calculator, Input, InputKind
+from registry.spellings import (
+    AmbiguousSpelling,
+    accepted_parts,
+    choice_readings,
+    normalise_unit,
+    read_choice,
+    read_flag,
+)
 from solver.library.errors import AmbiguousValue
-from solver.library.units import AmbiguousSpelling, Converter, normalise_unit
+from solver.library.units import Converter
 
 __all__ = ["AmbiguousSpelling", "Cleaned", "Reading", "choice_readings", "clean", "read_choice", "read_flag"]
 
@@ -48,59 +56,6 @@ class Cleaned:
 
     def warnings(self) -> list[str]:
         return [r.as_warning() for r in self.readings]
-
-
-def _fold(s: str) -> str:
-    return normalise_unit(s.strip()).casefold()
-
-
-def choice_readings(units: UnitsFile, spec: Input, given: str) -> list[str]:
-    """The options `given` may be read as: as written, without case, or through a code (the input's own, then
-    the registry's shared codes for options the input has). One per option; empty when none."""
-    if given in spec.options:
-        return [given]
-    folded = _fold(given)
-    found = [o for o in spec.options if _fold(o) == folded]
-    for table in (spec.codes, units.spellings.choices):
-        found += [o for code, o in table.items() if _fold(code) == folded and o in spec.options]
-    return list(dict.fromkeys(found))
-
-
-def read_choice(units: UnitsFile, spec: Input, given: Any) -> Any:
-    """The option a string stands for; anything else as given (the library refuses what is not an option)."""
-    if not isinstance(given, str):
-        return given
-    found = choice_readings(units, spec, given)
-    if len(found) > 1:
-        raise AmbiguousSpelling(given, found)
-    return found[0] if found else given
-
-
-def read_flag(units: UnitsFile, given: Any) -> Any:
-    """True or False for a yes/no written as a code of the registry ('yes', 'N', '1', or the numbers 1 and 0);
-    anything else as given."""
-    if isinstance(given, bool):
-        return given
-    if given == "True" or given == "False":  # the benchmark's own spelling (medcalc/VOCAB.md), with or without a table
-        return given == "True"
-    if isinstance(given, int) and given in (0, 1):
-        given = str(given)
-    if not isinstance(given, str):
-        return given
-    folded = _fold(given)
-    found = list(dict.fromkeys(v for code, v in units.spellings.booleans.items() if _fold(code) == folded))
-    if len(found) > 1:
-        raise AmbiguousSpelling(given, found)
-    return found[0] if found else given
-
-
-def accepted_parts(spec: Input) -> list[str]:
-    """The units an input accepts, a joined form ('ft+in') also by its parts."""
-    out = list(spec.accepted_units)
-    for u in spec.accepted_units:
-        if "+" in u:
-            out += [p for p in u.split("+") if p not in out]
-    return out
 
 
 def read_units(conv: Converter, spec: Input, given: Any) -> Any:
@@ -164,19 +119,3 @@ def _read(conv: Converter, slug: str, spec: Input, given: Any) -> tuple[Any, str
         return _value(conv, spec, given)
     except AmbiguousSpelling as e:
         raise AmbiguousValue(slug, spec.name, str(e)) from None
-
-
-def spellings_of(units: UnitsFile, spec: Input) -> list[str]:
-    """Every spelling besides its own that an input reads (for `formula show` and the guide), e.g. "lb -> lbs"."""
-    out: list[str] = []
-    if spec.kind == InputKind.choice:
-        for table in (spec.codes, units.spellings.choices):
-            out += [f"{code} -> {o}" for code, o in table.items() if o in spec.options]
-    elif spec.kind == InputKind.boolean:
-        out += [f"{code} -> {'yes' if v else 'no'}" for code, v in units.spellings.booleans.items()]
-    elif spec.kind in _UNIT_KINDS:
-        accepted = accepted_parts(spec)
-        for alias, unit in units.spellings.units.items():
-            if unit in accepted or any(unit in a.split("/") for a in accepted):
-                out.append(f"{alias} -> {unit}")
-    return list(dict.fromkeys(out))

@@ -12,34 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from registry.schema import UnitsFile
+from registry.spellings import MICRO_SIGN, AmbiguousSpelling, normalise_unit, read_unit, unit_key, unit_readings  # noqa: F401
 from solver.library.rounding import Digits, as_written, round_number
 
 __all__ = ["round_number"]  # (re-exported: the rounding itself lives in solver.library.rounding)
-
-
-MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5
-
-
-KEEP_SUPERSCRIPTS = frozenset("\u00b2\u00b3")
-# the non-ASCII spellings normalised so far ("µmol/L", "µg" are common inputs): a lookup measured 60 ns against
-# 770 ns for normalising "µmol/L" again; bounded, as the spellings come from the callers
-_NORMALISED: dict[str, str] = {}
-MAX_NORMALISED = 1024
-
-
-def normalise_unit(unit: str) -> str:
-    """A unit string in the registry's spelling: NFKC (full-width letters, compatibility forms), then the
-    Greek mu (U+03BC, which NFKC also makes of the micro sign) as the micro sign U+00B5."""
-    if unit.isascii():  # the common case: nothing to normalise
-        return unit
-    out = _NORMALISED.get(unit)
-    if out is None:
-        # per character, keeping the superscripts the registry spells units with (m², m³), which NFKC folds to digits
-        out = "".join(c if c in KEEP_SUPERSCRIPTS else unicodedata.normalize("NFKC", c) for c in unit)
-        out = out.replace(GREEK_MU, MICRO_SIGN)
-        if len(_NORMALISED) < MAX_NORMALISED:
-            _NORMALISED[unit] = out
-    return out
 
 
 def lookalike_note(unit: str, accepted: list[str]) -> str:
@@ -54,72 +30,6 @@ def lookalike_note(unit: str, accepted: list[str]) -> str:
 
 class ConversionError(ValueError):
     """A unit string that cannot be converted; the caller names the variable."""
-
-
-class AmbiguousSpelling(ConversionError):
-    """A spelling that reads as two different things for one input: never guessed, both readings named."""
-
-    def __init__(self, given: object, readings: Sequence[object]):
-        self.given, self.readings = given, tuple(readings)
-        super().__init__(f"{given!r} could mean {' or '.join(repr(r) for r in self.readings)}: "
-                         "give one of them as written")
-
-
-def _aliases(units: UnitsFile) -> dict[str, list[str]]:
-    """The registry's unit aliases without case: {folded alias: [its units]} (two when the table is ambiguous,
-    which `formula validate` refuses)."""
-    out: dict[str, list[str]] = {}
-    for alias, unit in units.spellings.units.items():
-        got = out.setdefault(normalise_unit(alias).casefold(), [])
-        if unit not in got:
-            got.append(unit)
-    return out
-
-
-def unit_key(unit: str, aliases: dict[str, list[str]]) -> str:
-    """What a unit means, as far as spelling goes: each part between slashes through the alias table (a part with
-    two readings keeps its own spelling), without case. Two spellings with one key are one unit."""
-    parts = []
-    for part in normalise_unit(unit).split("/"):
-        found = aliases.get(part.casefold(), [])
-        parts.append((found[0] if len(found) == 1 else part).casefold())
-    return "/".join(parts)
-
-
-def unit_readings(units: UnitsFile, given: str, accepted: Sequence[str]) -> list[str]:
-    """Every accepted unit `given` may be read as, one per meaning: as written, without case, or through the
-    registry's aliases (whole, or part by part between slashes: 'umol/l' is 'µmol/L'). Empty when none."""
-    typed = normalise_unit(given.strip())
-    if typed in accepted:
-        return [typed]
-    aliases = _aliases(units)
-    wanted = {typed.casefold()}
-    variants: list[list[str]] = []
-    for part in typed.split("/"):
-        variants.append([part.casefold()] + [u.casefold() for u in aliases.get(part.casefold(), [])])
-    wanted.update("/".join(c) for c in _product(variants))
-    wanted.update(u.casefold() for u in aliases.get(typed.casefold(), []))
-    by_meaning: dict[str, str] = {}
-    for a in accepted:
-        if a.casefold() in wanted:
-            by_meaning.setdefault(unit_key(a, aliases), a)  # 'mm Hg' and 'mm hg' are one reading
-    return list(by_meaning.values())
-
-
-def _product(variants: list[list[str]]) -> list[tuple[str, ...]]:
-    out: list[tuple[str, ...]] = [()]
-    for options in variants:
-        out = [o + (v,) for o in out for v in dict.fromkeys(options)]
-    return out
-
-
-def read_unit(units: UnitsFile, given: str, accepted: Sequence[str]) -> str:
-    """The accepted unit `given` stands for; `given` normalised when it stands for none (the caller refuses it with
-    its usual message). Raises `AmbiguousSpelling` when it could stand for two."""
-    found = unit_readings(units, given, accepted)
-    if len(found) > 1:
-        raise AmbiguousSpelling(given, found)
-    return found[0] if found else normalise_unit(given)
 
 
 @dataclass(frozen=True)
