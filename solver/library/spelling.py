@@ -103,9 +103,9 @@ def clean(calc: Calculator, conv: Converter, entities: Any) -> Cleaned:
     renames = _name_renames(calc, entities)
     specs = {i.name: i for i in calc.inputs}
     out: dict[str, Any] = {}
-    readings = [Reading(name, given, name, "name") for given, name in renames.items()]
+    readings = [Reading(read, typed, read, "name") for typed, read in renames.items()]
     for key, given in entities.items():
-        name = renames.get(key, key)
+        name: str = renames[key] if key in renames else key
         spec = specs.get(name)
         value, what = (given, "") if spec is None else _read(conv, calc.slug, spec, given)
         if value != given or type(value) is not type(given):
