@@ -181,8 +181,11 @@ def main(argv: list[str] | None = None) -> int:
     from registry.cliutil import CommandError  # imported once a command runs (every command reads it)
     from registry.loader import ROOT_ENV
 
-    if command in RELEASING:  # every release runs the calculator's reference cases (registered by the audit layer)
-        import audit.release_check  # noqa: F401
+    if command in RELEASING:  # every release runs the calculator's reference cases (the audit layer's check)
+        from audit.release_check import reference_lines
+        from registry.governance.writeplan import on_release
+
+        on_release(reference_lines)
 
     from registry import tables  # --wide: this command's tables at their full width (and the note names it)
 
