@@ -274,22 +274,26 @@ def _release_args(p: argparse.ArgumentParser) -> None:
                    "body weight): a version's content covers its dependencies'")
 
 
-def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft,
-                with_dependants=args.with_dependants, key=args.key)
+def _release_request(args: argparse.Namespace, **fix: Any) -> Any:
+    """The typed request of `formula release` or `fix` (registry.governance.release.ReleaseRequest)."""
+    from registry.governance.release import ReleaseRequest
+
+    return ReleaseRequest(calculator=args.calculator, reason=args.reason, part=args.part, date=args.date, by=args.by,
+                          role=args.role, draft=args.draft, with_dependants=args.with_dependants,
+                          key=None if args.key is None else str(args.key), **fix)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
-    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, **_release_kw(args)))
+    return maintain(args.root, lambda: release(args.root, _release_request(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
-    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                                labels=args.labels, name=args.formula_name, **_release_kw(args)))
+    ask = _release_request(args, sets=args.assignments or [], labels=args.labels or [], name=args.formula_name)
+    return maintain(args.root, lambda: release(args.root, ask))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

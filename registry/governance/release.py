@@ -13,6 +13,8 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from registry import clock, regular
 from registry import versions as ver
 from registry.errors import ReleaseError
@@ -118,32 +120,45 @@ class _Request:
     formula_name: str | None = None
 
 
-def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
-            by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None,
-            name: str | None = None) -> str:
-    """Release a calculator's edited content (or `sets`, constant values) as a new version.
+class ReleaseRequest(BaseModel):
+    """What `formula release` or `formula fix` asks for, as typed (checked before anything is read or written).
 
-    `name`: the formula's new name (formula.name), for a fix whose new label the old name contradicts
-    (registry.labels: the fix warns when a name or text keeps the old label).
+    `sets`: constant values (`NAME=VALUE`); `labels`: their new names (`NAME=LABEL`); `name`: the formula's new
+    name, for a fix whose new label the old name contradicts (registry.labels: the fix warns when a name or text
+    keeps the old label). With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four
+    eyes every version does (the author's key cannot approve it). With a future effective `date`, an approved
+    version waits there until `formula activate`."""
 
-    With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four eyes every
-    version does (the author's key cannot approve it). With a future effective date, an approved
-    version waits there until `formula activate`.
-    """
-    reason = reason_of(reason)
-    if part not in ("major", "minor", "patch"):
-        raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
-    req = _Request(reason, part, parse_date(date, "--date"), clock.today(), parse_assignments(sets or []),
-                   parse_labels(labels or []), _formula_name(name))
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    calculator: str
+    reason: str
+    part: str = "minor"
+    date: str | None = None
+    by: str | None = None
+    role: str | None = None
+    sets: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    name: str | None = None
+    draft: bool = False
+    with_dependants: bool = False
+    key: str | None = None
+
+
+def release(root: Path | str | None, ask: ReleaseRequest) -> str:
+    """Release a calculator's edited content (or `ask.sets`, constant values) as a new version."""
+    reason = reason_of(ask.reason)
+    if ask.part not in ("major", "minor", "patch"):
+        raise ReleaseError(f"--part must be major, minor or patch, got {ask.part!r}")
+    req = _Request(reason, ask.part, parse_date(ask.date, "--date"), clock.today(), parse_assignments(ask.sets),
+                   parse_labels(ask.labels), _formula_name(ask.name))
     with writing(root) as base:
         reg = loaded(base, "releasing")
         pol = policy_of(reg)
-        c = calculator(reg, ref)
-        targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
+        c = calculator(reg, ask.calculator)
+        targets = [c.slug] + (dependants(reg, c.slug) if ask.with_dependants else [])
         dirty = _releasable(reg, c, targets, req)
         _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names, req.formula_name)  # refused before who decides
-        d = _deciders(reg, pol, targets, (key, by, role), draft, req.effective, req.today)
+        d = _deciders(reg, pol, targets, (ask.key, ask.by, ask.role), ask.draft, req.effective, req.today)
         plan = Plan(reg)
         released: list[str] = []
         tried: dict[str, Calculator] = {}  # each target as this release makes it (a draft's content included)
