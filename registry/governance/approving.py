@@ -123,7 +123,6 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     rec = signed_record(ident, acting, slug=c.slug, version=version, content=content, effective=effective,
                 decision="approve", day=when, reason=reason, previous=sg.head([x.entry for x in a.checked]))
     drt["versions"][-1].setdefault("decisions", []).append(rec)
-    validated(rt_dump(drt), dpath)
     new = sg.Checked(sg.Entry(c.slug, version, effective, content, sg.Decision.model_validate(plain(rec)), "", 1,
                               True), ident.fingerprint, None)
     counted, _ = sg.tally(t, c.slug, [*mine, new])
@@ -131,20 +130,27 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     plan = Plan(reg)
     said = f"{c.slug} {version}: approved by {ident.person.name} ({_acting(ident.principal, acting)}) on {when}"
     if len(counted) < need:
-        plan.changes[dpath] = rt_dump(drt)
+        plan.changes[dpath] = _checked_draft(drt, dpath)
         plan.commit()
         return (f"{said}; {len(counted)} of {need} approvals, so it waits for {need - len(counted)} more "
                 f"(by principals other than {mine[0].entry.d.principal}); {c.active.version} stays active")
     if effective > clock.today():
-        plan.changes[dpath] = rt_dump(drt)
+        plan.changes[dpath] = _checked_draft(drt, dpath)
         plan.commit()
         return (f"{said}; {c.active.version} stays active until {effective} (run `formula activate` on or after "
                 "that day)")
-    plan.promote(c.slug, drt)
+    plan.promote(c.slug, drt)  # validates the file it makes, the approved version in it: once
     plan.changes[dpath] = None
     plan.finish([c.slug])
     plan.commit()
     return f"{said}; now active (was {c.active.version})" + after_checks(reg, plan.calcs, [c.slug])
+
+
+def _checked_draft(drt: Any, dpath: Path) -> str:
+    """The draft with its new approval, as it will be written: validated once, before anything is written."""
+    text = rt_dump(drt)
+    validated(text, dpath)
+    return text
 
 
 def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | None, str | None, str | None],

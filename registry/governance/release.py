@@ -29,6 +29,7 @@ from registry.governance.writeplan import (
     dependants,
     draft_path,
     loaded,
+    plain,
     released_file,
     restore_text,
     validated,
@@ -36,7 +37,7 @@ from registry.governance.writeplan import (
     writing,
 )
 from registry.loader import Registry
-from registry.schema import Calculator, VersionStatus, constant_problem
+from registry.schema import Calculator, Decision, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR
 from registry.trust.policy import POLICY_FILE, Policy
 from registry.versioned import unreleased
@@ -266,7 +267,7 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
             d.signer[0], d.signer[1], slug=slug, version=new_version, content=ver.content_hash(new_data),
             effective=req.effective, decision=d.kind, day=req.today, reason=note, previous=main_head(reg, calc))]
         text = rt_dump(rt)
-        proposed = validated(text, path)
+        proposed = _with_decision(proposed, rt["versions"][-1]["decisions"][0])  # the version was validated above
     if d.draft or req.effective > req.today:
         plan.changes[draft_path(reg, slug)] = text
         if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
@@ -274,6 +275,14 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
     else:
         plan.promote(slug, rt)
     return proposed
+
+
+def _with_decision(calc: Calculator, rec: Any) -> Calculator:
+    """`calc` with the signed decision `rec` on its last version, the record checked alone (`Decision`): the rest
+    of the file was validated a moment ago, so a version is validated once per release."""
+    last = calc.versions[-1]
+    last = last.model_copy(update={"decisions": [Decision.model_validate(plain(rec))]})
+    return calc.model_copy(update={"versions": [*calc.versions[:-1], last]})
 
 
 def _released_message(c: Calculator, released: list[str], d: _Deciding, pol: Policy, req: _Request) -> str:
