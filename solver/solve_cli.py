@@ -22,7 +22,7 @@ ABSTAINED = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("solve", help="compute one calculator from its gold variables",
+    p = sub.add_parser("solve",
                        description="Compute a calculator and print its answer record. Entities are the benchmark's "
                        "gold-variable block as JSON, inline or @FILE. Route auto: the verified library where the "
                        "calculator has a function (cross-checked against --program when one is given: a mismatch "
