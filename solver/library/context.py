@@ -482,6 +482,8 @@ class Context:
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)
+        if unit not in self.spec(name).accepted_units:
+            unit = self._read_unit(name, unit)
         self._accept(name, unit)
         try:
             out = self.conv.temperature_c(v, unit)
@@ -492,6 +494,8 @@ class Context:
 
     def count_per_litre(self, name: str) -> float:
         v, unit = self._pair(name)
+        if unit not in self.spec(name).accepted_units:
+            unit = self._read_unit(name, unit)
         self._accept(name, unit)
         try:
             out = self.conv.count_per_litre(v, unit)

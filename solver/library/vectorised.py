@@ -701,7 +701,7 @@ class Columns:
         units = self.reg.units
         assert units is not None
         conv: Any = ArrayConverter(units, exact=not self.benchmark)  # its methods take arrays where they take floats
-        if spec.accepted_units and unit not in spec.accepted_units:
+        if spec.accepted_units and unit not in spec.accepted_units and method != "dose":  # (a dose's unit as typed)
             try:  # 'lb' is 'lbs', 'umol/L' is 'µmol/L': read once per distinct unit, as `compute` reads it
                 unit = conv.read_unit(unit, accepted_parts(spec))
             except ConversionError:
