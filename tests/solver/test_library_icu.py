@@ -263,5 +263,5 @@ def test_sofa_bad_inputs():
     _raises(UnknownInput, "sofa", {**SOFA_BASE, "Dobutamine": [5, "µg/kg/min"]}, "Dobutamine")
     _raises(UnknownUnit, "sofa", {**SOFA_BASE, "Bilirubin": [20, "nmol/L"]}, "Bilirubin")
     _raises(UnknownUnit, "sofa", {**SOFA_BASE, "DOPamine": [5, "mg/kg/min"]}, "DOPamine")
-    _raises(BadValue, "sofa", {**SOFA_BASE, "On mechanical ventilation": "yes"}, "On mechanical ventilation")
+    _raises(BadValue, "sofa", {**SOFA_BASE, "On mechanical ventilation": "si"}, "On mechanical ventilation")
     _raises(OutOfRange, "sofa", {**SOFA_BASE, "FiO2": [0.5, "%"]}, "FiO2")
