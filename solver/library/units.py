@@ -8,7 +8,7 @@ All factors come from `formulas/units.yaml`.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from registry.schema import UnitsFile
@@ -56,6 +56,17 @@ class Converter:
         object.__setattr__(self, "weights", self.units.weight)
         object.__setattr__(self, "volumes", self.units.volume)
 
+    def table_unit(self, unit: str, table: Mapping[str, object]) -> str:
+        """A unit (or the part of one) a conversion table lacks, in the spelling the table has when the registry's
+        aliases read it as one of its units ('umol' as 'µmol', 'lb' as 'lbs'); else as given, for the caller to
+        refuse. So a caller that converts with this converter reads the aliases too (a table's unit column)."""
+        if unit in table:
+            return unit
+        try:
+            return self.read_unit(unit, list(table))
+        except AmbiguousSpelling as e:
+            raise ConversionError(str(e)) from None
+
     def read_unit(self, unit: str, accepted: Sequence[str]) -> str:
         """The registry's spelling of `unit` among `accepted` (aliases of formulas/units.yaml, case): the one place a
         unit's spelling is read, for `compute`, the command line, the tools and a column of a table alike (each
@@ -93,6 +104,8 @@ class Converter:
         except ValueError:
             raise ConversionError(f"unit {src!r} is not of the form mass/volume") from None
         vol = self.volumes
+        if sv not in vol or (sm not in self.units.mass and sm not in self.units.amount and sm != "mEq"):
+            sm, sv = self.table_unit(sm, {**self.units.mass, **self.units.amount, "mEq": 1}), self.table_unit(sv, vol)
         for v in (sv, tv):
             if v not in vol:
                 raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")
@@ -162,6 +175,8 @@ class Converter:
     # ------------------------------------------------------------------ body measures
     def weight_kg(self, value: float, unit: str) -> float:
         table = self.weights
+        if unit not in table:
+            unit = self.table_unit(unit, table)
         if unit not in table:
             raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
         return self.r(value * table[unit])

@@ -115,3 +115,10 @@ def test_the_converter_reads_aliases_for_a_column_of_units() -> None:
         ["µmol/L", "mg/dL", "mmol/L", "g/L"]  # one it cannot read comes back for the caller to refuse
     assert conv.concentration(122.9, conv.read_unit("umol/L", accepted), "mg/dL", 113.12, None) == \
         pytest.approx(122.9 / 88.4, rel=2e-4)
+
+
+def test_a_conversion_reads_aliases_itself() -> None:
+    """An adapter that hands the unit as written straight to the converter gets the same reading."""
+    conv = converter(REG.units, True)  # type: ignore[arg-type]
+    assert conv.concentration(122.9, "umol/l", "mg/dL", 113.12, None) == pytest.approx(122.9 / 88.4, rel=2e-4)
+    assert conv.weight_kg(150, "lb") == pytest.approx(150 * 0.45359237, rel=1e-5)
