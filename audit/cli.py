@@ -15,7 +15,7 @@ from solver.data import REFERENCE_CASES, DatasetError, file_hash, read_cases
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("audit", help="audits of the registry and the library",
+    p = sub.add_parser("audit",
                        description="Audits: `deviations` (benchmark fidelity of the published formulas).")
     asub = p.add_subparsers(dest="audit", metavar="AUDIT")
     asub.required = True

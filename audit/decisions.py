@@ -46,7 +46,7 @@ def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculato
 def rejected(base: Registry, head: Registry, slug: str) -> list[Decision]:
     """The decisions of drafts rejected in the head and not in the base (formulas/drafts/rejected/): each rejected
     draft's own decisions and its signed rejection, verified as validation verifies them."""
-    from registry.governance.rejections import on_record
+    from registry.trust.rejections import on_record
 
     known = len(on_record(base, slug))
     out: list[Decision] = []

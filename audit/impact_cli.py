@@ -14,7 +14,7 @@ from solver.library import VARIANTS
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("impact", help="compare a formula with its successor on a dataset",
+    p = sub.add_parser("impact",
                        description="Compute a predecessor and its successor on every case of the predecessor in "
                        "the data whose inputs the successor can use; report how many cannot be compared and why, "
                        "the distribution of the differences, and reclassification across the clinically used "

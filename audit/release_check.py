@@ -3,13 +3,13 @@
 A changed formula may change answers (that can be the point of the release), but never silently:
 `formula release`, `fix`, `approve` and `activate` print, per calculator, how many of its shipped
 reference cases the library reproduces before and after. The registry layer cannot import the
-library, so this check registers itself with `registry.governance.writeplan.on_release` when the command line loads.
+library, so the command line hands this check to `registry.governance.writeplan.on_release` before a releasing
+command runs (`cli.main`): wired where the layers are composed, never by importing this module.
 """
 from __future__ import annotations
 
 from functools import lru_cache
 
-from registry.governance.writeplan import on_release
 from registry.loader import Registry
 from solver.data import REFERENCE_CASES, Case, DatasetError, read_cases
 from solver.library import CalculatorError, compute
@@ -36,7 +36,6 @@ def matches(reg: Registry, slug: str, cases: list[Case]) -> int:
     return n
 
 
-@on_release
 def reference_lines(before: Registry, after: Registry, slugs: list[str]) -> list[str]:
     """One line per released calculator: its reference cases matched after the release (and before)."""
     out = []

@@ -27,7 +27,7 @@ def _positive(text: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("report", help="report tables from stored evaluation runs",
+    p = sub.add_parser("report",
                        description="Reports built from stored runs (the runner's manifest.json + results.jsonl).")
     rsub = p.add_subparsers(dest="report", metavar="REPORT")
     rsub.required = True

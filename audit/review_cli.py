@@ -9,7 +9,7 @@ TOOL_ERROR = 2  # an unknown revision, a shallow clone lacking the base, no git:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("review-pr", help="review a registry change between two git revisions (a pull request)",
+    p = sub.add_parser("review-pr",
                        description="Compare the registry at --base (a commit, branch or tag, read through git) with "
                        "--head or the working tree: per changed calculator its versions and their state, every decision "
                        "(who, role, date, reason, verified or why not), changed values, text diff and the text's "

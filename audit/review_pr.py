@@ -219,7 +219,7 @@ def state_of(reg: Registry, c: Calculator | None, rejected: str | None = None) -
 
 def _rejected_now(base: Registry, head: Registry, slug: str) -> str | None:
     """The version of the last draft of `slug` rejected in the head and not in the base, if any."""
-    from registry.governance.rejections import on_record
+    from registry.trust.rejections import on_record
 
     new = on_record(head, slug)[len(on_record(base, slug)):]
     return new[-1][0] if new else None
@@ -554,7 +554,7 @@ def _lock_seal(reg: Registry) -> dict[str, str] | None:
 def keys_added_and_used(base: Registry, head: Registry) -> list[str]:
     """A key the change adds to allowed_signers that also signs a decision of the change: a new decider and their
     decision arrive together, so whoever reviews the key reviews its first use in the same breath."""
-    from registry.governance.decisionlog import audit, trust_of
+    from registry.trust.decisionlog import audit, trust_of
 
     tb, th = trust_of(base), trust_of(head)
     new = {s.fingerprint for s in th.signers} - {s.fingerprint for s in tb.signers}

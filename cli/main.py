@@ -5,7 +5,8 @@ adds its sub-commands; this module composes them in layer order and is imported 
 
 Start-up is lazy: `COMMANDS` names each sub-command's module and one-line help, so `formula --help`
 imports none of them and `formula solve ...` imports only the modules that build the solve parser
-(tests/cli/test_startup.py checks that `COMMANDS` matches what the modules register).
+(tests/cli/test_startup.py checks that `COMMANDS` matches what the modules register). The help line is
+written there only: `_Commands` gives it to the parser a module registers.
 """
 from __future__ import annotations
 
@@ -135,9 +136,20 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kw)
 
 
+class _Commands(argparse._SubParsersAction):
+    """The sub-commands of `formula`: each one's help line is the one `COMMANDS` holds (written once, there; the
+    module that registers a command writes its description and options)."""
+
+    def add_parser(self, name: str, **kw: Any) -> Any:
+        if name in COMMANDS:
+            kw.setdefault("help", COMMANDS[name][1])
+        return super().add_parser(name, **kw)
+
+
 def _parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = Parser(prog="formula", description=DESCRIPTION)
     parser.add_argument("--version", action=_Version)
+    parser.register("action", "parsers", _Commands)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     return parser, sub
@@ -159,8 +171,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 def _light_parser() -> argparse.ArgumentParser:
     """Top-level help and usage errors from the table alone: no command module is imported."""
     parser, sub = _parser()
-    for name, (_, text) in COMMANDS.items():
-        sub.add_parser(name, help=text, add_help=False)
+    for name in COMMANDS:
+        sub.add_parser(name, add_help=False)
     return parser
 
 
@@ -181,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     from registry.cliutil import CommandError  # imported once a command runs (every command reads it)
     from registry.loader import ROOT_ENV
 
-    if command in RELEASING:  # every release runs the calculator's reference cases (registered by the audit layer)
-        import audit.release_check  # noqa: F401
+    if command in RELEASING:  # every release runs the calculator's reference cases (the audit layer's check)
+        from audit.release_check import reference_lines
+        from registry.governance.writeplan import on_release
+
+        on_release(reference_lines)
 
     from registry import tables  # --wide: this command's tables at their full width (and the note names it)
 

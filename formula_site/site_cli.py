@@ -11,7 +11,7 @@ from registry.cliutil import add_root, load_registry
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("site", help="build or preview the published audit report (a static site)",
+    p = sub.add_parser("site",
                        description="The audit report as a static mkdocs-material site, built offline from the "
                        "registry, the audits and the stored runs. Needs the extra: pip install -e '.[site]'.")
     ssub = p.add_subparsers(dest="site", metavar="ACTION")
@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--port", type=_port, default=8000, help="port on 127.0.0.1, 1-65535 (default 8000)")
     s.set_defaults(handler=cmd_serve)
 
-    e = sub.add_parser("export", help="export the registry in a standard format",
+    e = sub.add_parser("export",
                        description="Export the registry: `fhir` writes one FHIR R4 Library per calculator version.")
     esub = e.add_subparsers(dest="export", metavar="FORMAT")
     esub.required = True

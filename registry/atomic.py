@@ -176,6 +176,17 @@ def journal_entry_problem(root: Path, rel: object, before: object) -> str | None
     return None
 
 
+def _previous(path: Path) -> str | None:
+    """A file's content before the change (None: there is none), through the registry's reader: a file the command
+    has read already is not read again (`registry.regular.reading_once`)."""
+    from registry.regular import read_text
+
+    try:
+        return read_text(path)
+    except FileNotFoundError:
+        return None
+
+
 def commit(root: Path, changes: dict[Path, str | None]) -> list[Path]:
     """Write every change (None deletes) all-or-nothing; the caller holds the registry lock.
 
@@ -189,7 +200,7 @@ def commit(root: Path, changes: dict[Path, str | None]) -> list[Path]:
         why = journal_entry_problem(root, rel, None)
         if why:  # `formula recover` would refuse such a journal: refuse before writing anything
             raise JournalRefused(f"cannot write {path} as part of a registry change: it {why}")
-        before = path.read_text(encoding="utf-8") if path.exists() else None
+        before = _previous(path)
         if before == new:
             continue
         todo[path] = new

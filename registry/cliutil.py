@@ -126,7 +126,7 @@ def maintain(root: Path | None, action: Callable[[], str]) -> int:
     """Run a registry-editing action: its output opens with the registry written to; its refusal is
     `error: ...` naming that registry and exit 1, never a traceback."""
     from registry.atomic import JournalRefused
-    from registry.governance.errors import ReleaseError
+    from registry.errors import ReleaseError
     from registry.yamlio import YamlError
 
     require_writable(root)

@@ -17,6 +17,7 @@ REFERENCE = "R-REFERENCE"  # an unknown guideline, successor or dependency
 CYCLE = "R-CYCLE"  # depends_on forms a cycle
 VERSIONS = "R-VERSIONS"  # version list: one active, ascending, dates in order
 INPUT = "R-INPUT"  # duplicate input, unknown analyte
+SPELLING = "R-SPELLING"  # an alias or code of units.yaml `spellings:` or an input's `codes:` reads two ways
 TEXT = "R-TEXT"  # a text or formula expression does not render
 LOCK_UNREADABLE = "R-LOCK-UNREADABLE"  # REGISTRY.lock cannot be read
 LOCK_FORMAT = "R-LOCK-FORMAT"  # REGISTRY.lock uses an older hashing scheme: `formula lock --rehash`

@@ -39,13 +39,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _register_reading(sub: argparse._SubParsersAction) -> None:
     """validate, list, show, diff: what the registry holds"""
-    p = sub.add_parser("validate", help="load and check the whole registry",
+    p = sub.add_parser("validate",
                        description="Check schema, references, cycles, versions and the lock file. "
                        "Errors print as path:line: field: problem; exit status 1 when any.")
     add_root(p)
     p.set_defaults(handler=cmd_validate)
 
-    p = sub.add_parser("list", help="one row per calculator", description="List the calculators with their audit status.")
+    p = sub.add_parser("list", description="List the calculators with their audit status.")
     add_root(p)
     add_format(p)
     concerns = [c.value for c in ConcernType]  # named in the help, where they wrap (a {a,b,...} metavar cannot)
@@ -54,13 +54,13 @@ def _register_reading(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--group", choices=["replaced", "other", "none"], help="only this audit group (paper Table 13)")
     p.set_defaults(handler=cmd_list)
 
-    p = sub.add_parser("show", help="everything about one calculator", description="Show one calculator for a clinician.")
+    p = sub.add_parser("show", description="Show one calculator for a clinician.")
     add_root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     add_format(p)
     p.set_defaults(handler=cmd_show)
 
-    p = sub.add_parser("diff", help="what changed between two versions: the text a clinician reads, then constants and inputs",
+    p = sub.add_parser("diff",
                        description="The rendered supplied text of each version, as a unified diff, then the changed "
                        "constants, inputs, tables and dependencies. V2 may be a draft waiting for approval.")
     add_root(p)
@@ -74,13 +74,13 @@ def _register_reading(sub: argparse._SubParsersAction) -> None:
 
 def _register_maintaining(sub: argparse._SubParsersAction) -> None:
     """schema, lock, recover, stale: the files behind the registry"""
-    p = sub.add_parser("schema", help="the JSON Schema of a calculator file (or a guideline file)")
+    p = sub.add_parser("schema")
     add_root(p)
     p.add_argument("--kind", choices=["calculator", "guideline", "units", "policy"], default="calculator",
                    help="policy: formulas/policy/governance.yaml, who may approve")
     p.set_defaults(handler=cmd_schema)
 
-    p = sub.add_parser("lock", help="record content hashes of released versions not yet locked",
+    p = sub.add_parser("lock",
                        description="Add every active or superseded version missing from formulas/REGISTRY.lock, "
                        "with a snapshot under formulas/history/. Never overwrites a recorded hash, except with "
                        "--rehash, the one-off migration of a lock written in an older format.")
@@ -92,13 +92,13 @@ def _register_maintaining(sub: argparse._SubParsersAction) -> None:
     add_key(p)
     p.set_defaults(handler=cmd_lock)
 
-    p = sub.add_parser("recover", help="roll back a change a killed command left half-written",
+    p = sub.add_parser("recover",
                        description="Restores every file named in formulas/.journal.json to its previous content. "
                        "Writing commands do this themselves before they start.")
     add_root(p)
     p.set_defaults(handler=cmd_recover)
 
-    p = sub.add_parser("stale", help="stored results produced by a text or version that has since changed",
+    p = sub.add_parser("stale",
                        description="Reads a results.jsonl (one JSON object per line naming its calculator by "
                        "slug/text_slug or calculator_id, with text_version and/or text_sha256) and lists the "
                        "cases whose text changed since. Exit 1 when the file (or a line of it) cannot be read, and with --check "
@@ -239,7 +239,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
     if args.root is not None and not (args.root / "formulas").is_dir():
         raise CommandError(f"no formulas/ folder in {args.root}; pass --root DIR")
 
-    from registry.governance.policy import Policy
+    from registry.trust.policy import Policy
 
     models: dict[str, type[BaseModel]] = {"calculator": Calculator, "guideline": Guideline, "units": UnitsFile,
                                           "policy": Policy}
@@ -250,7 +250,7 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def cmd_lock(args: argparse.Namespace) -> int:
     if args.rehash:
-        from registry.governance.errors import ReleaseError
+        from registry.errors import ReleaseError
         from registry.governance.writeplan import writing
 
         require_writable(args.root)
@@ -273,7 +273,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
 
     def lock_all() -> str:
         from registry.atomic import commit
-        from registry.governance.errors import ReleaseError
+        from registry.errors import ReleaseError
         from registry.governance.writeplan import writing
 
         with writing(args.root) as base:
@@ -368,7 +368,7 @@ def _rehash(reg: Registry) -> int:
 
 def _reseal(reg: Registry, lock: dict[str, dict[str, str]], changes: dict[Path, str | None]) -> dict[str, str] | None:
     """The seal of history before signing, rehashed: its file into `changes`, and what the lock fixes of it."""
-    from registry.governance.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
+    from registry.trust.decisionlog import LEGACY_FILE, resealed, seal_day, seal_digest
     from registry.yamlio import load_text
 
     seal = resealed(reg.formulas_dir, ver.read_lock(reg.lock_path), lock)

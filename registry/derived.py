@@ -8,8 +8,8 @@ from typing import Any
 
 def for_snapshot(reg: Any) -> list[tuple[str, Any, Any]]:
     """What warm commands would otherwise dump, worked out now, for `reg.derived` (pickled with the registry)."""
-    from registry.governance.decisionlog import record_hash
     from registry.texts import plain_units
+    from registry.trust.decisionlog import record_hash
 
     out: list[tuple[str, Any, Any]] = []
     for c in reg.calculators.values():

@@ -20,15 +20,15 @@ def check(reg: Registry) -> None:
     _benchmark_ids(reg)
     _drafts(reg)
     _policy(reg)
-    from registry.governance.decisionlog import check as signatures
-    from registry.governance.rejections import check as rejections
+    from registry.trust.decisionlog import check as signatures
+    from registry.trust.rejections import check as rejections
 
     signatures(reg)
     rejections(reg)
 
 
 def _policy(reg: Registry) -> None:
-    from registry.governance.policy import PolicyError, policy_path, read_policy
+    from registry.trust.policy import PolicyError, policy_path, read_policy
 
     try:
         read_policy(reg.formulas_dir)

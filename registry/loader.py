@@ -380,7 +380,8 @@ def _normal(name: str) -> str:
 
 @lru_cache(maxsize=16)
 def _default_root_str(key: Any) -> str:
-    return str(default_root())
+    """The default root: the one the running command found and holds (`hold`), else `find_root`'s answer."""
+    return str(_HELD[0].path) if _HELD and str(_HELD[0].path) == os.environ.get(ROOT_ENV) else str(default_root())
 
 
 def get_registry(root: Path | str | None = None) -> Registry:

@@ -45,7 +45,7 @@ class Registry:
     hashes: dict[tuple[str, str], str] = field(default_factory=dict, repr=False)  # (slug, version) -> content hash
     _ids: dict[int, Calculator] = field(default_factory=dict, repr=False, compare=False)  # by_id's index (checked on use)
     # the trust files (policy, signers, history recorded before signing) as read for this registry: see
-    # registry.governance.decisionlog.trust_of; kept in the validated snapshot, so a warm read-only command reads none of them
+    # registry.trust.decisionlog.trust_of; kept in the validated snapshot, so a warm read-only command reads none of them
     trust_memo: Any = field(default=None, repr=False, compare=False)
     # dumps a warm command would otherwise make, stored with the snapshot: (kind, source object, value); see
     # registry.derived (empty on a registry loaded from its files)

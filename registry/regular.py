@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -31,10 +33,44 @@ LINK = "is a symbolic link: a registry file is a plain file, never a link (repla
 SPECIAL = "is not a regular file (a device, pipe, socket or folder): a registry file is plain text"
 
 
+# the files read by the running write (`reading_once`): (path, inode, size, mtime) -> (the limit read with, bytes)
+_ONCE: list[dict[tuple[str, int, int, int], tuple[int | None, bytes]]] = []
+
+
+@contextmanager
+def reading_once() -> Iterator[None]:
+    """Within a write under the registry lock (`registry.governance.writeplan.writing`), each file is read from disk
+    once: a later read of the same file, unchanged (same inode, size and modification time, looked at without
+    following a link), gets the bytes already read. Nobody else writes while the lock is held; what the command
+    itself writes is committed by rename, which makes a new inode and so a new read."""
+    _ONCE.append({})
+    try:
+        yield
+    finally:
+        _ONCE.pop()
+
+
 def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
     """The bytes of the plain file `path` (at most `limit` + 1 of them, so a caller can tell it is too big).
 
     FileNotFoundError when nothing is there; FileRefused, naming the path, for a link or a special file."""
+    if not _ONCE:
+        return _read_bytes(path, limit)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return _read_bytes(path, limit)
+    key = (os.fspath(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    memo = _ONCE[-1]
+    hit = memo.get(key)
+    if hit is not None and (hit[0] is None or len(hit[1]) <= hit[0]):  # the whole file was read
+        return hit[1] if limit is None else hit[1][: limit + 1]
+    data = _read_bytes(path, limit)
+    memo[key] = (limit, data)
+    return data
+
+
+def _read_bytes(path: Path | str, limit: int | None) -> bytes:
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)

@@ -58,6 +58,22 @@ def cite(c: Any) -> str:
     return s
 
 
+def _spellings(reg: Registry, i: Any) -> str:
+    """What else an input reads (docs/guide/inputs.md): "also reads lb, pounds" for unit aliases, "codes M = Male"
+    for a choice; a yes/no input's codes are the same for every one and are left to the guide."""
+    from registry.schema import InputKind
+    from registry.spellings import spellings_of
+
+    if reg.units is None or i.kind == InputKind.boolean:
+        return ""
+    found = spellings_of(reg.units, i)
+    if not found:
+        return ""
+    if i.kind == InputKind.choice:
+        return "codes " + ", ".join(s.replace(" -> ", " = ") for s in found)
+    return "also reads " + ", ".join(s.split(" -> ")[0] for s in found)
+
+
 def add_pending(reg: Registry, c: Calculator, add: Any) -> None:
     """The version waiting for approval or its date, if any (registry.governance.pending)."""
     from registry.governance.pending import pending_one
@@ -145,6 +161,9 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
             bits.append("accepts " + ", ".join(i.accepted_units))
         if i.options:
             bits.append("one of " + " | ".join(i.options))
+        also = _spellings(reg, i)
+        if also:
+            bits.append(also)
         if i.range:
             bits.append(f"plausible {i.range[0]:g} to {i.range[1]:g}")
         bits.append("required" if i.required else f"optional (absent = {i.default!r})" if i.default is not None

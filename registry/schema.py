@@ -198,6 +198,11 @@ class Input(Strict):
     default: Any = Field(default=None, description="value assumed when absent (optional inputs only)")
     used: bool = Field(default=True, description="false when the benchmark maps the key but never reads it")
     definition: InputDefinition | None = Field(default=None, description="the concept's definition and its source")
+    # How an export may write an option of this choice ({code: option}), beside the shared codes of units.yaml
+    # (`spellings.choices`). Not content: a code never changes a number computed from the option it reads as, and
+    # the answer record keeps what was given and what it was read as (docs/guide/inputs.md).
+    codes: dict[str, str] = Field(default_factory=dict, exclude=True,
+                                  description="codes an export writes for this choice's options: {code: option}")
 
     @model_validator(mode="after")
     def _consistent(self) -> "Input":
@@ -211,6 +216,11 @@ class Input(Strict):
             raise ValueError("a required input cannot have a default")
         if self.kind in (InputKind.quantity, InputKind.measurement) and not self.unit:
             raise ValueError(f"a {self.kind.value} input needs its canonical unit")
+        if self.codes and self.kind != InputKind.choice:
+            raise ValueError("only a choice input has codes")
+        wrong = sorted(o for o in self.codes.values() if o not in self.options)
+        if wrong:
+            raise ValueError(f"codes must read as options of the input; not options: {', '.join(map(repr, wrong))}")
         return self
 
 
@@ -627,6 +637,20 @@ class TemperatureRule(Strict):
     fahrenheit_per_celsius: float
 
 
+class Spellings(Strict):
+    """What real exports write for the registry's spellings (`units.yaml`, `spellings:`). Matching is without case;
+    a spelling that could be read two ways for one input is refused with both readings, and `formula validate`
+    refuses a table that makes one (docs/guide/inputs.md)."""
+
+    units: dict[str, str] = Field(default_factory=dict, description="alias -> the registry's unit, or the part of "
+                                  "one: 'lb' -> 'lbs'; 'umol' -> 'µmol' reads 'umol/L' as 'µmol/L'")
+    choices: dict[str, str] = Field(default_factory=dict, description="code -> option, for every choice input that "
+                                    "has that option: 'M' -> 'Male'")
+    booleans: dict[str, bool] = Field(default_factory=dict, description="code -> true/false for yes/no inputs: "
+                                      "'yes', 'y', '1' -> true")
+    source: str | None = Field(default=None, description="where the spellings were seen")
+
+
 class UnitsFile(Strict):
     """`formulas/units.yaml`: the conversion data and conventions every calculator shares."""
 
@@ -642,3 +666,4 @@ class UnitsFile(Strict):
     weight: dict[str, float] = Field(description="weight units in kilograms")
     height: dict[str, float] = Field(description="length units in metres")
     length: LengthRule
+    spellings: Spellings = Field(default_factory=Spellings, description="aliases and codes real exports use")

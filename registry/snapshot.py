@@ -21,8 +21,8 @@ KEEP = 8  # snapshots kept in the cache folder (each edit of a registry makes a 
 
 # what a snapshot may build: classes (never functions) of the registry's model modules, and plain types
 _MODEL_MODULES = frozenset({"registry.model", "registry.schema", "registry.yamlio",  # and the trust files':
-                            "registry.governance.decisionlog", "registry.governance.policy",
-                            "registry.governance.sshsig"})
+                            "registry.trust.decisionlog", "registry.trust.policy",
+                            "registry.trust.sshsig"})
 _ALLOWED = {
     "builtins": {"dict", "list", "tuple", "set", "frozenset", "str", "int", "float", "bool", "bytes", "complex"},
     "pathlib": {"Path", "PosixPath", "WindowsPath", "PurePath", "PurePosixPath", "PureWindowsPath"},

@@ -831,6 +831,40 @@ def catalogue_files(calcs: Mapping[str, Calculator], units: UnitsFile | None) ->
     return files
 
 
+def catalogue_changes(calcs: Mapping[str, Calculator], units: UnitsFile | None, changed: set[str],
+                      index_text: str | None) -> dict[str, str]:
+    """The catalogue files a change of `changed` calculators rewrites: their texts, the texts of calculators that
+    depend on them (a text's inputs are its calculator, its dependencies and the unit data), and index.json with
+    the other entries as the current index holds them. Every text is rendered when the index cannot be read or
+    lacks a calculator (`catalogue_files`)."""
+    try:
+        index = json.loads(index_text or "")
+        kept = {e["slug"]: e for e in index["texts"]}
+    except (ValueError, KeyError, TypeError):
+        return catalogue_files(calcs, units)
+    if index.get("format") != INDEX_FORMAT or set(kept) - set(calcs) or set(calcs) - set(kept) - changed:
+        return catalogue_files(calcs, units)
+    redo = _with_dependants(calcs, changed)
+    files: dict[str, str] = {}
+    with texts_budget():
+        for slug in sorted(redo & set(calcs)):
+            files[f"{slug}.md"] = text = render(calcs[slug], calcs=calcs, units=units)
+            kept[slug] = catalogue_entry(calcs[slug], text)
+    index["texts"] = [kept[slug] for slug in sorted(calcs)]
+    files[INDEX_FILE] = json.dumps(index, indent=2, ensure_ascii=False) + "\n"
+    return files
+
+
+def _with_dependants(calcs: Mapping[str, Calculator], changed: set[str]) -> set[str]:
+    out = set(changed)
+    grew = True
+    while grew:
+        more = {s for s, c in calcs.items() if s not in out and out & set(c.depends_on)}
+        out |= more
+        grew = bool(more)
+    return out
+
+
 def write_catalogue(calcs: Mapping[str, Calculator], units: UnitsFile | None, out_dir: Path) -> dict[str, Any]:
     """Render every active text into out_dir, one file each, plus index.json (each write atomic); returns the index."""
     from registry.atomic import atomic_write

@@ -19,7 +19,7 @@ from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("texts", help="the supplied formula texts rendered from the registry")
+    p = sub.add_parser("texts")
     tsub = p.add_subparsers(dest="texts", metavar="ACTION")
     tsub.required = True
     r = tsub.add_parser("render", help="write the catalogue: one file per calculator plus index.json",

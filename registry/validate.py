@@ -212,6 +212,26 @@ def _inputs(reg: Registry) -> None:
                 if name not in seen:
                     _at(reg, slug, ("plausibility", r, "inputs"), f"plausibility[{r}].inputs",
                         f"rule {rule.id!r} names {name!r}, which is not an input of this calculator", codes.PLAUSIBILITY)
+    _spellings(reg)
+
+
+def _spellings(reg: Registry) -> None:
+    """No alias or code that an input would read two ways (registry.spellings): never a guess at run time."""
+    from registry.spellings import problems
+
+    units = reg.units
+    if units is None:
+        return
+    table = [p for p in problems(units, []) if p[0] == "(units.yaml)"]
+    for _, message in table:
+        reg.problems.append(Problem(reg.rel(reg.formulas_dir / "units.yaml"), 1, "spellings.units", message,
+                                    codes.SPELLING))
+    for slug, c in reg.calculators.items():
+        index = {inp.name: i for i, inp in enumerate(c.inputs)}
+        for name, message in problems(units, c.inputs):
+            if name != "(units.yaml)":
+                i = index[name]
+                _at(reg, slug, ("inputs", i), f"inputs[{i}] ({name})", message, codes.SPELLING)
 
 
 def _texts(reg: Registry) -> None:

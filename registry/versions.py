@@ -58,8 +58,10 @@ def content(calc: Calculator, version: Version, units: UnitsFile | None) -> dict
 
 
 def units_content(calc: Calculator, units: UnitsFile) -> dict[str, Any]:
-    """The shared unit data a calculator converts with (benchmark-wide deviations and analyte notes aside)."""
-    shared = units.model_dump(mode="json", exclude={"analytes", "deviations"}, exclude_defaults=True)
+    """The shared unit data a calculator converts with (benchmark-wide deviations and analyte notes aside, and the
+    spellings exports use: how a value may be written never changes what a reading computes, and every reading is
+    recorded with the answer)."""
+    shared = units.model_dump(mode="json", exclude={"analytes", "deviations", "spellings"}, exclude_defaults=True)
     used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
     shared["analytes"] = {a: units.analytes[a].model_dump(mode="json", exclude={"note"}, exclude_defaults=True)
                           for a in used}
@@ -224,7 +226,7 @@ def legacy_content(calc: Calculator, version: Version, units: UnitsFile | None) 
     data["version"] = version.version
     data["text"] = version.text
     if units is not None:
-        shared = _legacy(units, units.model_dump(mode="json", exclude={"analytes", "deviations"}))
+        shared = _legacy(units, units.model_dump(mode="json", exclude={"analytes", "deviations", "spellings"}))
         used = sorted({i.analyte for i in calc.inputs if i.analyte and i.analyte in units.analytes})
         shared["analytes"] = {a: _legacy(units.analytes[a], units.analytes[a].model_dump(mode="json", exclude={"note"}))
                               for a in used}

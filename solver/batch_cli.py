@@ -47,7 +47,7 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="one calculator over a CSV or parquet table (a cohort)",
+    p = sub.add_parser("batch",
                        description="Compute one calculator for every row of a table with the verified library "
                        "(vectorised where the formula allows); writes the table with value and error columns.")
     _add_options(p, batch_required=True)

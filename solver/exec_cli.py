@@ -24,7 +24,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     """Add the `exec` sub-command to an argparse sub-parsers object."""
     parser = subparsers.add_parser(
         "exec",
-        help="run a model-written program (or a reply with a ```python block) in the restricted executor",
         description=(
             "Run one program that defines `def solve():` in a fresh, resource-limited child "
             "process and print its outcome. Exit status: 0 the program returned a valid value; "

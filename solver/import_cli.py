@@ -11,7 +11,7 @@ from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("import", help="turn another tool's evaluation log into a run folder (formula run's shape)",
+    p = sub.add_parser("import",
                        description="Read evaluation logs (FORMAT: medcalc-bench, inspect-ai, lm-eval) and write run folders "
                        "(manifest.json + results.jsonl, as `formula run` writes them), every row re-scored with this "
                        "toolkit's scorer under MedCalc-Bench's tolerance rule. Every row whose verdict differs from "

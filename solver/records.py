@@ -9,13 +9,16 @@ The router (`formula solve`), the MCP tools and `formula replay` all speak this 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from registry.loader import Registry
 from registry.schema import Calculator, Version, VersionStatus
 from registry.versions import active_hash, content_hash, lock_digest, read_snapshot
+
+if TYPE_CHECKING:
+    from solver.library.spelling import Cleaned
 
 RECORD_FORMAT = 1
 Route = Literal["library", "program", "abstain"]
@@ -28,6 +31,17 @@ class InputUsed(BaseModel):
     given: Any
     value: Any
     unit: str | None = None
+
+
+class ReadAs(BaseModel):
+    """One input written other than the registry spells it, as given and as read (solver.library.spelling): a name
+    in another case, a unit alias, a choice's code, a yes/no written as a word or a number."""
+
+    model_config = ConfigDict(extra="forbid")
+    input: str
+    given: Any
+    read: Any
+    what: str  # name, unit, option, yes/no
 
 
 class SubResult(BaseModel):
@@ -67,7 +81,8 @@ class AnswerRecord(BaseModel):
     unit: str | None = None
     abstained: bool = False
     reason: str | None = None  # why it abstained, or why this route was taken
-    entities: dict[str, Any] = Field(default_factory=dict)  # the inputs exactly as given
+    entities: dict[str, Any] = Field(default_factory=dict)  # the inputs as read, in the registry's spelling
+    read_as: list[ReadAs] = Field(default_factory=list)  # each input written otherwise: as given and as read
     inputs: dict[str, InputUsed] = Field(default_factory=dict)  # as converted
     constants: dict[str, Any] = Field(default_factory=dict)  # the constants of the version used
     sub_results: list[SubResult] = Field(default_factory=list)
@@ -78,6 +93,27 @@ class AnswerRecord(BaseModel):
     requested_route: str | None = None  # what the caller asked for (auto, library, program); replay repeats it
     cross_check: CrossCheck | None = None  # library against program, when both ran
     timestamp: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"))
+
+
+def cleaned(reg: Registry, calc: Calculator, entities: Any) -> Cleaned:
+    """The entities in the registry's spelling (`solver.library.spelling.clean`): what the command line, the
+    tools and `solve()` compute with. Raises `AmbiguousValue` for a spelling with two readings."""
+    from solver.library.context import converter
+    from solver.library.spelling import clean
+
+    assert reg.units is not None
+    return clean(calc, converter(reg.units, True), entities)
+
+
+def as_given(rec: AnswerRecord, found: Cleaned) -> AnswerRecord:
+    """`rec` computed from `found.entities`, with every reading made (as given and as read) and each input's
+    `given` as it was typed."""
+    rec.read_as = [ReadAs(input=r.input, given=r.given, read=r.read, what=r.what) for r in found.readings]
+    for r in found.readings:
+        if r.what != "name" and r.input in rec.inputs:
+            rec.inputs[r.input].given = r.given
+    rec.warnings[:0] = [w for w in found.warnings() if w not in rec.warnings]
+    return rec
 
 
 def version_hash(reg: Registry, calc: Calculator, version: Version | None = None) -> str:

@@ -19,7 +19,7 @@ DIFFERS = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("replay", help="recompute an answer record and compare",
+    p = sub.add_parser("replay",
                        description="Recompute an answer record (from `formula solve --format json`) from the record "
                        "alone: the same calculator version, inputs, route and program, without a model, and compare "
                        "every field but the timestamp (and the executor's timings). Exit 0 when it reproduces, "

@@ -11,7 +11,7 @@ from solver.engines import EngineOptions
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("run", help="run one of the paper's arms over a benchmark split, for each seed",
+    p = sub.add_parser("run",
                        description="Run one arm over a MedCalc-Bench Verified split (CSV or parquet) for each seed, "
                        "writing OUT/manifest.json and OUT/results.jsonl. Rerunning the same command resumes; "
                        "other settings into the same folder are refused. Arms gold-solve, gold-solve-published "
@@ -39,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_root(p)
     p.set_defaults(handler=_run)
 
-    s = sub.add_parser("score", help="re-score a run folder's stored replies without a model",
+    s = sub.add_parser("score",
                        description="Re-read every stored reply (text arms) or answer (other arms) of DIR/results.jsonl "
                        "with the current scorer, rewrite the file atomically and print the accuracy.")
     s.add_argument("dir", type=Path, metavar="DIR", help="a run folder (manifest.json + results.jsonl, as "

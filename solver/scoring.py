@@ -183,3 +183,31 @@ def read_answer(reply: str | None, output_type: str, ground_truth: Any = None) -
     if v is None:
         return "unreadable", None
     return "answered", (int(v) if v.is_integer() and kind == "integer" else v)
+
+
+def read_value(text: Any, kind: str) -> tuple[str, Any]:
+    """(`answered` | `no_answer` | `unreadable`, value) from the answer a log recorded."""
+    if text is None or (isinstance(text, str) and not text.strip()):
+        return "no_answer", None
+    if kind == "gestational_age":
+        ga = _as_ga(text)
+        return ("answered", list(ga)) if ga else ("unreadable", None)
+    if kind == "date":
+        d = _as_date(text)
+        return ("answered", d.strftime("%m/%d/%Y")) if d else ("unreadable", None)
+    v = _as_number(text)
+    if v is None:
+        return "unreadable", None
+    if kind == "integer":
+        return "answered", int(round(v))
+    return "answered", v
+
+
+def rescore_row(row: dict[str, Any]) -> None:
+    """Re-read an imported row's recorded answer with the current reading (`formula score` on an imported
+    run; it lives here, below the runner and the importers, so that neither reaches up into the other)."""
+    kind = "gestational_age" if row.get("output_type") == "date" and isinstance(row.get("ground_truth"), list) \
+        else str(row.get("output_type"))
+    outcome, answer = read_value(row.get("source_answer"), kind)
+    row["outcome"], row["answer"] = outcome, answer
+    row["table8"] = None if outcome == "answered" else outcome

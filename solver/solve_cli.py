@@ -12,9 +12,9 @@ from registry.cliutil import CommandError, add_root
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator
 from registry.terminal import printable, say
-from solver.library import VARIANTS, CalculatorError
+from solver.library import VARIANTS, CalculatorError, resolve
 from solver.library.errors import MissingInput, UnknownInput
-from solver.records import AnswerRecord
+from solver.records import AnswerRecord, cleaned
 from solver.router.core import MODES, solve
 from solver.router.versions import VersionError
 
@@ -22,7 +22,7 @@ ABSTAINED = 3
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("solve", help="compute one calculator from its gold variables",
+    p = sub.add_parser("solve",
                        description="Compute a calculator and print its answer record. Entities are the benchmark's "
                        "gold-variable block as JSON, inline or @FILE. Route auto: the verified library where the "
                        "calculator has a function (cross-checked against --program when one is given: a mismatch "
@@ -71,13 +71,6 @@ def _entities(arg: str) -> dict:
     return data
 
 
-def _calculator(reg: Registry, ref: str) -> Calculator | None:
-    try:
-        return reg.get(int(ref) if ref.isdigit() else ref)
-    except (KeyError, LookupError):
-        return None  # `solve` words the unknown calculator
-
-
 def _names(reg: Registry, calc: Calculator, ents: dict, first: CalculatorError) -> Failure:
     """Every unknown input (with did-you-mean) and every required one missing, in one message: the library
     stops at the first; the tools' completeness gate names them all, and so does this."""
@@ -121,22 +114,13 @@ def _solve(args: argparse.Namespace) -> AnswerRecord:
             program = args.program.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as e:
             raise ValueError(f"cannot read --program {args.program}: {getattr(e, 'strerror', None) or e}") from None
-    from solver.tools.gates import case_renames, match_case, renamed_warnings
-
     reg = get_registry(args.root)
-    calc = _calculator(reg, args.calculator)
-    renames = case_renames(calc, ents) if calc is not None else {}
-    if calc is not None and renames:
-        ents = match_case(calc, ents)  # 'Sex' is the input 'sex'
-    try:
-        rec = solve(int(args.calculator) if args.calculator.isdigit() else args.calculator, ents,
-                    variant=args.variant, version=args.version, route=args.route, program=program, registry=reg)
+    calc = resolve(int(args.calculator) if args.calculator.isdigit() else args.calculator, reg)  # once per command
+    try:  # names, units and codes are read in the registry's spelling by `solve` itself, as the tools read them
+        return solve(calc, ents, variant=args.variant, version=args.version, route=args.route, program=program,
+                     registry=reg)
     except (MissingInput, UnknownInput) as e:
-        if calc is None:
-            raise
-        raise _names(reg, calc, ents, e) from None
-    rec.warnings[:0] = renamed_warnings(renames)
-    return rec
+        raise _names(reg, calc, cleaned(reg, calc, ents).entities, e) from None
 
 
 def run(args: argparse.Namespace) -> int:

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                             "nullable, additionalProperties false, no prefixItems or if/then)")
         schema.set_defaults(handler=lambda args: _schema(args, original))
 
-    p = sub.add_parser("serve", help="serve the calculators as tools (MCP over stdio)",
+    p = sub.add_parser("serve",
                        description="Serve every active calculator as a tool of a Model Context Protocol server on "
                        "stdin/stdout, plus list_calculators and explain. Each call is checked by the validation "
                        "gates (completeness, type, enum, unit, range) and answered with an answer record.")

@@ -6,18 +6,18 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from registry.errors import ReleaseError
 from registry.governance.deciding import DecisionRefused
-from registry.governance.errors import ReleaseError
-from registry.governance.policy import POLICY_FILE, Policy, PolicyError, read_policy
 from registry.governance.writeplan import (
     plain,
 )
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.trust.policy import POLICY_FILE, Policy, PolicyError, read_policy
 from registry.yamlio import block
 
 if TYPE_CHECKING:
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
 
 def signoff(who: tuple[str, str] | None, when: dt.date, reason: str | None = None) -> dict[str, Any] | None:
@@ -48,8 +48,8 @@ def identity_of(reg: Registry, key: str | Path | None, by: str | None, role: str
 
 def intact(reg: Registry, c: Calculator, t: "sg.Trust") -> "sg.Audit":
     """The calculator's decision log, checked; ReleaseError when it does not verify."""
-    from registry.governance import decisionlog as sg
     from registry.governance.deciding import require_intact
+    from registry.trust import decisionlog as sg
 
     a = sg.audit(reg, c, t)
     try:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 
 from registry import clock, regular
 from registry import versions as ver
+from registry.errors import ReleaseError
 from registry.governance.acting import four_eyes, identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_date, who_of
 from registry.governance.deciding import DecisionRefused, check_approver, main_head, signing
-from registry.governance.errors import ReleaseError
 from registry.governance.writeplan import (
     Plan,
     active_index,
@@ -105,7 +105,7 @@ def _base_checks(reg: Registry, c: Calculator, drt: Any) -> None:
 def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Path, Any],
                     signer: tuple[str | Path | None, str | None, str | None], when: dt.date, reason: str) -> str:
     """A signed approval, under the registry lock: counted once per principal and key; promoted at k of n."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     dpath, drt = draft
     _base_checks(reg, c, drt)
@@ -123,7 +123,6 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     rec = signed_record(ident, acting, slug=c.slug, version=version, content=content, effective=effective,
                 decision="approve", day=when, reason=reason, previous=sg.head([x.entry for x in a.checked]))
     drt["versions"][-1].setdefault("decisions", []).append(rec)
-    validated(rt_dump(drt), dpath)
     new = sg.Checked(sg.Entry(c.slug, version, effective, content, sg.Decision.model_validate(plain(rec)), "", 1,
                               True), ident.fingerprint, None)
     counted, _ = sg.tally(t, c.slug, [*mine, new])
@@ -131,26 +130,33 @@ def _approve_signed(reg: Registry, c: Calculator, version: str, draft: tuple[Pat
     plan = Plan(reg)
     said = f"{c.slug} {version}: approved by {ident.person.name} ({_acting(ident.principal, acting)}) on {when}"
     if len(counted) < need:
-        plan.changes[dpath] = rt_dump(drt)
+        plan.changes[dpath] = _checked_draft(drt, dpath)
         plan.commit()
         return (f"{said}; {len(counted)} of {need} approvals, so it waits for {need - len(counted)} more "
                 f"(by principals other than {mine[0].entry.d.principal}); {c.active.version} stays active")
     if effective > clock.today():
-        plan.changes[dpath] = rt_dump(drt)
+        plan.changes[dpath] = _checked_draft(drt, dpath)
         plan.commit()
         return (f"{said}; {c.active.version} stays active until {effective} (run `formula activate` on or after "
                 "that day)")
-    plan.promote(c.slug, drt)
+    plan.promote(c.slug, drt)  # validates the file it makes, the approved version in it: once
     plan.changes[dpath] = None
     plan.finish([c.slug])
     plan.commit()
     return f"{said}; now active (was {c.active.version})" + after_checks(reg, plan.calcs, [c.slug])
 
 
+def _checked_draft(drt: Any, dpath: Path) -> str:
+    """The draft with its new approval, as it will be written: validated once, before anything is written."""
+    text = rt_dump(drt)
+    validated(text, dpath)
+    return text
+
+
 def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | None, str | None, str | None],
                     when: dt.date, reason: str) -> str:
     """A further signed approval of the active version: how a version meets a policy made stricter after it."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     v = c.active
     t, ident, acting = identity_of(reg, *signer, when)
@@ -190,7 +196,7 @@ def draft_approved(reg: Registry, slug: str, entry: Any) -> bool:
     """Whether a waiting draft's approvals satisfy the policy (signed), or it records an approval (typed)."""
     if not entry.get("decisions"):
         return bool(entry.get("approved_by"))
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     t = sg.trust(reg.formulas_dir)
     counted, need, why = sg.draft_state(t, sg.audit(reg, reg.calculators[slug], t), slug)

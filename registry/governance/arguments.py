@@ -4,7 +4,7 @@ from __future__ import annotations
 import datetime as dt
 
 from registry import clock
-from registry.governance.errors import ReleaseError
+from registry.errors import ReleaseError
 
 
 def parse_date(text: str | None, flag: str, default: dt.date | None = None) -> dt.date:

@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _register_init(sub: argparse._SubParsersAction) -> None:
     """init: a committee's own registry"""
-    p = sub.add_parser("init", help="make a new registry for a committee, with its first person's key",
+    p = sub.add_parser("init",
                        description="Make DIR (new or empty) a registry of its own: the shipped calculators with their "
                        "history recorded before signing, a policy that requires signatures with the first person's "
                        "key and roles, a git repository (unless DIR is inside one), a .pre-commit-config.yaml "
@@ -58,13 +58,13 @@ def _register_init(sub: argparse._SubParsersAction) -> None:
 
 def _register_releasing(sub: argparse._SubParsersAction) -> None:
     """history, release, fix: versions and how a new one is made"""
-    p = sub.add_parser("history", help="the version lineage of one calculator")
+    p = sub.add_parser("history")
     add_root(p)
     p.add_argument("calculator", help="slug or benchmark id")
     add_format(p)
     p.set_defaults(handler=cmd_history)
 
-    p = sub.add_parser("release", help="release the edited content of a calculator as a new version",
+    p = sub.add_parser("release",
                        description="After editing a calculator's constants, tables, inputs or its active text, "
                        "make the edit a new active version; the previous one becomes superseded. Refuses while "
                        "other calculators have unreleased edits (naming them).")
@@ -73,7 +73,7 @@ def _register_releasing(sub: argparse._SubParsersAction) -> None:
     _release_args(p)
     p.set_defaults(handler=cmd_release)
 
-    p = sub.add_parser("fix", help="change constants and release the change as a new version",
+    p = sub.add_parser("fix",
                        description="Set one or more constants (each --set applied together, checked against the "
                        "constant's allowed range first) and release the result; with --draft it waits for "
                        "`formula approve`.")
@@ -93,7 +93,7 @@ def _register_releasing(sub: argparse._SubParsersAction) -> None:
 
 def _register_deciding(sub: argparse._SubParsersAction) -> None:
     """approve, reject, pending, activate: what a draft becomes"""
-    p = sub.add_parser("approve", help="approve a draft version: it becomes active (or on its effective date)",
+    p = sub.add_parser("approve",
                        description="Sign an approval of a waiting draft; once its approvals satisfy the policy "
                        "(four eyes, k of n) it becomes the active version now, or, when its effective date lies "
                        "ahead, on that day (`formula activate`). Naming the active version instead adds an "
@@ -108,7 +108,7 @@ def _register_deciding(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--date", help="approval date YYYY-MM-DD, not in the future (default: today)")
     p.set_defaults(handler=cmd_approve)
 
-    p = sub.add_parser("reject", help="reject a waiting draft: it is removed, the rejection kept on record",
+    p = sub.add_parser("reject",
                        description="Remove a draft that will not be approved; who rejected it, their role, the "
                        "date and the reason are kept in formulas/drafts/rejected/<slug>.yaml.")
     add_root(p)
@@ -120,14 +120,14 @@ def _register_deciding(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--reason", required=True, help="why the draft is rejected")
     p.set_defaults(handler=cmd_reject)
 
-    p = sub.add_parser("pending", help="what awaits approval or its effective date",
+    p = sub.add_parser("pending",
                        description="Every draft waiting for approval and every approved version waiting for its "
                        "effective date: who drafted it, since when, and what it changes.")
     add_root(p)
     add_format(p)
     p.set_defaults(handler=cmd_pending)
 
-    p = sub.add_parser("activate", help="make approved versions whose effective date has come active")
+    p = sub.add_parser("activate")
     add_root(p)
     p.add_argument("--on", help="date YYYY-MM-DD, not in the future (default: today)")
     p.set_defaults(handler=cmd_activate)
@@ -135,7 +135,7 @@ def _register_deciding(sub: argparse._SubParsersAction) -> None:
 
 def _register_reviewing(sub: argparse._SubParsersAction) -> None:
     """review, due, changelog, verify: what was decided, and when it is due"""
-    p = sub.add_parser("review", help="record a review sign-off on the active version",
+    p = sub.add_parser("review",
                        description="Sign off the active version after a review: appends who, role and date, "
                        "sets the last review and the next review due (default: one year later). Review data "
                        "is governance metadata, so no new version is made. The date may not lie in the future, "
@@ -151,7 +151,7 @@ def _register_reviewing(sub: argparse._SubParsersAction) -> None:
                    "default 365)")
     p.set_defaults(handler=cmd_review)
 
-    p = sub.add_parser("due", help="calculators whose review is due", description="List calculators whose active "
+    p = sub.add_parser("due", description="List calculators whose active "
                        "version has never been reviewed or whose next review is due on or before --on. JSON gives "
                        "null for a review that never happened.")
     add_root(p)
@@ -160,7 +160,7 @@ def _register_reviewing(sub: argparse._SubParsersAction) -> None:
     add_format(p)
     p.set_defaults(handler=cmd_due)
 
-    p = sub.add_parser("changelog", help="every released version across the registry: who, why, what changed",
+    p = sub.add_parser("changelog",
                        description="Released versions, newest first, with who released and approved them, the "
                        "reason, what changed and the review sign-offs.")
     add_root(p)
@@ -169,7 +169,7 @@ def _register_reviewing(sub: argparse._SubParsersAction) -> None:
                    help="markdown (to publish), table (one line per version, fits the terminal) or json")
     p.set_defaults(handler=cmd_changelog)
 
-    p = sub.add_parser("verify", help="for consumers: is every active version reached through valid signed decisions?",
+    p = sub.add_parser("verify",
                        description="Checks every signature, the decision chain and the policy. Exit 0 only when "
                        "every active version rests on valid signed decisions that satisfy the policy; 3 when none "
                        "is invalid but some rest on history recorded before signing (the shipped registry); 1 when "
@@ -274,22 +274,26 @@ def _release_args(p: argparse.ArgumentParser) -> None:
                    "body weight): a version's content covers its dependencies'")
 
 
-def _release_kw(args: argparse.Namespace) -> dict[str, Any]:
-    return dict(part=args.part, date=args.date, by=args.by, role=args.role, draft=args.draft,
-                with_dependants=args.with_dependants, key=args.key)
+def _release_request(args: argparse.Namespace, **fix: Any) -> Any:
+    """The typed request of `formula release` or `fix` (registry.governance.release.ReleaseRequest)."""
+    from registry.governance.release import ReleaseRequest
+
+    return ReleaseRequest(calculator=args.calculator, reason=args.reason, part=args.part, date=args.date, by=args.by,
+                          role=args.role, draft=args.draft, with_dependants=args.with_dependants,
+                          key=None if args.key is None else str(args.key), **fix)
 
 
 def cmd_release(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
-    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, **_release_kw(args)))
+    return maintain(args.root, lambda: release(args.root, _release_request(args)))
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
-    return maintain(args.root, lambda: release(args.root, args.calculator, args.reason, sets=args.assignments,
-                                                labels=args.labels, name=args.formula_name, **_release_kw(args)))
+    ask = _release_request(args, sets=args.assignments or [], labels=args.labels or [], name=args.formula_name)
+    return maintain(args.root, lambda: release(args.root, ask))
 
 
 def cmd_approve(args: argparse.Namespace) -> int:

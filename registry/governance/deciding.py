@@ -11,11 +11,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from registry.governance import decisionlog as sg
-from registry.governance.policy import POLICY_FILE, Policy
-from registry.governance.sshsig import SIGNERS_FILE, SigningError
 from registry.model import Registry
 from registry.schema import Calculator
+from registry.trust import decisionlog as sg
+from registry.trust.policy import POLICY_FILE, Policy
+from registry.trust.sshsig import SIGNERS_FILE, SigningError
 
 KEY_ENV = "FORMULA_SIGNING_KEY"
 

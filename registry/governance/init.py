@@ -19,9 +19,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from registry.governance.errors import ReleaseError
-from registry.governance.policy import POLICY_FILE, PRINCIPAL_RE
-from registry.governance.sshsig import NAMESPACE, SIGNERS_FILE, fingerprint_of, parse_signers
+from registry.errors import ReleaseError
+from registry.trust.policy import POLICY_FILE, PRINCIPAL_RE
+from registry.trust.sshsig import NAMESPACE, SIGNERS_FILE, fingerprint_of, parse_signers
 from registry.words import counted
 
 HOOKS_FILE = ".pre-commit-hooks.yaml"  # this project's hooks (the shipped registry carries a copy: setup.py)

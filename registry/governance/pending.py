@@ -61,7 +61,7 @@ def pending_one(reg: Registry, c: Calculator) -> Pending | None:
 
 def _signed(reg: Registry, c: Calculator, common: dict[str, Any]) -> Pending:
     """A draft with signed decisions: who drafted and approved it only as far as their signatures verify."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     t = sg.trust_of(reg)
     a = sg.audit(reg, c, t)

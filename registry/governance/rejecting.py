@@ -6,11 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from registry import clock
+from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, policy_of, signed_record, signoff
 from registry.governance.arguments import reason_of, who_of
 from registry.governance.deciding import signing
-from registry.governance.errors import ReleaseError
-from registry.governance.rejections import REJECTED_DIR
 from registry.governance.writeplan import (
     Plan,
     calculator,
@@ -21,6 +20,7 @@ from registry.governance.writeplan import (
 )
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.trust.rejections import REJECTED_DIR
 
 if TYPE_CHECKING:
     pass
@@ -63,7 +63,7 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                       signer: tuple[str | Path | None, str | None, str | None], today: dt.date, why: str,
                       records: list[Any]) -> tuple[str, str]:
     """Append the rejected draft's decisions and the signed rejection to `records`; returns who rejected."""
-    from registry.governance import decisionlog as sg
+    from registry.trust import decisionlog as sg
 
     t, ident, acting = identity_of(reg, *signer, today)
     a = sg.audit(reg, c, t)  # a draft whose signatures fail can still be turned down
@@ -73,7 +73,7 @@ def _signed_rejection(reg: Registry, c: Calculator, version: str, entry: dict[st
                 effective=dt.date.fromisoformat(entry["effective"]), decision="reject", day=today, reason=why,
                 previous=sg.head([x.entry for x in a.checked]))
     records.append({"version": version, "changelog": entry.get("changelog"), "effective": entry.get("effective"),
-                    "content": content,  # what the decisions sign: validation verifies them (registry.governance.rejections)
+                    "content": content,  # what the decisions sign: validation verifies them (registry.trust.rejections)
                     "decisions": [*entry.get("decisions", []), plain(rec)]})
     return ident.person.name, acting
 

@@ -13,13 +13,14 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from registry import clock, regular
 from registry import versions as ver
+from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_assignments, parse_date, parse_labels, reason_of, who_of
 from registry.governance.deciding import main_head, signing
-from registry.governance.errors import ReleaseError
-from registry.governance.policy import POLICY_FILE, Policy
 from registry.governance.writeplan import (
     Plan,
     active_index,
@@ -28,6 +29,7 @@ from registry.governance.writeplan import (
     dependants,
     draft_path,
     loaded,
+    plain,
     released_file,
     restore_text,
     validated,
@@ -35,8 +37,9 @@ from registry.governance.writeplan import (
     writing,
 )
 from registry.loader import Registry
-from registry.schema import Calculator, VersionStatus, constant_problem
+from registry.schema import Calculator, Decision, VersionStatus, constant_problem
 from registry.texts import TEXTS_DIR
+from registry.trust.policy import POLICY_FILE, Policy
 from registry.versioned import unreleased
 from registry.words import agree, counted
 from registry.yamlio import rt_dump, rt_load
@@ -118,32 +121,45 @@ class _Request:
     formula_name: str | None = None
 
 
-def release(root: Path | str | None, ref: str, reason: str, *, part: str = "minor", date: str | None = None,
-            by: str | None = None, role: str | None = None, sets: list[str] | None = None, draft: bool = False,
-            with_dependants: bool = False, labels: list[str] | None = None, key: str | Path | None = None,
-            name: str | None = None) -> str:
-    """Release a calculator's edited content (or `sets`, constant values) as a new version.
+class ReleaseRequest(BaseModel):
+    """What `formula release` or `formula fix` asks for, as typed (checked before anything is read or written).
 
-    `name`: the formula's new name (formula.name), for a fix whose new label the old name contradicts
-    (registry.labels: the fix warns when a name or text keeps the old label).
+    `sets`: constant values (`NAME=VALUE`); `labels`: their new names (`NAME=LABEL`); `name`: the formula's new
+    name, for a fix whose new label the old name contradicts (registry.labels: the fix warns when a name or text
+    keeps the old label). With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four
+    eyes every version does (the author's key cannot approve it). With a future effective `date`, an approved
+    version waits there until `formula activate`."""
 
-    With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four eyes every
-    version does (the author's key cannot approve it). With a future effective date, an approved
-    version waits there until `formula activate`.
-    """
-    reason = reason_of(reason)
-    if part not in ("major", "minor", "patch"):
-        raise ReleaseError(f"--part must be major, minor or patch, got {part!r}")
-    req = _Request(reason, part, parse_date(date, "--date"), clock.today(), parse_assignments(sets or []),
-                   parse_labels(labels or []), _formula_name(name))
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    calculator: str
+    reason: str
+    part: str = "minor"
+    date: str | None = None
+    by: str | None = None
+    role: str | None = None
+    sets: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    name: str | None = None
+    draft: bool = False
+    with_dependants: bool = False
+    key: str | None = None
+
+
+def release(root: Path | str | None, ask: ReleaseRequest) -> str:
+    """Release a calculator's edited content (or `ask.sets`, constant values) as a new version."""
+    reason = reason_of(ask.reason)
+    if ask.part not in ("major", "minor", "patch"):
+        raise ReleaseError(f"--part must be major, minor or patch, got {ask.part!r}")
+    req = _Request(reason, ask.part, parse_date(ask.date, "--date"), clock.today(), parse_assignments(ask.sets),
+                   parse_labels(ask.labels), _formula_name(ask.name))
     with writing(root) as base:
         reg = loaded(base, "releasing")
         pol = policy_of(reg)
-        c = calculator(reg, ref)
-        targets = [c.slug] + (dependants(reg, c.slug) if with_dependants else [])
+        c = calculator(reg, ask.calculator)
+        targets = [c.slug] + (dependants(reg, c.slug) if ask.with_dependants else [])
         dirty = _releasable(reg, c, targets, req)
         _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names, req.formula_name)  # refused before who decides
-        d = _deciders(reg, pol, targets, (key, by, role), draft, req.effective, req.today)
+        d = _deciders(reg, pol, targets, (ask.key, ask.by, ask.role), ask.draft, req.effective, req.today)
         plan = Plan(reg)
         released: list[str] = []
         tried: dict[str, Calculator] = {}  # each target as this release makes it (a draft's content included)
@@ -251,7 +267,7 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
             d.signer[0], d.signer[1], slug=slug, version=new_version, content=ver.content_hash(new_data),
             effective=req.effective, decision=d.kind, day=req.today, reason=note, previous=main_head(reg, calc))]
         text = rt_dump(rt)
-        proposed = validated(text, path)
+        proposed = _with_decision(proposed, rt["versions"][-1]["decisions"][0])  # the version was validated above
     if d.draft or req.effective > req.today:
         plan.changes[draft_path(reg, slug)] = text
         if slug in dirty:  # the hand edits move to the draft; the live file returns to the released content
@@ -259,6 +275,14 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
     else:
         plan.promote(slug, rt)
     return proposed
+
+
+def _with_decision(calc: Calculator, rec: Any) -> Calculator:
+    """`calc` with the signed decision `rec` on its last version, the record checked alone (`Decision`): the rest
+    of the file was validated a moment ago, so a version is validated once per release."""
+    last = calc.versions[-1]
+    last = last.model_copy(update={"decisions": [Decision.model_validate(plain(rec))]})
+    return calc.model_copy(update={"versions": [*calc.versions[:-1], last]})
 
 
 def _released_message(c: Calculator, released: list[str], d: _Deciding, pol: Policy, req: _Request) -> str:

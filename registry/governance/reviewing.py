@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING
 
 from registry import clock, regular
 from registry import versions as ver
+from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, intact, policy_of, signed_record
 from registry.governance.arguments import parse_date, who_of
 from registry.governance.deciding import main_head, signing
-from registry.governance.errors import ReleaseError
 from registry.governance.writeplan import (
     Plan,
     active_index,

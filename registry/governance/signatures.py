@@ -1,7 +1,7 @@
 """Signed decisions as readers see them: `DecisionView` (the contract displays, `formula verify` and the pull
 request report read), `decision_views`, and `formula verify`'s report.
 
-The statements, the chain, the checks and the signing live in `registry.governance.decisionlog` (which validation
+The statements, the chain, the checks and the signing live in `registry.trust.decisionlog` (which validation
 runs); this module adds what needs the loader and validation on top of it.
 """
 from __future__ import annotations
@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from registry.governance.decisionlog import Checked, State, Trust, audit, trust, trust_of
 from registry.model import Registry
 from registry.schema import Calculator
+from registry.trust.decisionlog import Checked, State, Trust, audit, trust, trust_of
 
 __all__ = ["BEFORE_SIGNING", "INVALID", "VERIFIED", "DecisionView", "State", "Trust", "decision_views", "last_of",
            "report", "signed_phrase", "trust", "trust_of", "views"]

@@ -20,10 +20,10 @@ from pydantic import ValidationError
 from registry import regular
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
-from registry.governance.errors import ReleaseError
+from registry.errors import ReleaseError
 from registry.loader import Registry, clear_cache, load, resolve_root
 from registry.schema import Calculator, VersionStatus
-from registry.texts import TEXTS_DIR, TextError, catalogue_files
+from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_changes
 from registry.versioned import DRAFTS_DIR
 from registry.words import counted
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
@@ -56,7 +56,7 @@ def after_checks(before: Registry, calcs: dict[str, Calculator], slugs: list[str
 
 @contextmanager
 def writing(root: Path | str | None) -> Iterator[Path]:
-    """Hold the registry lock; roll back whatever an interrupted command left half-done first."""
+    """Hold the registry lock; roll back whatever an interrupted command left half-done first; read each file once."""
     base = resolve_root(root)
     try:
         with registry_lock(base / "formulas"):
@@ -67,7 +67,8 @@ def writing(root: Path | str | None) -> Iterator[Path]:
                 print(f"note: rolled back an interrupted change to {counted(len(restored), 'file')}: "
                       + ", ".join(restored), file=sys.stderr)
             clear_cache()
-            yield base
+            with regular.reading_once():  # each file read from disk once while the lock is held
+                yield base
     except (LockBusy, JournalRefused) as e:
         raise ReleaseError(str(e)) from None
     except KeyboardInterrupt as e:
@@ -195,9 +196,15 @@ def restore_text(item: Any, released: str) -> None:
         item["text"] = block(released if released.endswith("\n") else released + "\n")
 
 
-def _catalogue(reg: Registry, calcs: dict[str, Calculator]) -> dict[Path, str]:
+def _catalogue(reg: Registry, calcs: dict[str, Calculator], changed: set[str]) -> dict[Path, str]:
+    """The catalogue files to write: only the texts whose inputs `changed` touched, and the index."""
+    folder = reg.formulas_dir / TEXTS_DIR
     try:
-        files = catalogue_files(calcs, reg.units)
+        index = regular.read_text(folder / INDEX_FILE)
+    except (OSError, UnicodeDecodeError):
+        index = None
+    try:
+        files = catalogue_changes(calcs, reg.units, changed, index)
     except TextError as e:
         raise ReleaseError(f"a text does not render: {e}") from None
     return {reg.formulas_dir / TEXTS_DIR / name: text for name, text in files.items()}
@@ -262,7 +269,7 @@ class Plan:
             raise ReleaseError("this release changes the content of calculators that depend on it: "
                                + ", ".join(sorted(moved)) + "; add --with-dependants to release them too")
         self.changes[self.reg.lock_path] = ver.lock_text(self.lock, ver.lock_seal(self.reg.lock_path))
-        self.changes.update(_catalogue(self.reg, self.calcs))
+        self.changes.update(_catalogue(self.reg, self.calcs, set(self.promoted)))
 
     def commit(self) -> None:
         commit(self.reg.root, self.changes)

@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 
 from registry import jsontext
 from solver.importers import ImportFailure, SourceFile, SourceRow
-from solver.scoring import _as_date, _as_ga, _as_number, score
+from solver.scoring import _as_date, _as_ga, _as_number, read_value, score
 
 SEED = 0  # an imported run holds one answer per case; it is stored as seed 0
 TOLERANCE = 0.05
@@ -108,24 +108,6 @@ def limits(kind: str, gold: Any) -> tuple[Any, Any]:
     return gold, gold
 
 
-def read_value(text: Any, kind: str) -> tuple[str, Any]:
-    """(`answered` | `no_answer` | `unreadable`, value) from the answer a log recorded."""
-    if text is None or (isinstance(text, str) and not text.strip()):
-        return "no_answer", None
-    if kind == "gestational_age":
-        ga = _as_ga(text)
-        return ("answered", list(ga)) if ga else ("unreadable", None)
-    if kind == "date":
-        d = _as_date(text)
-        return ("answered", d.strftime("%m/%d/%Y")) if d else ("unreadable", None)
-    v = _as_number(text)
-    if v is None:
-        return "unreadable", None
-    if kind == "integer":
-        return "answered", int(round(v))
-    return "answered", v
-
-
 def scored_type(kind: str) -> str:
     """The output type a row carries: the benchmark writes gestational ages as `date`."""
     return "date" if kind == "gestational_age" else kind
@@ -209,15 +191,6 @@ def build_rows(src: SourceFile, reg: Any, *, arm: str, model: str | None) -> Bui
             "text_shown": False, "audit_group": calc.audit_group,
         })
     return out
-
-
-def rescore_row(row: dict[str, Any]) -> None:
-    """Re-read an imported row's recorded answer with the current reading (used by `formula score`)."""
-    kind = "gestational_age" if row.get("output_type") == "date" and isinstance(row.get("ground_truth"), list) \
-        else str(row.get("output_type"))
-    outcome, answer = read_value(row.get("source_answer"), kind)
-    row["outcome"], row["answer"] = outcome, answer
-    row["table8"] = None if outcome == "answered" else outcome
 
 
 def check_rows(sources: Sequence[SourceFile]) -> None:

@@ -14,12 +14,20 @@ from typing import Any, Callable, Iterable
 
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
-from solver.library.errors import BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
+from registry.spellings import accepted_parts, read_choice, read_flag
+from solver.library.errors import AmbiguousValue, BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, new_tuple
 from solver.library.rounding import round_value
 from solver.library.unit_hints import unit_hint
-from solver.library.units import ConversionError, Converter, lookalike_note, normalise_unit, round_number
+from solver.library.units import (
+    AmbiguousSpelling,
+    ConversionError,
+    Converter,
+    lookalike_note,
+    normalise_unit,
+    round_number,
+)
 
 # computes a dependency: (calculator, the caller's entities, variant, registry, True, the computation's results of
 # dependencies so far) -> Result
@@ -201,8 +209,17 @@ class Context:
         v, unit = self._pair(name)
         fields = self._fields[name] if f is None else f
         if fields[1] and unit not in fields[1]:
+            unit = self._read_unit(name, unit)  # 'lb' is 'lbs', 'umol/L' is 'µmol/L' (formulas/units.yaml)
             self._accept(name, unit)
         return fields, v, unit
+
+    def _read_unit(self, name: str, unit: str) -> str:
+        """The registry's spelling of a unit this input accepts (`Converter.read_unit`); one with two readings is
+        refused naming both."""
+        try:
+            return self.conv.read_unit(unit, accepted_parts(self.spec(name)))
+        except AmbiguousSpelling as e:
+            raise AmbiguousValue(self.slug, name, str(e)) from None
 
     # ------------------------------------------------------------------ typed accessors
     def quantity(self, name: str) -> float:
@@ -255,6 +272,15 @@ class Context:
             raise UnknownUnit(self.slug, name, f"unknown unit {unit!r}; accepted: {', '.join(spec.accepted_units)}"
                               + (unit_hint(unit, spec.accepted_units) or lookalike_note(unit, spec.accepted_units)))
 
+    def _read_parts(self, name: str, given: Any) -> list[Any]:
+        """A multi-part value ([70, 'yrs'], [5, 'feet', 10, 'inches']) with each unit read as `_read_unit` reads it."""
+        accepted = accepted_parts(self.spec(name))
+        out = list(given)
+        for i in range(1, len(out), 2):
+            if isinstance(out[i], str) and accepted and out[i] not in accepted:
+                out[i] = self._read_unit(name, out[i])
+        return out
+
     def _accept_parts(self, name: str, units: list[Any]) -> None:
         """A multi-part value ([5, 'ft', 10, 'in']) passes when its joined form ('ft+in') or each unit is accepted."""
         accepted = self.spec(name).accepted_units
@@ -295,12 +321,12 @@ class Context:
         if given is True or given is False:
             self.record[name] = _TRUE_RECORD if given else _FALSE_RECORD
             return given
-        if isinstance(given, str) and given == "True":
-            out = True
-        elif isinstance(given, str) and given == "False":
-            out = False
-        else:
-            raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False'), got {given!r}")
+        try:
+            out = read_flag(self.units, given)  # 'True', 'yes', 'N', 1 (formulas/units.yaml `spellings.booleans`)
+        except AmbiguousSpelling as e:
+            raise AmbiguousValue(self.slug, name, str(e)) from None
+        if out is not True and out is not False:
+            raise BadValue(self.slug, name, f"expected true/false (or 'True'/'False', 'yes'/'no'), got {given!r}")
         self.record[name] = new_tuple(InputRecord, (given, out, None))
         return out
 
@@ -349,6 +375,13 @@ class Context:
             given = self.raw(name)
         if given is None and not spec.required:
             return self.note(name, None, None, None)
+        if isinstance(given, str) and given not in spec.options:  # a code or another case ('F', 'female')
+            try:
+                read = read_choice(self.units, spec, given)
+            except AmbiguousSpelling as e:
+                raise AmbiguousValue(self.slug, name, str(e)) from None
+            if read in spec.options:
+                return self.note(name, given, read, None)
         if not isinstance(given, str) or given not in spec.options:
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
         rec = _CHOICE_RECORDS.get(given) if type(given) is str else None
@@ -390,9 +423,10 @@ class Context:
             isinstance(x, (int, float)) for x in given[0::2]
         ):
             raise BadValue(self.slug, name, f"expected an age such as [54, 'years'], got {given!r}")
-        self._accept_parts(name, list(given[1::2]))
+        parts = self._read_parts(name, given)
+        self._accept_parts(name, parts[1::2])
         try:
-            out = self.conv.age_years(list(given))
+            out = self.conv.age_years(parts)
         except ConversionError as e:
             raise UnknownUnit(self.slug, name, str(e)) from None
         self.check_range(name, out, "years")
@@ -429,8 +463,8 @@ class Context:
             ):
                 raise BadValue(self.slug, name,
                                f"expected [value, 'cm'|'m'|'in'|'ft'] or [ft, 'ft', in, 'in'], got {given!r}")
-            self._accept_parts(name, list(given[1::2]))
-            given_parts = list(given)
+            given_parts = self._read_parts(name, given)
+            self._accept_parts(name, given_parts[1::2])
         else:
             given_parts = given  # a two-part list: the converter reads it without changing it
         try:
@@ -448,6 +482,8 @@ class Context:
 
     def temperature(self, name: str) -> float:
         v, unit = self._pair(name)
+        if unit not in self.spec(name).accepted_units:
+            unit = self._read_unit(name, unit)
         self._accept(name, unit)
         try:
             out = self.conv.temperature_c(v, unit)
@@ -458,6 +494,8 @@ class Context:
 
     def count_per_litre(self, name: str) -> float:
         v, unit = self._pair(name)
+        if unit not in self.spec(name).accepted_units:
+            unit = self._read_unit(name, unit)
         self._accept(name, unit)
         try:
             out = self.conv.count_per_litre(v, unit)

@@ -39,3 +39,7 @@ class BadValue(CalculatorError):
 
 class RegistryInvalid(CalculatorError):
     """The registry fails validation, so no result could name the content it was computed from."""
+
+
+class AmbiguousValue(BadValue):
+    """A value or unit written so that it reads as two different things (both are named): never guessed."""

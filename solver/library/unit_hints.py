@@ -11,17 +11,14 @@ from __future__ import annotations
 
 from solver.library.units import MICRO_SIGN, normalise_unit
 
-# spellings people type (compared without case) -> the registry's spelling they usually stand for
+# spellings people type (compared without case) -> the registry's spelling they usually stand for, where the registry
+# does not read them itself (its aliases, formulas/units.yaml `spellings.units`, are read, not hinted: 'lb', 'inches')
 SPELLINGS: dict[str, str] = {
-    "lb": "lbs", "lb.": "lbs", "lbs.": "lbs", "pound": "lbs", "pounds": "lbs",
-    "kgs": "kg", "kg.": "kg", "kilo": "kg", "kilos": "kg", "kilogram": "kg", "kilograms": "kg",
+    "lbs.": "lbs", "kg.": "kg", "kilo": "kg", "kilos": "kg",
     "gram": "g", "grams": "g", "gm": "g",
-    '"': "in", "\u2033": "in", "''": "in", "in.": "in", "inch": "in", "inches": "in",
-    "'": "ft", "\u2032": "ft", "ft.": "ft", "foot": "ft", "feet": "ft",
-    "centimetre": "cm", "centimetres": "cm", "centimeter": "cm", "centimeters": "cm", "cm.": "cm",
-    "metre": "m", "metres": "m", "meter": "m", "meters": "m",
-    "year": "years", "yr": "years", "yrs": "years", "y": "years", "y.o.": "years",
-    "month": "months", "mo": "months", "week": "weeks", "wk": "weeks", "wks": "weeks",
+    '"': "in", "\u2033": "in", "''": "in", "in.": "in",
+    "'": "ft", "\u2032": "ft", "ft.": "ft", "cm.": "cm",
+    "y": "years", "y.o.": "years", "mo": "months",
 }
 _AMOUNTS = ("mmol", "µmol", "mol", "mEq", "mg", "µg", "g", "ng", "pmol")  # an amount or a mass, not a concentration
 

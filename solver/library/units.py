@@ -8,37 +8,14 @@ All factors come from `formulas/units.yaml`.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from registry.schema import UnitsFile
+from registry.spellings import MICRO_SIGN, AmbiguousSpelling, normalise_unit, read_unit, unit_key, unit_readings  # noqa: F401
 from solver.library.rounding import Digits, as_written, round_number
 
 __all__ = ["round_number"]  # (re-exported: the rounding itself lives in solver.library.rounding)
-
-
-MICRO_SIGN, GREEK_MU = "\u00b5", "\u03bc"  # the registry spells micro with U+00B5
-
-
-KEEP_SUPERSCRIPTS = frozenset("\u00b2\u00b3")
-# the non-ASCII spellings normalised so far ("µmol/L", "µg" are common inputs): a lookup measured 60 ns against
-# 770 ns for normalising "µmol/L" again; bounded, as the spellings come from the callers
-_NORMALISED: dict[str, str] = {}
-MAX_NORMALISED = 1024
-
-
-def normalise_unit(unit: str) -> str:
-    """A unit string in the registry's spelling: NFKC (full-width letters, compatibility forms), then the
-    Greek mu (U+03BC, which NFKC also makes of the micro sign) as the micro sign U+00B5."""
-    if unit.isascii():  # the common case: nothing to normalise
-        return unit
-    out = _NORMALISED.get(unit)
-    if out is None:
-        # per character, keeping the superscripts the registry spells units with (m², m³), which NFKC folds to digits
-        out = "".join(c if c in KEEP_SUPERSCRIPTS else unicodedata.normalize("NFKC", c) for c in unit)
-        out = out.replace(GREEK_MU, MICRO_SIGN)
-        if len(_NORMALISED) < MAX_NORMALISED:
-            _NORMALISED[unit] = out
-    return out
 
 
 def lookalike_note(unit: str, accepted: list[str]) -> str:
@@ -63,6 +40,8 @@ class Converter:
     _ratios: dict[tuple[str, str, str], float] = field(default_factory=dict, init=False, repr=False, compare=False)
     number_rule: Digits = field(init=False, repr=False, compare=False)  # units.rounding, read once (a plain object)
     _families: dict[str, str] = field(default_factory=dict, init=False, repr=False, compare=False)  # unit -> g, mol, eq
+    _spellings: dict[tuple[str, tuple[str, ...]], str] = field(default_factory=dict, init=False, repr=False,
+                                                               compare=False)  # (given, accepted) -> read
     _analytes: dict[str, tuple[float | None, int | None]] = field(default_factory=dict, init=False, repr=False,
                                                                    compare=False)  # name -> (molar mass, valence)
     # the unit data's tables read on every case, held here as plain attributes (a read of the model's attribute measured
@@ -76,6 +55,29 @@ class Converter:
         object.__setattr__(self, "heights", self.units.height)
         object.__setattr__(self, "weights", self.units.weight)
         object.__setattr__(self, "volumes", self.units.volume)
+
+    def table_unit(self, unit: str, table: Mapping[str, object]) -> str:
+        """A unit (or the part of one) a conversion table lacks, in the spelling the table has when the registry's
+        aliases read it as one of its units ('umol' as 'µmol', 'lb' as 'lbs'); else as given, for the caller to
+        refuse. So a caller that converts with this converter reads the aliases too (a table's unit column)."""
+        if unit in table:
+            return unit
+        try:
+            return self.read_unit(unit, list(table))
+        except AmbiguousSpelling as e:
+            raise ConversionError(str(e)) from None
+
+    def read_unit(self, unit: str, accepted: Sequence[str]) -> str:
+        """The registry's spelling of `unit` among `accepted` (aliases of formulas/units.yaml, case): the one place a
+        unit's spelling is read, for `compute`, the command line, the tools and a column of a table alike (each
+        distinct spelling once per converter). Raises `AmbiguousSpelling` for a spelling with two readings."""
+        key = (unit, tuple(accepted))
+        hit = self._spellings.get(key)
+        if hit is None:
+            hit = read_unit(self.units, unit, accepted)
+            if len(self._spellings) < 4096:
+                self._spellings[key] = hit
+        return hit
 
     def analyte(self, name: str) -> tuple[float | None, int | None]:
         """(molar mass, valence) of an analyte of the unit data (a KeyError for one it lacks), read once."""
@@ -102,6 +104,8 @@ class Converter:
         except ValueError:
             raise ConversionError(f"unit {src!r} is not of the form mass/volume") from None
         vol = self.volumes
+        if sv not in vol or (sm not in self.units.mass and sm not in self.units.amount and sm != "mEq"):
+            sm, sv = self.table_unit(sm, {**self.units.mass, **self.units.amount, "mEq": 1}), self.table_unit(sv, vol)
         for v in (sv, tv):
             if v not in vol:
                 raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")
@@ -171,6 +175,8 @@ class Converter:
     # ------------------------------------------------------------------ body measures
     def weight_kg(self, value: float, unit: str) -> float:
         table = self.weights
+        if unit not in table:
+            unit = self.table_unit(unit, table)
         if unit not in table:
             raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
         return self.r(value * table[unit])

@@ -38,6 +38,7 @@ import pandas as pd
 
 from registry.loader import Registry
 from registry.schema import Calculator
+from registry.spellings import accepted_parts
 from solver.library import rounding as rnd
 from solver.library.context import Context
 from solver.library.core import _compute
@@ -699,9 +700,14 @@ class Columns:
         """`Context.<method>` for the rows of one unit: (values, rows within range); None: unit refused."""
         units = self.reg.units
         assert units is not None
-        if spec.accepted_units and unit not in spec.accepted_units:
-            return None
         conv: Any = ArrayConverter(units, exact=not self.benchmark)  # its methods take arrays where they take floats
+        if spec.accepted_units and unit not in spec.accepted_units and method != "dose":  # (a dose's unit as typed)
+            try:  # 'lb' is 'lbs', 'umol/L' is 'µmol/L': read once per distinct unit, as `compute` reads it
+                unit = conv.read_unit(unit, accepted_parts(spec))
+            except ConversionError:
+                return None  # two readings: the row is refused, by `compute`'s own message
+            if unit not in spec.accepted_units:
+                return None
         out: Any
         try:
             if method == "quantity":

@@ -7,7 +7,7 @@ from typing import Any
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, ConcernType, OutputKind
 from solver.library import resolve
-from solver.records import AnswerRecord, CrossCheck
+from solver.records import AnswerRecord, CrossCheck, as_given, cleaned
 from solver.router import ROUTES, Request
 from solver.router.library import has_function
 from solver.router.versions import with_version
@@ -48,18 +48,25 @@ def agree(calc: Calculator, lib: Any, prog: Any) -> bool:
     return prog == lib  # ISO dates and [weeks, days] as JSON holds them
 
 
-def solve(calculator: str | int, entities: dict[str, Any], *, version: str | None = None, route: str = "auto",
-          program: str | None = None, variant: str = "benchmark", registry: Registry | None = None) -> AnswerRecord:
-    """One answer as a record. Raises `CalculatorError` for bad input, `VersionError` for an unknown version."""
+def solve(calculator: str | int | Calculator, entities: dict[str, Any], *, version: str | None = None,
+          route: str = "auto", program: str | None = None, variant: str = "benchmark",
+          registry: Registry | None = None) -> AnswerRecord:
+    """One answer as a record. Raises `CalculatorError` for bad input, `VersionError` for an unknown version.
+
+    `calculator` may be the registry's entry (a caller that resolved it passes it: looked up once per answer).
+    The entities are read in the registry's spelling first (`solver.records.cleaned`: names without case, unit
+    aliases, choice codes), as the command line and the tools read them; the record keeps what was written
+    otherwise in `read_as`."""
     if route not in MODES:
         raise ValueError(f"route must be one of {', '.join(MODES)}, got {route!r}")
     reg = registry or get_registry()
-    calc = resolve(calculator, reg)
+    calc = calculator if isinstance(calculator, Calculator) else resolve(calculator, reg)
     warnings = flags(reg, calc)
     if version is not None and version != calc.active.version:
         warnings.append(f"computed with {calc.slug} {version}, not the active version {calc.active.version}")
         reg, calc = with_version(reg, calc, version)
-    req = Request(reg, calc, entities, variant, program, warnings)
+    found = cleaned(reg, calc, entities)
+    req = Request(reg, calc, found.entities, variant, program, warnings)
     if route == "library":
         rec = ROUTES.get("library")(req)
     elif route == "program":
@@ -74,7 +81,7 @@ def solve(calculator: str | int, entities: dict[str, Any], *, version: str | Non
         req.reason = f"no verified library function for {calc.slug} and no program supplied"
         rec = ROUTES.get("abstain")(req)
     rec.requested_route = route
-    return rec
+    return as_given(rec, found)
 
 
 def _cross_check(req: Request, lib: AnswerRecord) -> AnswerRecord:

@@ -9,7 +9,7 @@ from filelock import FileLock, Timeout
 from solver.replies import replayed
 from solver.runner import manifest as mf
 from solver.runner.results import ResultsError, load, rewrite
-from solver.scoring import read_answer, score
+from solver.scoring import read_answer, rescore_row, score
 
 
 class RescoreError(RuntimeError):
@@ -43,8 +43,6 @@ def rescore(folder: Path) -> dict[str, Any]:
                 row["outcome"], row["answer"] = outcome, answer
                 row["table8"] = None if outcome == "answered" else "unreadable"
             elif kind == "imported":  # `formula import`: re-read the answer the log recorded
-                from solver.importers.common import rescore_row
-
                 rescore_row(row)
             row["correct"] = bool(score(row.get("answer"), row["output_type"], row.get("ground_truth"),
                                         row.get("lower_limit"), row.get("upper_limit")))

@@ -15,7 +15,6 @@ from registry.loader import Registry, get_registry
 from registry.schema import Calculator
 from registry.suggest import closest
 from solver.library.unit_hints import unit_hint
-from solver.library.units import normalise_unit
 
 GATES: tuple[str, ...] = ("completeness", "type", "enum", "unit", "range")
 
@@ -124,48 +123,6 @@ def shape_hint(schema: Any, value: Any) -> str | None:
     if unit is None:
         return None
     return json.dumps([value, unit], ensure_ascii=False)
-
-
-def case_renames(calc: Calculator, arguments: Any) -> dict[str, str]:
-    """{given name: declared input} for every name that differs from a declared input only in case ('Sex',
-    'AGE'), unless two declared names fold alike or the declared one is given too."""
-    if not isinstance(arguments, dict):
-        return {}
-    declared = {i.name for i in calc.inputs}
-    folded: dict[str, list[str]] = {}
-    for name in declared:
-        folded.setdefault(name.casefold(), []).append(name)
-    out = {}
-    for key in arguments:
-        match = folded.get(key.casefold(), []) if isinstance(key, str) and key not in declared else []
-        if len(match) == 1 and match[0] not in arguments:
-            out[key] = match[0]
-    return out
-
-
-def match_case(calc: Calculator, arguments: Any) -> Any:
-    """`arguments` with the names `case_renames` finds renamed to the inputs they are; the rest as given."""
-    renames = case_renames(calc, arguments)
-    return {renames.get(k, k): v for k, v in arguments.items()} if renames else arguments
-
-
-def renamed_warnings(renames: dict[str, str]) -> list[str]:
-    return [f"input {given!r} read as {name!r} (names are matched without case)" for given, name in renames.items()]
-
-
-def registry_spelling(arguments: Any) -> Any:
-    """`arguments` with every unit of a [value, unit, ...] list in the registry's spelling (`normalise_unit`: the
-    Greek mu as the micro sign, full-width letters as ASCII), as the library reads them: both paths accept the
-    same strings. Only units are touched: the strings after a number (a drug's name comes first)."""
-    if not isinstance(arguments, dict):
-        return arguments
-    out = {}
-    for key, value in arguments.items():
-        if isinstance(value, list) and any(isinstance(v, str) and not v.isascii() for v in value):
-            value = [normalise_unit(v) if isinstance(v, str) and i and not isinstance(value[i - 1], str) else v
-                     for i, v in enumerate(value)]
-        out[key] = value
-    return out
 
 
 def unknown_inputs(calc: Calculator, arguments: Any) -> list[Finding]:

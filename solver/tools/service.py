@@ -13,8 +13,8 @@ from registry.loader import Registry
 from registry.report import successors
 from registry.schema import Calculator, VersionStatus
 from registry.texts import TextError, render, render_expression
-from solver.records import AnswerRecord, library_record, version_hash
-from solver.tools.gates import case_renames, check, match_case, registry_spelling, renamed_warnings
+from solver.records import AnswerRecord, as_given, cleaned, library_record, version_hash
+from solver.tools.gates import check
 from solver.tools.schema import warnings
 
 
@@ -69,10 +69,10 @@ def call(reg: Registry, ref: str | int, arguments: Any, *, variant: str = "bench
     calc = reg.get(ref)
     from solver.tools.schema import strict_arguments
 
-    renames = case_renames(calc, arguments)
-    arguments = registry_spelling(match_case(calc, arguments))  # 'Sex' is 'sex'; 'μmol/L' (Greek mu) is 'µmol/L'
-    arguments = strict_arguments(calc, arguments)  # null for an optional input (OpenAI strict mode): absent
-    check(reg, calc.slug, arguments)
-    record = library_record(reg, calc.slug, arguments, variant=variant)
-    record.warnings.extend(w for w in renamed_warnings(renames) + warnings(calc, reg) if w not in record.warnings)
+    given = strict_arguments(calc, arguments)  # null for an optional input (OpenAI strict mode): absent
+    found = cleaned(reg, calc, given)  # 'Sex' is 'sex', 'lb' is 'lbs', 'F' is 'Female', as `formula solve` reads them
+    check(reg, calc.slug, found.entities)
+    record = library_record(reg, calc, found.entities, variant=variant)
+    as_given(record, found)
+    record.warnings.extend(w for w in warnings(calc, reg) if w not in record.warnings)
     return record

@@ -86,8 +86,7 @@ def test_imported_verdicts_agree_with_the_files():
 def test_embedded_runs_are_what_the_importer_writes_now():
     """Re-score every embedded row from the answer the file recorded; where the source file is here,
     re-import it and compare row for row."""
-    from solver.importers.common import rescore_row
-    from solver.scoring import score
+    from solver.scoring import rescore_row, score
 
     for folder in sorted(p for p in IMPORTED.iterdir() if p.is_dir()):
         for r in _rows(folder):

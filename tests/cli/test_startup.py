@@ -45,16 +45,21 @@ def test_solve_does_not_import_pandas_or_numpy() -> None:
 
 
 def test_the_command_table_matches_the_modules() -> None:
-    registered: dict[str, tuple[str, str]] = {}
+    """Each module registers exactly the commands COMMANDS names for it, without a help line of its own (the line
+    is written once, in COMMANDS; cli.main gives it to the parser)."""
+    registered: dict[str, str] = {}
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers()
     for name in cli_main.COMMAND_MODULES:
-        before = {a.dest for a in sub._choices_actions}
+        before = set(sub.choices)
         importlib.import_module(name).register(sub)
-        for action in sub._choices_actions:
-            if action.dest not in before:
-                registered[action.dest] = (name, action.help or "")
-    assert registered == cli_main.COMMANDS
+        registered.update({c: name for c in set(sub.choices) - before})
+    own_help = [a.dest for a in sub._choices_actions]  # a choice action is made only for a parser given help=
+    assert registered == {c: owner for c, (owner, _) in cli_main.COMMANDS.items()}
+    assert own_help == [], f"help lines written in a module as well as in cli.main.COMMANDS: {own_help}"
+    real = cli_main.build_parser()
+    subs = next(a for a in real._actions if isinstance(a, argparse._SubParsersAction))
+    assert {a.dest: a.help for a in subs._choices_actions} == {c: h for c, (_, h) in cli_main.COMMANDS.items()}
     extended = {c: tuple(m for m in mods) for c, mods in cli_main.EXTENDED.items()}
     assert extended == {"solve": ("solver.batch_cli",), "schema": ("solver.tools_cli",)}
 

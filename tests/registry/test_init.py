@@ -12,7 +12,7 @@ import yaml
 
 from registry import loader
 from registry.governance import init as initmod
-from registry.governance.sshsig import parse_signers
+from registry.trust.sshsig import parse_signers
 from tests.helpers import PROJECT_ROOT, make_key, run
 from tests.registry.helpers import SODIUM
 

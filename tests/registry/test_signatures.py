@@ -286,7 +286,7 @@ def test_without_required_signatures_typed_decisions_are_never_shown_as_verified
 
 def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(root: Path, cache_dir: Path,
                                                                                   monkeypatch) -> None:
-    from registry.governance import sshsig
+    from registry.trust import sshsig
     from tests.helpers import count_calls
 
     calls = count_calls(monkeypatch, sshsig, "_run")
@@ -298,7 +298,7 @@ def test_verifications_are_cached_so_validate_runs_ssh_keygen_once_per_decision(
 
 def test_a_refused_signature_is_cached_as_well(capsys, root: Path, cache_dir: Path, monkeypatch) -> None:
     """Issue 37, attack 6: a wrong signature cost an ssh-keygen run on every validate."""
-    from registry.governance import sshsig
+    from registry.trust import sshsig
     from tests.helpers import count_calls
 
     _edit(root, lambda v: v[NEWER]["decisions"][1].__setitem__("reason", "agreed, and more"))
@@ -513,8 +513,8 @@ def _forge_approval(root: Path, who: str, day: str, **window: str) -> None:
     the log's head: a signature that is genuine, on a date the CLI would refuse."""
     import datetime as dt
 
-    from registry.governance.decisionlog import decide, head, identify, trust
-    from registry.governance.decisionlog import file_entries as entries_of
+    from registry.trust.decisionlog import decide, head, identify, trust
+    from registry.trust.decisionlog import file_entries as entries_of
     from registry.versions import read_lock
 
     signers = root / "formulas" / "policy" / "allowed_signers"
@@ -600,7 +600,7 @@ def test_a_sealed_version_released_after_the_seal_is_refused(capsys, root: Path)
 
 
 def test_the_shipped_lock_fixes_the_shipped_seal() -> None:
-    from registry.governance.decisionlog import seal_digest, trust
+    from registry.trust.decisionlog import seal_digest, trust
     from tests.helpers import SHIPPED_ROOT
 
     t = trust(SHIPPED_ROOT / "formulas")
@@ -634,8 +634,8 @@ def test_the_name_at_signing_is_signed_and_shown_after_people_changes(capsys, ro
 def test_a_statement_without_a_name_is_the_statement_signed_before_names_were_recorded() -> None:
     import datetime as dt
 
-    from registry.governance.decisionlog import statement
     from registry.schema import Decision
+    from registry.trust.decisionlog import statement
 
     d = Decision(decision="approve", principal="chair", role="chair", date=dt.date(2026, 12, 1), signature="-")
     body = json.loads(statement(SODIUM, NEW, "sha256:" + "0" * 64, dt.date(2026, 12, 1), d))
@@ -647,7 +647,7 @@ def test_a_statement_without_a_name_is_the_statement_signed_before_names_were_re
 
 
 def test_an_approval_that_does_not_count_on_a_draft_is_a_warning_in_validate(capsys, root: Path) -> None:
-    from registry.governance.decisionlog import decide, draft_entries, head, identify, trust
+    from registry.trust.decisionlog import decide, draft_entries, head, identify, trust
     from registry.yamlio import rt_dump, rt_load
 
     people = Committee(root, {"author": make_key("author"), "nurse": make_key("nurse")})

@@ -83,7 +83,7 @@ def test_the_key_reads_library_versions_as_importlib_metadata_does(dist: str) ->
 
 
 def test_the_snapshot_keeps_the_trust_files_as_read(registry_copy, cache_dir):
-    from registry.governance import decisionlog
+    from registry.trust import decisionlog
 
     first = loader.validated(registry_copy)
     again = loader.validated(registry_copy)  # read back from the snapshot

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from registry.governance.release import release
+from registry.governance.release import ReleaseRequest, release
 from registry.loader import clear_cache, load
 from tests.helpers import SHIPPED_ROOT, committee
 
@@ -22,9 +22,9 @@ def two_versions(tmp_path_factory):
         shutil.copytree(SHIPPED_ROOT / sub, root / sub)
     before = load(root).calculators["sodium-correction-hyperglycemia"].active.version
     people = committee(root, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
-    release(root, "sodium-correction-hyperglycemia", "Katz 1973 factor, for comparison",
-            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"],
-            key=people.keys["author"])
+    release(root, ReleaseRequest(calculator="sodium-correction-hyperglycemia", reason="Katz 1973 factor, for comparison",
+                                 sets=["correction_per_mg_dl_glucose=0.016"],
+                                 labels=["correction_per_mg_dl_glucose=Katz factor"], key=str(people.keys["author"])))
     reg = load(root)
     clear_cache()
     assert not reg.problems, reg.problems[:3]
@@ -76,8 +76,9 @@ def approved(tmp_path_factory):
     for sub in ("formulas", "guidelines"):
         shutil.copytree(SHIPPED_ROOT / sub, root / sub)
     people = committee(root)
-    release(root, SODIUM, "Katz 1973 factor", sets=["correction_per_mg_dl_glucose=0.016"],
-            labels=["correction_per_mg_dl_glucose=Katz factor"], draft=True, key=people.keys["author"])
+    release(root, ReleaseRequest(calculator=SODIUM, reason="Katz 1973 factor", sets=["correction_per_mg_dl_glucose=0.016"],
+                                 labels=["correction_per_mg_dl_glucose=Katz factor"], draft=True,
+                                 key=str(people.keys["author"])))
     from registry.versions import bump
 
     version = bump(load(root).calculators[SODIUM].active.version, "minor")

@@ -104,8 +104,8 @@ def test_vectorised_value_and_unit_columns(variant):
 
 def test_bad_rows_keep_their_own_error():
     data = {
-        "sex": ["Male", "male", "Female", None, "Male"],
-        "age": [[53, "years"], [53, "years"], [70, "years"], [40, "years"], [53, "yrs"]],
+        "sex": ["Male", "mle", "Female", None, "Male"],
+        "age": [[53, "years"], [53, "years"], [70, "years"], [40, "years"], [53, "aeons"]],
         "creatinine": [[1.39, "mg/dL"], [1.39, "mg/dL"], [88, "µmol/L"], [1.0, "mg/dL"], [1.0, "mg/dL"]],
     }
     frame = pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in data.items()})

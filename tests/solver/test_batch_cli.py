@@ -12,7 +12,7 @@ from solver.library import compute
 ROWS = [
     {"pid": "p1", "sex": "Male", "age": 53, "age_unit": "years", "weight": 87.0, "weight_unit": "kg",
      "height": json.dumps([175, "cm"]), "creatinine": json.dumps([1.39, "mg/dL"])},
-    {"pid": "p2", "sex": "male", "age": 60, "age_unit": "years", "weight": 70.0, "weight_unit": "kg",
+    {"pid": "p2", "sex": "mle", "age": 60, "age_unit": "years", "weight": 70.0, "weight_unit": "kg",
      "height": json.dumps([5, "ft", 9, "in"]), "creatinine": json.dumps([100, "µmol/L"])},
     {"pid": "p3", "sex": "Female", "age": 71, "age_unit": "years", "weight": 154.0, "weight_unit": "lbs",
      "height": json.dumps([5, "ft", 4, "in"]), "creatinine": json.dumps([88, "µmol/L"])},

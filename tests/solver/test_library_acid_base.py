@@ -132,14 +132,14 @@ def test_albumin_is_unknown_to_the_plain_anion_gap():
 
 
 @pytest.mark.parametrize("slug", FAMILY)
-@pytest.mark.parametrize("unit", ["meq/L", "mEq/l", "mg/dl", "mmol"])
+@pytest.mark.parametrize("unit", ["mEq", "meq/dL", "mg%", "mmol"])  # "meq/L", "mg/dl": read without case
 def test_unknown_unit(slug, unit):
     _raises(UnknownUnit, slug, {**good(slug), "Sodium": [140, unit]}, "Sodium")
 
 
 @pytest.mark.parametrize("slug", sorted(WITH_ALBUMIN))
 def test_unknown_albumin_unit(slug):
-    _raises(UnknownUnit, slug, {**good(slug), "Albumin": [3, "g/dl"]}, "Albumin")
+    _raises(UnknownUnit, slug, {**good(slug), "Albumin": [3, "g%"]}, "Albumin")
 
 
 @pytest.mark.parametrize("slug", FAMILY)

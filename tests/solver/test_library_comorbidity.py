@@ -62,11 +62,11 @@ def test_cci_bad_inputs():
     slug = "charlson-comorbidity-index"
     _raises(MissingInput, slug, {"AIDS": True}, "age")
     _raises(UnknownInput, slug, {"age": [60, "years"], "COPD": True}, "COPD")
-    _raises(UnknownUnit, slug, {"age": [60, "yrs"]}, "age")
+    _raises(UnknownUnit, slug, {"age": [60, "yrz"]}, "age")
     # the reference scores an unknown string or True for these as +1; the library refuses
     _raises(BadValue, slug, {"age": [60, "years"], "Solid tumor": True}, "Solid tumor")
     _raises(BadValue, slug, {"age": [60, "years"], "Liver disease severity": "severe"}, "Liver disease severity")
-    _raises(BadValue, slug, {"age": [60, "years"], "AIDS": "no"}, "AIDS")
+    _raises(BadValue, slug, {"age": [60, "years"], "AIDS": "nein"}, "AIDS")
     _raises(OutOfRange, slug, {"age": [200, "years"]}, "age")
 
 
@@ -140,6 +140,6 @@ def test_caprini_bad_inputs():
     _raises(MissingInput, slug, {"age": [50, "years"]}, "sex")
     _raises(UnknownInput, slug, {**CAPRINI_BASE, "Pregnancy": True}, "Pregnancy")
     _raises(UnknownUnit, slug, {**CAPRINI_BASE, "Body Mass Index (BMI)": [30, "kg/m2"]}, "Body Mass Index (BMI)")
-    _raises(BadValue, slug, {**CAPRINI_BASE, "Surgery Type": "Major"}, "Surgery Type")
-    _raises(BadValue, slug, {**CAPRINI_BASE, "Varicose veins": 1}, "Varicose veins")
+    _raises(BadValue, slug, {**CAPRINI_BASE, "Surgery Type": "Mayor"}, "Surgery Type")
+    _raises(BadValue, slug, {**CAPRINI_BASE, "Varicose veins": 2}, "Varicose veins")
     _raises(OutOfRange, slug, {**CAPRINI_BASE, "Body Mass Index (BMI)": [300, "kg/m^2"]}, "Body Mass Index (BMI)")

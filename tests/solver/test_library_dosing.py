@@ -168,7 +168,7 @@ PRED = {"input steroid": ["PredniSONE PO", 10, "mg"], "target steroid": "Dexamet
 
 @pytest.mark.parametrize("slug, ents, error, variable", [
     (MF, {}, MissingInput, "weight"),
-    (MF, {"weight": [70, "lb"]}, UnknownUnit, "weight"),
+    (MF, {"weight": [70, "stone"]}, UnknownUnit, "weight"),
     (MF, {"weight": ["70", "kg"]}, BadValue, "weight"),
     (MF, {"weight": [0, "kg"]}, OutOfRange, "weight"),
     (MF, {"weight": [70, "kg"], "height": [170, "cm"]}, UnknownInput, "height"),

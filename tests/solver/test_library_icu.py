@@ -149,7 +149,7 @@ def test_apache_bad_inputs():
     del ents["pH"]
     _raises(MissingInput, slug, ents, "pH")
     _raises(UnknownInput, slug, {**APACHE_BASE, "Lactate": [2, "mmol/L"]}, "Lactate")
-    _raises(UnknownUnit, slug, {**APACHE_BASE, "creatinine": [1.0, "mg/dl"]}, "creatinine")
+    _raises(UnknownUnit, slug, {**APACHE_BASE, "creatinine": [1.0, "mg%"]}, "creatinine")
     _raises(UnknownUnit, slug, {**APACHE_BASE, "Temperature": [37, "celsius"]}, "Temperature")
     _raises(BadValue, slug, {**APACHE_BASE, "pH": "7.4"}, "pH")
     _raises(BadValue, slug, {**APACHE_BASE, "Surgery Type": "Urgent"}, "Surgery Type", "published")
@@ -261,7 +261,7 @@ def test_sofa_bad_inputs():
     del ents["PaO2"]
     _raises(MissingInput, "sofa", ents, "PaO2")
     _raises(UnknownInput, "sofa", {**SOFA_BASE, "Dobutamine": [5, "µg/kg/min"]}, "Dobutamine")
-    _raises(UnknownUnit, "sofa", {**SOFA_BASE, "Bilirubin": [20, "umol/L"]}, "Bilirubin")
+    _raises(UnknownUnit, "sofa", {**SOFA_BASE, "Bilirubin": [20, "nmol/L"]}, "Bilirubin")
     _raises(UnknownUnit, "sofa", {**SOFA_BASE, "DOPamine": [5, "mg/kg/min"]}, "DOPamine")
-    _raises(BadValue, "sofa", {**SOFA_BASE, "On mechanical ventilation": "yes"}, "On mechanical ventilation")
+    _raises(BadValue, "sofa", {**SOFA_BASE, "On mechanical ventilation": "si"}, "On mechanical ventilation")
     _raises(OutOfRange, "sofa", {**SOFA_BASE, "FiO2": [0.5, "%"]}, "FiO2")

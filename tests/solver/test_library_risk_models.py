@@ -95,12 +95,12 @@ def test_psi_bad_inputs():
     ents = {k: v for k, v in PSI_BASE.items() if k != "pH"}
     _raises(MissingInput, slug, ents, "pH")
     _raises(UnknownInput, slug, {**PSI_BASE, "O2 saturation": [88, "%"]}, "O2 saturation")
-    _raises(UnknownUnit, slug, {**PSI_BASE, "Partial pressure of oxygen": [55, "mmHg"]}, "Partial pressure of oxygen")
-    _raises(UnknownUnit, slug, {**PSI_BASE, "Glucose": [100, "mg/dl"]}, "Glucose")
-    _raises(BadValue, slug, {**PSI_BASE, "sex": "male"}, "sex")
-    _raises(BadValue, slug, {**PSI_BASE, "Neoplastic disease": 1}, "Neoplastic disease")
+    _raises(UnknownUnit, slug, {**PSI_BASE, "Partial pressure of oxygen": [55, "mmH2O"]}, "Partial pressure of oxygen")
+    _raises(UnknownUnit, slug, {**PSI_BASE, "Glucose": [100, "mg%"]}, "Glucose")
+    _raises(BadValue, slug, {**PSI_BASE, "sex": "mle"}, "sex")
+    _raises(BadValue, slug, {**PSI_BASE, "Neoplastic disease": 2}, "Neoplastic disease")
     _raises(OutOfRange, slug, {**PSI_BASE, "Hematocrit": [400, "%"]}, "Hematocrit")
-    _raises(UnknownUnit, slug, {**PSI_BASE, "age": [1, "month"]}, "age")
+    _raises(UnknownUnit, slug, {**PSI_BASE, "age": [1, "mnth"]}, "age")
 
 
 # ---------------------------------------------------------------------------------------- Glasgow-Blatchford
@@ -166,8 +166,8 @@ def test_gbs_bad_inputs():
     slug = "glasgow-blatchford"
     _raises(MissingInput, slug, {k: v for k, v in GBS_BASE.items() if k != "Hemoglobin"}, "Hemoglobin")
     _raises(UnknownInput, slug, {**GBS_BASE, "Melaena": True}, "Melaena")
-    _raises(UnknownUnit, slug, {**GBS_BASE, "Hemoglobin": [14, "g/dl"]}, "Hemoglobin")
-    _raises(BadValue, slug, {**GBS_BASE, "sex": "M"}, "sex")
+    _raises(UnknownUnit, slug, {**GBS_BASE, "Hemoglobin": [14, "g%"]}, "Hemoglobin")
+    _raises(BadValue, slug, {**GBS_BASE, "sex": "X"}, "sex")
     _raises(BadValue, slug, {**GBS_BASE, "Heart Rate or Pulse": 80}, "Heart Rate or Pulse")
     _raises(OutOfRange, slug, {**GBS_BASE, "Hemoglobin": [140, "g/dL"]}, "Hemoglobin")
 
@@ -238,8 +238,8 @@ def test_framingham_bad_inputs():
     slug = "framingham-hard-chd"
     _raises(MissingInput, slug, {k: v for k, v in FRAM_BASE.items() if k != "sex"}, "sex")
     _raises(UnknownInput, slug, {**FRAM_BASE, "LDL": [100, "mg/dL"]}, "LDL")
-    _raises(UnknownUnit, slug, {**FRAM_BASE, "Total cholesterol": [200, "mg/dl"]}, "Total cholesterol")
+    _raises(UnknownUnit, slug, {**FRAM_BASE, "Total cholesterol": [200, "mg%"]}, "Total cholesterol")
     _raises(BadValue, slug, {**FRAM_BASE, "sex": "Other"}, "sex")
-    _raises(BadValue, slug, {**FRAM_BASE, "Smoker": "yes"}, "Smoker")
+    _raises(BadValue, slug, {**FRAM_BASE, "Smoker": "si"}, "Smoker")
     _raises(OutOfRange, slug, {**FRAM_BASE, "high-density lipoprotein cholesterol": [0, "mg/dL"]},
             "high-density lipoprotein cholesterol")

@@ -169,14 +169,14 @@ def test_meld3_unknown_key(key):
     _raises(UnknownInput, "meld-3-0", {**GOOD_MELD, key: 1}, key)
 
 
-@pytest.mark.parametrize("key,value", [("Albumin", [2.8, "mg/dL"]), ("Albumin", [2.8, "g/dl"]),
-                                       ("creatinine", [100, "umol/L"]), ("Sodium", [130, "mEq"])])
+@pytest.mark.parametrize("key,value", [("Albumin", [2.8, "mg/dL"]), ("Albumin", [2.8, "g%"]),
+                                       ("creatinine", [100, "nmol/L"]), ("Sodium", [130, "mEq"])])
 def test_meld3_unknown_unit(key, value):
     _raises(UnknownUnit, "meld-3-0", {**GOOD_MELD, key: value}, key)
 
 
-@pytest.mark.parametrize("key,value", [("sex", "F"), ("sex", None), ("Albumin", 2.8), ("Albumin", ["2.8", "g/dL"]),
-                                       ("international normalized ratio", "1.8"), (DIALYSIS, "yes"), (CVVHD, 1)])
+@pytest.mark.parametrize("key,value", [("sex", "X"), ("sex", None), ("Albumin", 2.8), ("Albumin", ["2.8", "g/dL"]),
+                                       ("international normalized ratio", "1.8"), (DIALYSIS, "si"), (CVVHD, 2)])
 def test_meld3_wrong_type(key, value):
     _raises(BadValue, "meld-3-0", {**GOOD_MELD, key: value}, key)
 
@@ -277,13 +277,13 @@ def test_va_missing_age():
     _raises(MissingInput, "cha2ds2-va", {"Stroke": True}, "age")
 
 
-@pytest.mark.parametrize("key,value", [("age", "70"), ("age", [True, "years"]), ("Stroke", "yes"),
-                                       ("Diabetes history", 1)])
+@pytest.mark.parametrize("key,value", [("age", "70"), ("age", [True, "years"]), ("Stroke", "si"),
+                                       ("Diabetes history", 2)])
 def test_va_wrong_type(key, value):
     _raises(BadValue, "cha2ds2-va", {"age": [70, "years"], key: value}, key)
 
 
-@pytest.mark.parametrize("value", [[70, "yrs"], [3, "day"]])
+@pytest.mark.parametrize("value", [[70, "yrz"], [3, "dy"]])
 def test_va_unknown_age_unit(value):
     _raises(UnknownUnit, "cha2ds2-va", {"age": value}, "age")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
-from registry.governance.release import release
+from registry.governance.release import ReleaseRequest, release
 from registry.loader import clear_cache, load
 from registry.versions import read_lock
 from solver.library import MissingInput
@@ -106,9 +106,9 @@ def released(tmp_path: Path) -> Path:
     for d in ("formulas", "guidelines"):
         shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
     people = committee(tmp_path, four_eyes=False, approver_roles=[])  # a signed maintainer who may release at once
-    release(tmp_path, "sodium-correction-hyperglycemia", "test release",
-            sets=["correction_per_mg_dl_glucose=0.016"], labels=["correction_per_mg_dl_glucose=Katz factor"],
-            key=people.keys["author"])
+    release(tmp_path, ReleaseRequest(calculator="sodium-correction-hyperglycemia", reason="test release",
+                                     sets=["correction_per_mg_dl_glucose=0.016"],
+                                     labels=["correction_per_mg_dl_glucose=Katz factor"], key=str(people.keys["author"])))
     clear_cache()
     return tmp_path
 

@@ -40,7 +40,7 @@ def test_solve_from_file_and_slug(tmp_path, capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize("ents, message", [
-    ({"weight": [70, "lb"], "height": [175, "cm"]}, "unknown unit 'lb'; accepted: kg, lbs, g"),
+    ({"weight": [70, "stone"], "height": [175, "cm"]}, "unknown unit 'stone'; accepted: kg, lbs, g"),
     ({"weight": [70, "kg"]}, "'height': required input is missing"),
     ({"weight": [70, "kg"], "height": [175, "cm"], "shoe": 9}, "'shoe': unknown input"),
     ({"weight": ["70", "kg"], "height": [175, "cm"]}, "expected a number"),
@@ -60,3 +60,30 @@ def test_solve_unknown_calculator_and_bad_json(capsys: pytest.CaptureFixture[str
     assert "not valid JSON" in capsys.readouterr().err
     assert main(["solve", "--calculator", "6", "--entities", "@/no/such/file.json"]) == 1
     assert "cannot read /no/such/file.json" in capsys.readouterr().err
+
+
+def test_solve_looks_each_thing_up_once(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Traced: one `formula solve` looks its calculator up once, reads the input's spellings once (the rename
+    check included) and searches for the registry root once (cli.main; every layer reads the root it holds)."""
+    import registry.loader as loader
+    import solver.library.spelling as spelling
+    from registry.model import Registry
+    from tests.helpers import count_calls
+
+    lookups = count_calls(monkeypatch, Registry, "get")
+    cleanups = count_calls(monkeypatch, spelling, "clean")
+    renames = count_calls(monkeypatch, spelling, "_name_renames")
+    searches: list[object] = []
+    real = loader.find_root
+
+    def find_root(root: object = None) -> object:
+        if root is None:  # a search (--root, the environment, upwards); a path given is not looked for
+            searches.append(root)
+        return real(root)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(loader, "find_root", find_root)
+    ents = {"SEX": "f", "age": [53, "yrs"], "weight": [191.8, "lb"], "height": [175, "cm"],
+            "creatinine": [122.9, "umol/L"]}
+    assert main(["solve", "--calculator", "2", "--entities", json.dumps(ents), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["calculator"] == "creatinine-clearance-cockcroft-gault"
+    assert (len(lookups), len(cleanups), len(renames), len(searches)) == (1, 1, 1, 1)

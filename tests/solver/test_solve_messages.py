@@ -1,6 +1,7 @@
 """What a refused input says, on `formula solve` and on a tool call (MCP, OpenAI) alike: names matched without
-case, every unknown and missing input in one message with did-you-mean, unit hints for the spellings people
-type, an out-of-range value in the unit typed, and `--format json` errors as a JSON object on stdout.
+case, every unknown and missing input in one message with did-you-mean, the registry's aliases and codes read
+('lb', 'umol/L', 'F'), unit hints for the spellings it does not read, an out-of-range value in the unit typed,
+and `--format json` errors as a JSON object on stdout.
 
 Converted numbers are checked against the unit definitions themselves (1 lb = 0.45359237 kg, 1 in = 2.54 cm,
 1 ft = 0.3048 m, creatinine 1 mg/dL = 88.4 umol/L), never against this code's own output."""
@@ -75,15 +76,12 @@ def test_every_unknown_and_missing_input_in_one_message(capsys):
 
 # (calculator, entities, what the refusal must say): every spelling the issue names, on both paths
 REFUSED = [
-    ("6", dict(BMI, weight=[154, "lb"]), "'weight': unknown unit 'lb'", "did you mean 'lbs'?"),
-    ("6", dict(BMI, weight=[154, "pounds"]), "'weight': unknown unit 'pounds'", "did you mean 'lbs'?"),
+    ("6", dict(BMI, weight=[154, "lbs."]), "'weight': unknown unit 'lbs.'", "did you mean 'lbs'?"),
     ("6", dict(BMI, height=[69, '"']), "'height': unit '\"' is not accepted", "did you mean 'in'?"),
-    ("6", dict(BMI, height=[69, "inches"]), "'height': unit 'inches' is not accepted", "did you mean 'in'?"),
-    ("6", dict(BMI, height=[5.75, "feet"]), "'height': unit 'feet' is not accepted", "did you mean 'ft'?"),
+    ("6", dict(BMI, height=[69, "in."]), "'height': unit 'in.' is not accepted", "did you mean 'in'?"),
     ("6", dict(BMI, weight=[70, "ft"]), "'weight': unknown unit 'ft'; accepted: kg, lbs, g", None),
     ("2", dict(CG, creatinine=[123, "mmol"]), "'creatinine': unknown unit 'mmol'",
      "'mmol' is an amount, not a concentration: did you mean 'mmol/L'?"),
-    ("2", dict(CG, creatinine=[123, "umol/L"]), "'creatinine': unknown unit 'umol/L'", "did you mean 'µmol/L'?"),
     ("calcium-correction", {"Calcium": [2.4, "µmol/L"], "Albumin": [4, "g/dL"]},
      "'Calcium': unknown unit 'µmol/L'; accepted: mg/dL, mmol/L, mEq/L", None),  # never 'mmol/L': 1000 times more
 ]
@@ -105,6 +103,21 @@ def test_a_unit_people_type_is_refused_with_a_hint(capsys, calc, ents, refusal, 
     ("6", dict(BMI, height=[5.75, "ft"]), 70 / (5.75 * 0.3048) ** 2),
     ("2", dict(CG, creatinine=[123, "µmol/L"]), (140 - 53) * 87.0 / (72 * 123 / 88.4)),  # micro sign
     ("2", dict(CG, creatinine=[123, "\u03bcmol/L"]), (140 - 53) * 87.0 / (72 * 123 / 88.4)),  # Greek mu
+    # the spellings real exports use, read through the registry's aliases (formulas/units.yaml `spellings:`)
+    ("6", dict(BMI, weight=[154, "lb"]), 154 * 0.45359237 / 1.75 ** 2),
+    ("6", dict(BMI, weight=[154, "pounds"]), 154 * 0.45359237 / 1.75 ** 2),
+    ("6", dict(BMI, weight=[154, "LBS"]), 154 * 0.45359237 / 1.75 ** 2),
+    ("6", dict(BMI, height=[69, "inches"]), 70 / (69 * 0.0254) ** 2),
+    ("6", dict(BMI, height=[5.75, "feet"]), 70 / (5.75 * 0.3048) ** 2),
+    ("6", dict(BMI, height=[1.75, "metres"]), 70 / 1.75 ** 2),
+    ("2", dict(CG, creatinine=[123, "umol/L"]), (140 - 53) * 87.0 / (72 * 123 / 88.4)),  # ASCII u for micro
+    ("2", dict(CG, creatinine=[123, "umol/l"]), (140 - 53) * 87.0 / (72 * 123 / 88.4)),
+    ("2", dict(CG, creatinine=[1.39, "MG/DL"]), CG_PUBLISHED),
+    ("2", dict(CG, sex="M"), CG_PUBLISHED),
+    ("2", dict(CG, sex="male"), CG_PUBLISHED),
+    ("2", dict(CG, sex="F"), CG_PUBLISHED * 0.85),  # Cockcroft & Gault 1976: x 0.85 for women
+    ("2", dict(CG, sex="female"), CG_PUBLISHED * 0.85),
+    ("2", dict(CG, age=[53, "yrs"]), CG_PUBLISHED),
 ])
 def test_accepted_spellings_convert_to_the_independent_value(capsys, calc, ents, expected):
     code, out, _ = _solve(capsys, calc, ents, "--format", "json")
@@ -131,7 +144,7 @@ def test_out_of_range_is_said_in_the_unit_typed(capsys):
 
 
 @pytest.mark.parametrize("ents,kind", [
-    (dict(BMI, weight=[154, "lb"]), "unknown_unit"),
+    (dict(BMI, weight=[154, "oz"]), "unknown_unit"),
     (dict(BMI, weight=[1500, "lbs"]), "out_of_range"),
     ({"wieght": [70, "kg"]}, "unknown_input"),
     ({"weight": [70, "kg"]}, "missing_input"),
@@ -169,7 +182,8 @@ async def _mcp_calls() -> dict:
         async with ClientSession(read, write) as session:
             await session.initialize()
             return {"cased": await session.call_tool("body-mass-index", {"Weight": [70, "kg"], "HEIGHT": [175, "cm"]}),
-                    "lb": await session.call_tool("body-mass-index", dict(BMI, weight=[154, "lb"]))}
+                    "lb": await session.call_tool("body-mass-index", dict(BMI, weight=[154, "lbs."])),
+                    "alias": await session.call_tool("body-mass-index", dict(BMI, weight=[154, "lb"]))}
 
 
 def test_mcp_calls_get_the_same_matching_and_hints():
@@ -177,3 +191,6 @@ def test_mcp_calls_get_the_same_matching_and_hints():
     assert not got["cased"].is_error and got["cased"].structured_content["value"] == pytest.approx(70 / 1.75 ** 2,
                                                                                                     abs=1e-4)
     assert got["lb"].is_error and "did you mean 'lbs'?" in got["lb"].content[0].text
+    alias = got["alias"].structured_content
+    assert not got["alias"].is_error and alias["value"] == pytest.approx(154 * 0.45359237 / 1.75 ** 2, rel=1e-4)
+    assert alias["read_as"] == [{"input": "weight", "given": [154, "lb"], "read": [154, "lbs"], "what": "unit"}]

@@ -33,9 +33,9 @@ async def _session_run() -> dict:
             out["mdrd"] = await session.call_tool("mdrd-gfr", MDRD)
             out["has_bled"] = await session.call_tool("has-bled", HAS_BLED)
             out["bad"] = await session.call_tool("creatinine-clearance-cockcroft-gault",
-                                                 dict(CG, sex="male", creatinine=[1.39, "mg/dl"]))
+                                                 dict(CG, sex="mle", creatinine=[1.39, "mg%"]))
             out["bad_unit"] = await session.call_tool("creatinine-clearance-cockcroft-gault",
-                                                      dict(CG, creatinine=[1.39, "mg/dl"]))
+                                                      dict(CG, creatinine=[1.39, "mg%"]))
             missing = dict(CG)
             missing.pop("age")
             out["missing"] = await session.call_tool("creatinine-clearance-cockcroft-gault", missing)
@@ -82,7 +82,7 @@ def test_mcp_session_over_stdio():
     assert "enum check failed" in bad.content[0].text and "'sex'" in bad.content[0].text
     assert bad.structured_content["error"]["gate"] == "enum"
     assert out["bad_unit"].structured_content["error"]["gate"] == "unit"
-    assert "mg/dl" in out["bad_unit"].content[0].text
+    assert "mg%" in out["bad_unit"].content[0].text
     assert out["missing"].structured_content["error"]["gate"] == "completeness"
     assert out["missing"].structured_content["error"]["findings"][0]["variable"] == "age"
 

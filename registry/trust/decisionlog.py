@@ -1,7 +1,7 @@
 """The decision log: the statement each decision signs, the chain they form, and what the policy asks of them.
 
 A decision (release, draft, approve, reject, review) is stored on its version entry as a
-`registry.schema.Decision`: its fields and an SSHSIG signature (registry.governance.sshsig) of the canonical JSON
+`registry.schema.Decision`: its fields and an SSHSIG signature (registry.trust.sshsig) of the canonical JSON
 statement built here, which also names the calculator, the version, its content hash and effective
 date, and the hash of the previous decision in the calculator's log (the versions of its file in
 order, each version's decisions in order, then a waiting draft's). So a decision cannot be edited,
@@ -22,8 +22,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from registry import codes
-from registry.governance.policy import POLICY_FILE, Person, Policy, PolicyError, read_policy
-from registry.governance.sshsig import (
+from registry.model import Problem, Registry
+from registry.schema import Calculator, Decision, Version, VersionStatus
+from registry.trust.policy import POLICY_FILE, Person, Policy, PolicyError, read_policy
+from registry.trust.sshsig import (
     SIGNERS_FILE,
     Signer,
     SigningError,
@@ -33,8 +35,6 @@ from registry.governance.sshsig import (
     signature_key,
     verify,
 )
-from registry.model import Problem, Registry
-from registry.schema import Calculator, Decision, Version, VersionStatus
 from registry.words import agree
 from registry.yamlio import YamlError, line_of
 
@@ -608,7 +608,7 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
     """The identity of `key` and the role it acts in; SigningError when the key may not decide."""
     import base64
 
-    from registry.governance.sshsig import public_key
+    from registry.trust.sshsig import public_key
 
     _, blob = public_key(key)
     fp = fingerprint_of(base64.b64decode(blob))
@@ -643,7 +643,7 @@ def decide(ident: Identity, role: str, *, slug: str, version: str, content: str,
            decision: str, day: dt.date, reason: str, previous: str | None,
            next_review: dt.date | None = None) -> dict[str, Any]:
     """A signed decision, as the plain mapping written to the version entry."""
-    from registry.governance.sshsig import sign
+    from registry.trust.sshsig import sign
 
     d = Decision(decision=decision, principal=ident.principal, role=role, name=ident.person.name, date=day,
                  reason=reason, previous=previous, next_review=next_review, signature="-")

@@ -86,7 +86,7 @@ def parse_signers(text: str) -> tuple[list[Signer], list[tuple[int, str]]]:
     line (no patterns, which would let one key speak for anyone), only the options namespaces (which
     must be exactly formula-registry), valid-after and valid-before, and no certificate authorities.
     """
-    from registry.governance.policy import PRINCIPAL_RE
+    from registry.trust.policy import PRINCIPAL_RE
 
     out: list[Signer] = []
     bad: list[tuple[int, str]] = []

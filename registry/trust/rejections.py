@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import ValidationError
 
 from registry import codes
-from registry.governance.decisionlog import Entry, Trust, check_signature, date_why, file_entries, trust_of
 from registry.model import Problem, Registry
 from registry.schema import Decision, Version
+from registry.trust.decisionlog import Entry, Trust, check_signature, date_why, file_entries, trust_of
 from registry.yamlio import YamlError, line_of, load_file
 
 REJECTED_DIR = Path("drafts") / "rejected"  # under formulas/
