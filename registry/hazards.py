@@ -121,8 +121,6 @@ class Purpose(Strict):
     intended_users: str
     not_intended: str
     residual_statement: str = Field(description="the officer's words on the residual risk, beside the computed one")
-    sign_off_role: str = Field(default="clinical safety officer",
-                               description="the role that signs the case (also formulas/policy/governance.yaml)")
 
 
 @dataclass
