@@ -397,6 +397,19 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     return 0
 
 
+def safety_line(s: dict[str, Any]) -> str:
+    """The safety case's sign-off in one line of `formula verify`."""
+    if s["state"] == "none":
+        return "safety case: not signed (`formula safety sign-off`)"
+    who = f"{s['name'] or s['by']} ({s['role']}) on {s['date']}"
+    if s["state"] == "stale":
+        changed = s["stale_for"] or ["the hazard log"]
+        return f"safety case: signed by {who}, STALE for " + ", ".join(changed) + " (`formula safety case`)"
+    if s["state"] == "invalid":
+        return f"safety case: sign-off does not verify: {s['why']}"
+    return f"safety case: signed by {who}, verified; covers every active version"
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     """The verdict (and which registry it is of) on stdout, each problem behind it on stderr; the exit status
     says the same (0 verified, 3 history before signing, 1 invalid)."""
@@ -412,6 +425,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for p in out["problems"]:
         say(printable(p), file=sys.stderr)
     n = out["active_versions"]
+    say(printable(safety_line(out["safety"])))
     if status == INVALID:
         say(printable(f"verify: FAILED: {counted(len(out['problems']), 'problem')}; {out['invalid']} of {n} active versions do "
                       "not rest on valid signed decisions under the policy"))
