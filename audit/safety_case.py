@@ -143,9 +143,10 @@ def risk_summary(case: SafetyCase) -> dict[str, Any]:
     initial: collections.Counter[int] = collections.Counter()
     residual: collections.Counter[int] = collections.Counter()
     status: collections.Counter[str] = collections.Counter()
-    for h in case.hazards if log is not None else []:
-        initial[log.risk(h.severity, h.likelihood) or 0] += 1
-        residual[log.risk(h.residual_severity, h.residual_likelihood) or 0] += 1
+    for h in case.hazards:
+        if log is not None:
+            initial[log.risk(h.severity, h.likelihood) or 0] += 1
+            residual[log.risk(h.residual_severity, h.residual_likelihood) or 0] += 1
         status[h.status] += 1
     return {"initial": {str(k): initial[k] for k in sorted(initial)},
             "residual": {str(k): residual[k] for k in sorted(residual)}, "status": dict(sorted(status.items()))}

@@ -34,9 +34,9 @@ def check(reg: Registry) -> None:
     _unique(reg, raw, "hazards", [h.id for h in log.entries.hazards] + [n.id for n in log.entries.not_applicable])
     for i, c in enumerate(log.entries.controls):
         for j, e in enumerate(c.evidence):
-            why = evidence_problem(reg, e.kind, e.ref)
-            if why:
-                _add(reg, raw, ("controls", i, "evidence", j, "ref"), f"control {c.id}: {why}")
+            bad = evidence_problem(reg, e.kind, e.ref)
+            if bad:
+                _add(reg, raw, ("controls", i, "evidence", j, "ref"), f"control {c.id}: {bad}")
     for i, h in enumerate(log.entries.hazards):
         for where, why in hazard_problems(reg, log, h, controls):
             _add(reg, raw, ("hazards", i, *where), f"hazard {h.id}: {why}")

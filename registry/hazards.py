@@ -153,8 +153,8 @@ def _model(log: Log, root: Path, rel: Path, model: type[BaseModel], required: bo
         return None
     try:
         data = load_file(path)
-    except YamlError as e:
-        log.problems.append((name, e.line, "(file)", e.problem))
+    except YamlError as bad:
+        log.problems.append((name, bad.line, "(file)", bad.problem))
         return None
     log.raw[name] = data
     if not isinstance(data, dict):
