@@ -42,7 +42,8 @@ def _fixed_words(ev: Evidence) -> str:
              "router_abstention": "the router answers from the library first and abstains where nothing is trusted",
              "executor_policy": "model-written programs run in the restricted executor, clinical policy",
              "default_variant": "the published variant is the default for a patient's value",
-             "signatures": "signed decisions checked by `formula verify`"}
+             "signatures": "signed decisions checked by `formula verify`",
+             "test": "a test of the project's suite", "document": "documentation"}
     return words.get(ev.kind, ev.ref or ev.kind)
 
 

@@ -115,6 +115,21 @@ def fit_lines(lines: list[str], width: int) -> list[str]:
     return out
 
 
+def open_hazard_lines(reg: Registry, slug: str, w: textwrap.TextWrapper) -> list[str]:
+    """The open hazards of the registry's hazard log that apply to `slug` (registry-wide ones marked)."""
+    from registry.hazards import ALL, names, read_log
+
+    log = read_log(reg.root)
+    if log is None or log.entries is None:
+        return []
+    mine = [h for h in log.entries.hazards if h.status == "open" and names(h, slug)]
+    out = [f"Open hazards: {len(mine) or 'none'} (`formula safety trace {slug}`)"]
+    for h in mine:
+        risk = f"risk {log.risk(h.severity, h.likelihood)}, residual {log.risk(h.residual_severity, h.residual_likelihood)}"
+        out.append(w.fill(f"  - {h.id} {h.title} [{risk}" + ("; registry-wide]" if h.calculators == ALL else "]")))
+    return [printable(x) for x in out]
+
+
 def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  # noqa: C901,PLR0915
     # long: one section per part a clinician reads, in order
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
@@ -205,6 +220,7 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
             add(f"  - {d.id}" + ("" if d.verified else " [unverified]"))
             add(sub.fill(f"benchmark: {d.benchmark}"))
             add(sub.fill(f"published: {d.published}"))
+    out.extend(open_hazard_lines(reg, c.slug, w))
     add("")
     add(f"Current text (version {v.version}; `formula audit completeness` checks whether it is complete)")
     try:

@@ -111,3 +111,13 @@ def test_a_registry_without_a_log_has_no_safety_problems(tmp_path):
     (root / "formulas" / "safety").rmdir()
     assert read_log(root) is None
     assert not _problems(root, codes.SAFETY)
+
+
+def test_show_names_the_open_hazards(capsys):
+    from tests.helpers import run
+
+    code, out, _ = run(capsys, "show", "meld-na")
+    assert code == 0 and "Open hazards: 2" in out
+    assert "H-008 A superseded formula is used where its successor is policy" in out
+    code, out, _ = run(capsys, "show", "anion-gap")
+    assert "Open hazards: 1" in out and "H-008" not in out
