@@ -399,8 +399,6 @@ def cmd_changelog(args: argparse.Namespace) -> int:
 
 def safety_line(s: dict[str, Any]) -> str:
     """The safety case's sign-off in one line of `formula verify`."""
-    if s["state"] == "none":
-        return "safety case: not signed (`formula safety sign-off`)"
     who = f"{s['name'] or s['by']} ({s['role']}) on {s['date']}"
     if s["state"] == "stale":
         changed = s["stale_for"] or ["the hazard log"]
@@ -425,7 +423,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
     for p in out["problems"]:
         say(printable(p), file=sys.stderr)
     n = out["active_versions"]
-    say(printable(safety_line(out["safety"])))
     if status == INVALID:
         say(printable(f"verify: FAILED: {counted(len(out['problems']), 'problem')}; {out['invalid']} of {n} active versions do "
                       "not rest on valid signed decisions under the policy"))
@@ -435,4 +432,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
                       f"{out['verified']} verified"))
     else:
         print(f"verify: OK: all {n} active versions reached through valid signed decisions under the policy")
+    if out["safety"]["state"] != "none":  # a registry whose case nobody signed says nothing more
+        say(printable(safety_line(out["safety"])))
     return status
