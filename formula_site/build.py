@@ -205,8 +205,8 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     nav: list[Any] = []
     nav_impact: list[Any] = []
     for c in ordered(reg):
-        write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, []))
-              + "\n".join(calculator_hazards(safety, c.slug)) + "\n")
+        write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, []),
+                                                         safety=calculator_hazards(safety, c.slug)))
         nav.append({esc(c.name): f"calculators/{c.slug}.md"})  # the theme puts nav titles in pages unescaped
     write("lineage.md", lineage(reg))
     figures: dict[str, str] = {}

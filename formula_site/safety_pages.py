@@ -7,6 +7,7 @@ from typing import Any
 from audit.safety_case import SafetyCase, residual, risk_summary, to_json
 from audit.safety_report import trace
 from formula_site.markup import Raw, badge, esc, front_matter_title, link, table, verified_badge
+from formula_site.registry_pages import calc_href
 from registry.hazards import ALL, hazard_json
 
 RISK_KIND = {1: "ok", 2: "ok", 3: "warn", 4: "bad", 5: "bad"}
@@ -19,7 +20,7 @@ def risk_badge(rating: int | None) -> Raw:
 def _calcs(calculators: Any, depth: int) -> Any:
     if calculators == ALL:
         return "all calculators"
-    return Raw(", ".join(link(f"{'../' * depth}calculators/{s}.md", s).html for s in calculators))
+    return Raw(", ".join(link(calc_href(s, depth=depth), s).html for s in calculators))
 
 
 def safety_page(case: SafetyCase) -> str:

@@ -12,7 +12,7 @@ def test_the_safety_page_shows_the_log_with_risk_levels_and_the_sign_off():
     page = safety_page(case)
     assert page.count("<tr>") - 1 >= len(case.hazards) >= 12
     assert "H-006" in page and "risk 4" in page and "not signed" in page
-    assert 'href="calculators/meld-na.md"' in page
+    assert 'href="calculators/meld-na.html"' in page
 
 
 def test_a_calculator_page_lists_its_hazards_and_their_evidence():
