@@ -43,7 +43,7 @@ def _fixed_words(ev: Evidence) -> str:
              "executor_policy": "model-written programs run in the restricted executor, clinical policy",
              "default_variant": "the published variant is the default for a patient's value",
              "signatures": "signed decisions checked by `formula verify`",
-             "test": "a test of the project's suite", "document": "documentation"}
+             "test": f"{ev.ref}, run by the project's test suite", "document": f"{ev.ref} (documentation)"}
     return words.get(ev.kind, ev.ref or ev.kind)
 
 
