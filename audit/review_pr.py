@@ -300,7 +300,7 @@ def _where(case: Case) -> str:
 
 def _value(reg: Registry, slug: str, case: Case) -> tuple[Any, str | None]:
     try:
-        return compute(slug, case.entities, registry=reg).value, None
+        return compute(slug, case.entities, variant="benchmark", registry=reg).value, None
     except CalculatorError as e:
         return None, str(e)
 
