@@ -203,6 +203,25 @@ def hazard_hash(log: Log, h: Hazard) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
+def open_hazards(root: Path, slug: str) -> list[tuple[str, str, int | None, int | None, bool]]:
+    """(id, title, risk, residual risk, registry-wide) of each open hazard naming `slug`, read without building
+    the models (a warm `formula show` would pay ~60 ms for them): for a registry that passed validation."""
+    try:
+        data = load_file(root / "formulas" / HAZARDS_FILE)
+        matrix = load_file(root / "formulas" / MATRIX_FILE)
+        sev = [x["name"] for x in matrix["severities"]]
+
+        def rating(s: Any, li: Any) -> int | None:
+            return matrix["matrix"][li][sev.index(s)] if s in sev and li in matrix["matrix"] else None
+
+        return [(h["id"], h["title"], rating(h["severity"], h["likelihood"]),
+                 rating(h["residual_severity"], h["residual_likelihood"]), h["calculators"] == ALL)
+                for h in data.get("hazards") or [] if h.get("status") == "open"
+                and (h["calculators"] == ALL or slug in h["calculators"])]
+    except (OSError, YamlError, KeyError, TypeError, AttributeError, IndexError):
+        return []
+
+
 def names(h: Hazard, slug: str) -> bool:
     """Whether hazard `h` applies to calculator `slug` (a registry-wide hazard applies to all)."""
     return h.calculators == ALL or slug in h.calculators
@@ -210,4 +229,4 @@ def names(h: Hazard, slug: str) -> bool:
 
 __all__ = ["ALL", "CASE_FILE", "HAZARDS_FILE", "MATRIX_FILE", "SAFETY_DIR", "SIGNOFFS_FILE", "Control", "Evidence",
            "Hazard", "HazardFile", "Log", "NotApplicable", "Purpose", "RiskMatrix", "hazard_hash", "hazard_json",
-           "names", "read_log"]
+           "names", "open_hazards", "read_log"]

@@ -117,16 +117,14 @@ def fit_lines(lines: list[str], width: int) -> list[str]:
 
 def open_hazard_lines(reg: Registry, slug: str, w: textwrap.TextWrapper) -> list[str]:
     """The open hazards of the registry's hazard log that apply to `slug` (registry-wide ones marked)."""
-    from registry.hazards import ALL, names, read_log
+    from registry.hazards import SAFETY_DIR, open_hazards
 
-    log = read_log(reg.root)
-    if log is None or log.entries is None:
+    if not (reg.formulas_dir / SAFETY_DIR).is_dir():
         return []
-    mine = [h for h in log.entries.hazards if h.status == "open" and names(h, slug)]
+    mine = open_hazards(reg.root, slug)
     out = [f"Open hazards: {len(mine) or 'none'} (`formula safety trace {slug}`)"]
-    for h in mine:
-        risk = f"risk {log.risk(h.severity, h.likelihood)}, residual {log.risk(h.residual_severity, h.residual_likelihood)}"
-        out.append(w.fill(f"  - {h.id} {h.title} [{risk}" + ("; registry-wide]" if h.calculators == ALL else "]")))
+    for hid, title, risk, residual, wide in mine:
+        out.append(w.fill(f"  - {hid} {title} [risk {risk}, residual {residual}" + ("; registry-wide]" if wide else "]")))
     return [printable(x) for x in out]
 
 
