@@ -147,7 +147,7 @@ def audit(reg: Registry, cases: list[Case] | None = None) -> list[TextAudit]:
         for case in by_id.get(calc.medcalc_id or -1, []):
             row.cases += 1
             try:
-                value = compute(calc.slug, case.entities, registry=reg).value
+                value = compute(calc.slug, case.entities, variant="benchmark", registry=reg).value
             except RegistryInvalid:
                 raise  # not a property of the case: the whole registry is refused
             except CalculatorError:

@@ -29,7 +29,7 @@ def matches(reg: Registry, slug: str, cases: list[Case]) -> int:
     n = 0
     for case in cases:
         try:
-            value = compute(slug, case.entities, registry=reg).value
+            value = compute(slug, case.entities, variant="benchmark", registry=reg).value
         except CalculatorError:
             value = None
         n += bool(is_correct(value, case.answer, case.lower, case.upper))

@@ -16,6 +16,7 @@ from typing import Any
 from audit.completeness import AGREEMENT_RULE, agreement_words, completeness_words
 from audit.decisions import Decision
 from audit.review_pr import CalculatorReview, Effect, Review
+from audit.review_safety import SafetyReview
 from registry.diffing import fmt
 from registry.terminal import printable
 
@@ -275,16 +276,38 @@ def _cut_note(rev: Review, what: str) -> list[str]:
             f"`formula review-pr --base {base} --format json`, or `--out FILE` for the full markdown.", ""]
 
 
+def safety_markdown(s: SafetyReview | None) -> list[str]:
+    """The section in words (nothing when the change touches neither the log nor the sign-off)."""
+    if s is None or s.empty:
+        return []
+    out = ["### Clinical safety", ""]
+    for label, ids in (("added", s.hazards_added), ("changed", s.hazards_changed), ("closed", s.hazards_closed),
+                       ("removed", s.hazards_removed)):
+        if ids:
+            out.append(f"- Hazards {label}: {esc(', '.join(ids))}")
+    inv = s.invalidated
+    if inv is not None:
+        newly = ", ".join(inv.by_this_change) or "none newly"
+        out.append(f"- This change makes the safety case's sign-off by {esc(inv.by)} ({esc(inv.role)}, {inv.date}) "
+                   f"stale for {esc(', '.join(inv.stale_for), 2000)} (made stale here: {esc(newly, 2000)}); the "
+                   "clinical safety officer signs again with `formula safety sign-off`.")
+    elif s.sign_off_head != s.sign_off_base:
+        out.append(f"- Sign-off: {s.sign_off_base} on the base, {s.sign_off_head} on the head.")
+    return out + [""]
+
+
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
     table = summary_table(rev) + [""] + _legend(rev) if rev.calculators else []
-    top = _header(rev) + _policy(rev) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev) + table + _problems(rev) + safety_markdown(rev.safety) + _stale(rev) \
+        + _guidelines(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
-    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + safety_markdown(rev.safety) \
+        + _stale(rev) + _guidelines(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:

@@ -23,6 +23,7 @@ from pydantic import BaseModel
 
 from audit.decisions import Decision, decisions
 from audit.impact import PAIR_BANDS, Bands
+from audit.review_safety import SafetyReview, review_safety
 from audit.revisions import RESULTS_DIR, Side
 from registry import codes
 from registry import versions as ver
@@ -163,6 +164,7 @@ class Review(BaseModel):
     key_warnings: list[str] = []  # a key this change adds that signs a decision in the same change
     stale_runs: list[StaleRun]
     problems: list[str]
+    safety: SafetyReview | None = None  # the hazard log and the safety officer's sign-off (audit.review_safety)
 
     @property
     def exit_code(self) -> int:
@@ -298,7 +300,7 @@ def _where(case: Case) -> str:
 
 def _value(reg: Registry, slug: str, case: Case) -> tuple[Any, str | None]:
     try:
-        return compute(slug, case.entities, registry=reg).value, None
+        return compute(slug, case.entities, variant="benchmark", registry=reg).value, None
     except CalculatorError as e:
         return None, str(e)
 
@@ -635,4 +637,4 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
                   guidelines=guideline_reviews(base, head), units_changed=units_a != units_b,
                   policy=policy_changes(base, head), key_warnings=keys_added_and_used(base, head),
                   stale_runs=stale_runs(base, head, head_side.root),
-                  problems=problems)
+                  problems=problems, safety=review_safety(base, head))

@@ -72,7 +72,7 @@ def _loop(slug: str, ents: list[dict[str, Any]]) -> tuple[list[Any], list[str | 
     errors: list[str | None] = []
     for e in ents:
         try:
-            v = compute(slug, e).value
+            v = compute(slug, e, variant="benchmark").value
             values.append(v.isoformat() if hasattr(v, "isoformat") else list(v) if isinstance(v, tuple) else v)
             errors.append(None)
         except CalculatorError as err:
@@ -100,20 +100,20 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace) -
     big = frame_of(blocks, np.resize(np.arange(k), args.rows))
     sample = frame_of(blocks, np.random.default_rng(20261202).integers(0, k, args.sample_rows))
     distinct, sample_ents = row_entities(big.iloc[:k]), row_entities(sample)
-    compute_many(slug, big.iloc[:50])  # warm: library functions, registry plans
-    t_many = _best(lambda: compute_many(slug, big), args.repeat)
-    res = compute_many(slug, big)
+    compute_many(slug, big.iloc[:50], variant="benchmark")  # warm: library functions, registry plans
+    t_many = _best(lambda: compute_many(slug, big, variant="benchmark"), args.repeat)
+    res = compute_many(slug, big, variant="benchmark")
     t_loop = _best(lambda: _loop(slug, distinct), args.repeat) * args.rows / k
-    t_small = _best(lambda: compute_many(slug, sample), args.repeat)
+    t_small = _best(lambda: compute_many(slug, sample, variant="benchmark"), args.repeat)
     t_small_loop = _best(lambda: _loop(slug, sample_ents), args.repeat)
     one = sample.iloc[:1]
-    t_one = _best(lambda: compute_many(slug, one), 5 * args.repeat)  # the fixed cost of a call
+    t_one = _best(lambda: compute_many(slug, one, variant="benchmark"), 5 * args.repeat)  # the fixed cost of a call
     t_read = _best(lambda: entity_columns(big, reg.calculators[slug]), args.repeat)
     want, why = _loop(slug, distinct)
     got = res["value"].tolist()[:k]
     bad = [i for i in range(k) if not (_same(got[i], want[i]) and res["error"].iloc[i] == why[i])]
     assert not bad, f"{slug}: compute_many differs from compute on rows {bad[:5]}"
-    small = compute_many(slug, sample)
+    small = compute_many(slug, sample, variant="benchmark")
     return {"calculator": slug, "rows": args.rows, "distinct_rows": k, "compute_many_s": round(t_many, 3),
             "loop_s_scaled": round(t_loop, 2), "ratio": round(t_loop / t_many, 1),
             # (attrs an older revision lacks, when bench/compare.py runs this harness on its code: the rows it

@@ -33,6 +33,7 @@ COMMAND_MODULES = (
     "audit.cli",
     "audit.impact_cli",
     "audit.review_cli",
+    "audit.safety_cli",
     "audit.report_cli",
     "formula_site.site_cli",
 )
@@ -73,6 +74,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit.cli", "audits of the registry and the library"),
     "impact": ("audit.impact_cli", "compare a formula with its successor on a dataset"),
     "review-pr": ("audit.review_cli", "review a registry change between two git revisions (a pull request)"),
+    "safety": ("audit.safety_cli", "the clinical safety case: hazard log, evidence, trace, sign-off"),
     "report": ("audit.report_cli", "report tables from stored evaluation runs"),
     "site": ("formula_site.site_cli", "build or preview the published audit report (a static site)"),
     "export": ("formula_site.site_cli", "export the registry in a standard format"),

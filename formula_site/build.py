@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from audit.runs import Run, RunError, dataset_key, dataset_name, read_run
+from audit.safety_case import SafetyCase
 from audit.tables import build_report, split_pair
 from formula_site import fhir
 from formula_site.impact_pages import compute_pages, index_page, pair_page
@@ -38,6 +39,7 @@ from formula_site.registry_pages import (
 )
 from formula_site.report import from_report
 from formula_site.results_pages import calculator_accuracy, results_page
+from formula_site.safety_pages import calculator_hazards, safety_page
 from registry import clock
 from registry.governance.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
@@ -198,10 +200,13 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     write("audits/completeness.md", completeness_audit(reg, audits))
     write("audits/fidelity.md", fidelity_audit(reg, audits))
     write("calculators/index.md", calculators_index(reg, on))
+    safety = _safety_case(reg, cases)
+    write("safety.md", safety_page(safety))
     nav: list[Any] = []
     nav_impact: list[Any] = []
     for c in ordered(reg):
-        write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, [])))
+        write(f"calculators/{c.slug}.md", calculator_page(reg, c, audits=audits, on=on, accuracy=acc.get(c.slug, []),
+                                                         safety=calculator_hazards(safety, c.slug)))
         nav.append({esc(c.name): f"calculators/{c.slug}.md"})  # the theme puts nav titles in pages unescaped
     write("lineage.md", lineage(reg))
     figures: dict[str, str] = {}
@@ -222,6 +227,14 @@ def generate(reg: Registry, src: Path, runs: Sequence[Run], *, on: dt.date,
     write("paper.md", paper_page(STATIC / "data" / "paper.yaml"))
     n_fhir = len(fhir.export(reg, src / "fhir"))
     return {"Calculators": nav, "Impact": nav_impact}, len(run_entries), n_fhir
+
+
+def _safety_case(reg: Registry, cases: list[Case]) -> SafetyCase:
+    """The clinical safety case, computed once for the safety page and every calculator page."""
+    from audit.safety_case import build
+    from registry.governance.safety_signoff import state
+
+    return build(reg, sign_off=state(reg).to_json(), cases=cases)
 
 
 def _nav(generated: dict[str, list[Any]]) -> list[Any]:

@@ -359,8 +359,9 @@ def _table_rows(t: Any) -> str:
 
 
 def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt.date,  # noqa: C901,PLR0915  one page, section by section
-                    accuracy: list[dict[str, Any]]) -> str:
-    """One calculator: text, inputs, constants, provenance, audits, lineage, versions, accuracy, FHIR."""
+                    accuracy: list[dict[str, Any]], safety: list[str] | None = None) -> str:
+    """One calculator: text, inputs, constants, provenance, audits, lineage, versions, hazards (`safety`: its
+    section, formula_site.safety_pages), accuracy, FHIR."""
     lock = ver.read_lock(reg.lock_path).get(c.slug, {})
     v = c.active
     out: list[str] = [front_matter_title(c.name), f"# {esc(c.name)}", ""]
@@ -390,6 +391,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     out += _lineage(reg, c)
     out += _deviations(c, audits)
     out += _versions(reg, c, lock)
+    out += safety or []
     out += _accuracy(c, accuracy)
     return "\n".join(out) + "\n"
 

@@ -37,6 +37,9 @@ POLICY = "R-POLICY"  # formulas/policy/governance.yaml (who may approve) is not 
 SIGNATURE = "R-SIGNATURE"  # a decision's signature, chain or approvals fail (registry.governance.signatures)
 LABEL_NAME = "R-LABEL-NAME"  # a name or text keeps a label its constant no longer has (registry.labels; a warning)
 
+SAFETY = "R-SAFETY"  # formulas/safety/ (the hazard log, its risk matrix) breaks its schema or names something unknown
+SAFETY_COVERAGE = "R-SAFETY-COVERAGE"  # a calculator with a literature concern or an incomplete text has no hazard
+
 # findings `formula validate` prints as warnings: the registry stays valid (registry.validate.warnings)
 WARNINGS = frozenset({LABEL_NAME})
 

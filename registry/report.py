@@ -131,6 +131,19 @@ def fit_lines(lines: list[str], width: int) -> list[str]:
     return out
 
 
+def open_hazard_lines(reg: Registry, slug: str, w: textwrap.TextWrapper) -> list[str]:
+    """The open hazards of the registry's hazard log that apply to `slug` (registry-wide ones marked)."""
+    from registry.hazards import SAFETY_DIR, open_hazards
+
+    if not (reg.formulas_dir / SAFETY_DIR).is_dir():
+        return []
+    mine = open_hazards(reg.root, slug)
+    out = [f"Open hazards: {len(mine) or 'none'} (`formula safety trace {slug}`)"]
+    for hid, title, risk, residual, wide in mine:
+        out.append(w.fill(f"  - {hid} {title} [risk {risk}, residual {residual}" + ("; registry-wide]" if wide else "]")))
+    return [printable(x) for x in out]
+
+
 def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  # noqa: C901,PLR0915
     # long: one section per part a clinician reads, in order
     from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
@@ -224,6 +237,7 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
             add(f"  - {d.id}" + ("" if d.verified else " [unverified]"))
             add(sub.fill(f"benchmark: {d.benchmark}"))
             add(sub.fill(f"published: {d.published}"))
+    out.extend(open_hazard_lines(reg, c.slug, w))
     add("")
     add(f"Current text (version {v.version}; `formula audit completeness` checks whether it is complete)")
     try:

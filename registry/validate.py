@@ -36,6 +36,9 @@ def validate(reg: Registry, *, parallel: bool = False) -> list[Problem]:
     from registry.integrity import check  # journal, catalogue, benchmark ids, drafts
 
     check(reg)
+    from registry.hazard_rules import check as hazard_log  # formulas/safety/: names that exist, and coverage
+
+    hazard_log(reg)
     reg.problems.sort(key=lambda p: _RANK.get(p.code, len(_RANK)))  # stable: the fix that helps first
     reg.validated = True
     return reg.problems

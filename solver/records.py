@@ -140,7 +140,7 @@ def _plain(v: Any) -> Any:
 
 
 def library_record(reg: Registry, calculator: str | int | Calculator, entities: dict[str, Any], *,
-                   variant: str = "benchmark") -> AnswerRecord:
+                   variant: str = "published") -> AnswerRecord:
     """Compute with the verified library and return the full record (raises `CalculatorError`). `calculator`
     may be the registry's entry (resolved once by the caller). The sub-results are those of the computation
     itself: the dependencies its formula used, as it used them (one it did not need is neither computed nor

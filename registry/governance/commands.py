@@ -401,6 +401,17 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     return 0
 
 
+def safety_line(s: dict[str, Any]) -> str:
+    """The safety case's sign-off in one line of `formula verify`."""
+    who = f"{s['name'] or s['by']} ({s['role']}) on {s['date']}"
+    if s["state"] == "stale":
+        changed = s["stale_for"] or ["the hazard log"]
+        return f"safety case: signed by {who}, STALE for " + ", ".join(changed) + " (`formula safety case`)"
+    if s["state"] == "invalid":
+        return f"safety case: sign-off does not verify: {s['why']}"
+    return f"safety case: signed by {who}, verified; covers every active version"
+
+
 def cmd_verify(args: argparse.Namespace) -> int:
     """The verdict (and which registry it is of) on stdout, each problem behind it on stderr; the exit status
     says the same (0 verified, 3 history before signing, 1 invalid)."""
@@ -425,4 +436,6 @@ def cmd_verify(args: argparse.Namespace) -> int:
                       f"{out['verified']} verified"))
     else:
         print(f"verify: OK: all {n} active versions reached through valid signed decisions under the policy")
+    if out["safety"]["state"] != "none":  # a registry whose case nobody signed says nothing more
+        say(printable(safety_line(out["safety"])))
     return status

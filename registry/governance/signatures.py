@@ -115,8 +115,13 @@ def report(reg: Registry) -> tuple[int, dict[str, Any]]:
                      "approved_by": a.approvals.get(a.active or "", []),
                      "decisions": len([x for x in a.checked if not x.entry.in_draft])})
     problems = [str(p) for p in reg.problems]
+    from registry.governance.safety_signoff import SIGNOFFS, state
+
+    safety = state(reg).to_json()  # the safety officer's sign-off: stale is reported, a forged one fails
+    if safety["state"] == "invalid":
+        problems.append(f"{SIGNOFFS}: the safety case's sign-off does not verify: {safety['why']}")
     states = {s: sum(r["state"] == s for r in rows) for s in ("verified", "recorded_before_signing", "invalid")}
     status = INVALID if problems or states["invalid"] else BEFORE_SIGNING if states["recorded_before_signing"] \
         else VERIFIED
     return status, {"ok": status == VERIFIED, "active_versions": len(rows), **states, "problems": problems,
-                    "versions": rows}
+                    "versions": rows, "safety": safety}

@@ -18,7 +18,8 @@ from registry.yamlio import YamlError, load_file
 
 POLICY_FILE = Path("policy") / "governance.yaml"
 PRINCIPAL_RE = r"^[A-Za-z0-9][A-Za-z0-9._+-]*(@[A-Za-z0-9][A-Za-z0-9.-]*)?$"  # no patterns: one principal, literally
-FIELDS = "require_signatures, four_eyes, approver_roles, approvals_required, approvals_required_for, people"
+FIELDS = ("require_signatures, four_eyes, approver_roles, approvals_required, approvals_required_for, "
+          "safety_officer_roles, people")
 
 
 class PolicyError(Exception):
@@ -44,6 +45,9 @@ class Policy(Strict):
                                     "needs before it becomes active (k of n)")
     approvals_required_for: dict[str, int] = Field(
         default_factory=dict, description="per calculator slug, a different number (e.g. scores that steer treatment)")
+    safety_officer_roles: list[str] = Field(
+        default_factory=lambda: ["clinical safety officer"], min_length=1,
+        description="roles allowed to sign the clinical safety case (`formula safety sign-off`; compared ignoring case)")
     people: dict[str, Person] = Field(default_factory=dict, description="principal -> name and roles")
 
     @field_validator("people")
@@ -66,6 +70,9 @@ class Policy(Strict):
     def role_allowed(self, role: str) -> bool:
         allowed = {r.strip().casefold() for r in self.approver_roles}
         return not allowed or role.strip().casefold() in allowed
+
+    def may_sign_safety(self, role: str) -> bool:
+        return role.strip().casefold() in {r.strip().casefold() for r in self.safety_officer_roles}
 
     def required(self, slug: str) -> int:
         return self.approvals_required_for.get(slug, self.approvals_required)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # pandas stays unimported until compute_many is first called
     from solver.library.batch import ColumnSpec
 
 
-def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
+def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "published",
                  columns: Mapping[str, ColumnSpec] | None = None, **kw: Any) -> pd.DataFrame:
     """One calculator over a pandas DataFrame; see `solver.library.batch` (pandas imported on first use)."""
     from solver.library.batch import compute_many as _compute_many

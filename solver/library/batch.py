@@ -677,7 +677,7 @@ def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray
     return {"unit": unit, "warnings": warns, "inputs": inputs}, len(firsts)
 
 
-def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
+def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "published",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True,
                  details: bool = False) -> pd.DataFrame:

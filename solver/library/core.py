@@ -55,7 +55,7 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
                                 + ": give a benchmark id (e.g. 2) or a registry slug (see `formula list`)") from None
 
 
-def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, variant: str = "benchmark",
+def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, variant: str = "published",
             registry: Registry | None = None) -> Result:
     """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input.
 

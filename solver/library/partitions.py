@@ -29,7 +29,7 @@ class PartitionFunction:
     """frame -> frame with `value` and `error` (the frame's index kept); picklable, for any engine."""
 
     calculator: str | int
-    variant: str = "benchmark"
+    variant: str = "published"
     columns: Mapping[str, Any] | None = None
     keep: tuple[str, ...] = field(default=())  # input columns copied to the output (ids ...)
 
@@ -56,7 +56,7 @@ class PartitionFunction:
         return out
 
 
-def compute_dask(calculator: str | int, ddf: Any, *, variant: str = "benchmark",
+def compute_dask(calculator: str | int, ddf: Any, *, variant: str = "published",
                  columns: Mapping[str, Any] | None = None, keep: tuple[str, ...] = ()) -> Any:
     """A Dask DataFrame of `value` and `error`, one `compute_many` per partition (lazy until computed)."""
     fn = PartitionFunction(calculator, variant, dict(columns) if columns else None, tuple(keep))

@@ -26,7 +26,7 @@ class Request:
     reg: Registry
     calc: Calculator  # the calculator at the version asked for
     entities: dict[str, Any]
-    variant: str = "benchmark"
+    variant: str = "published"
     program: str | None = None  # program source for the program route
     warnings: list[str] = field(default_factory=list)
     reason: str | None = None  # why the router abstains (abstain route)

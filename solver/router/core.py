@@ -49,7 +49,7 @@ def agree(calc: Calculator, lib: Any, prog: Any) -> bool:
 
 
 def solve(calculator: str | int | Calculator, entities: dict[str, Any], *, version: str | None = None,
-          route: str = "auto", program: str | None = None, variant: str = "benchmark",
+          route: str = "auto", program: str | None = None, variant: str = "published",
           registry: Registry | None = None) -> AnswerRecord:
     """One answer as a record. Raises `CalculatorError` for bad input, `VersionError` for an unknown version.
 

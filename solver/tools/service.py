@@ -64,7 +64,7 @@ def explain(reg: Registry, ref: str | int) -> dict[str, Any]:
     }
 
 
-def call(reg: Registry, ref: str | int, arguments: Any, *, variant: str = "benchmark") -> AnswerRecord:
+def call(reg: Registry, ref: str | int, arguments: Any, *, variant: str = "published") -> AnswerRecord:
     """Gates, then the library. Raises `GateError` or the library's `CalculatorError`."""
     calc = reg.get(ref)
     from solver.tools.schema import strict_arguments

@@ -104,6 +104,8 @@ def _steps(repo: Path, keys: dict[str, Path]) -> list[tuple[str, list[str], tupl
         ("recover", ["recover"], (0,)),
         ("stale", ["stale", "--runs", "."], (0,)),
         ("verify", ["verify"], (3,)),
+        ("safety", ["safety", "case", "--out", f"{w}/case.md"], (0,)),
+        ("safety", ["safety", "sign-off", *chair, "--reason", "not the safety officer"], (1,)),
         ("texts", ["texts", "render"], (0,)),
         ("solve", ["solve", "--calculator", "6", "--entities", entities, "--format", "json"], (0,)),
         ("replay", ["replay", f"{w}/record.json"], (0,)),

@@ -30,10 +30,10 @@ def prog(expr: str) -> str:
 def test_program_route_takes_only_values_of_the_output_kind(slug: str) -> None:
     fits, misfits = CASES[slug]
     for expr in fits:
-        rec = solve(slug, {}, route="program", program=prog(expr))
+        rec = solve(slug, {}, route="program", program=prog(expr), variant="benchmark")
         assert not rec.abstained and rec.route == "program", (slug, expr, rec.reason)
     for expr in misfits:
-        rec = solve(slug, {}, route="program", program=prog(expr))
+        rec = solve(slug, {}, route="program", program=prog(expr), variant="benchmark")
         assert rec.abstained and rec.value is None and rec.route == "abstain", (slug, expr, rec.value)
         assert "does not fit" in (rec.reason or "") and rec.executor_outcome["kind"] == "value"
 
@@ -51,7 +51,7 @@ def test_cli_abstains_with_exit_3(tmp_path: Path, capsys: pytest.CaptureFixture[
 def test_replay_does_not_certify_a_wrong_kind_record(value) -> None:
     """A record as main wrote it: a date (or a pair) answered for BMI by the program route."""
     expr = DATE if isinstance(value, str) else "(3, -5)"
-    good = solve("body-mass-index", {}, route="program", program=prog("22.5"))
+    good = solve("body-mass-index", {}, route="program", program=prog("22.5"), variant="benchmark")
     forged = AnswerRecord.model_validate({**json.loads(good.model_dump_json()), "value": value,
                                           "program": prog(expr)})
     new, diffs = replay(forged)

@@ -33,9 +33,9 @@ def _set(path: str, value: Any) -> Callable[[dict], None]:
 
 @pytest.fixture(scope="module")
 def records() -> dict[str, dict]:
-    lib = solve("creatinine-clearance-cockcroft-gault", CG)
-    checked = solve("body-mass-index", BMI, program=PROGRAM)
-    prog = solve("body-mass-index", BMI, route="program", program=PROGRAM)
+    lib = solve("creatinine-clearance-cockcroft-gault", CG, variant="benchmark")
+    checked = solve("body-mass-index", BMI, program=PROGRAM, variant="benchmark")
+    prog = solve("body-mass-index", BMI, route="program", program=PROGRAM, variant="benchmark")
     return {k: json.loads(r.model_dump_json()) for k, r in
             {"library": lib, "checked": checked, "program": prog}.items()}
 

@@ -73,7 +73,7 @@ def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa:
     # B approves, with a role and a reason: it waits for its date
     code, out, err = formula(capsys, root, "approve", SODIUM, NEW, *_as(B), "--reason", "agreed at committee")
     assert code == 0 and f"stays active until {later}" in out, err
-    assert compute(SODIUM, ENTS, registry=load(root)).version == OLD
+    assert compute(SODIUM, ENTS, registry=load(root), variant="benchmark").version == OLD
     code, out, _ = formula(capsys, root, "pending", "--format", "json")
     [p] = json.loads(out)
     assert p["state"] == "approved, awaiting its effective date" and p["approved_by"] == f"{B[0]} ({B[1]})"
@@ -84,7 +84,7 @@ def test_a_committee_week(capsys, tmp_path: Path, monkeypatch) -> None:  # noqa:
     code, out, err = formula(capsys, root, "activate")
     assert code == 0 and f"activated {SODIUM} {NEW}" in out, err
     assert "reference cases sodium-correction-hyperglycemia:" in out and "this release changes answers" in out
-    assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x (400 - 100)
+    assert compute(SODIUM, ENTS, registry=load(root), variant="benchmark").value == 134.8  # 130 + 0.016 x (400 - 100)
     assert formula(capsys, root, "pending")[1].startswith("nothing pending")
     assert problems(root) == []
 

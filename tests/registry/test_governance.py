@@ -150,9 +150,9 @@ def test_implausible_bmi_is_refused_as_published_and_warned_as_benchmark() -> No
     ents = {"weight": [0.3, "kg"], "height": [2.8, "m"]}  # each within its own range
     with pytest.raises(OutOfRange, match="bmi-range"):
         compute("body-mass-index", ents, variant="published")
-    r = compute("body-mass-index", ents)
+    r = compute("body-mass-index", ents, variant="benchmark")
     assert r.value < 1 and r.warnings and "bmi-range" in r.warnings[0]
-    assert compute("body-mass-index", {"weight": [70, "kg"], "height": [175, "cm"]}).warnings == []
+    assert compute("body-mass-index", {"weight": [70, "kg"], "height": [175, "cm"]}, variant="benchmark").warnings == []
 
 
 def test_no_tracebacks_for_bad_paths(capsys, root: Path) -> None:
@@ -219,7 +219,7 @@ def test_future_effective_date_keeps_the_old_version_active(capsys, tmp_path: Pa
     assert f"effective {tomorrow} once approved" in out
     assert load(root).calculators[SODIUM].active.version == OLD
     assert compute(SODIUM, {"Sodium": [130, "mEq/L"], "Glucose": [400, "mg/dL"]},
-                   registry=load(root)).version == OLD
+                   registry=load(root), variant="benchmark").version == OLD
     assert problems(root) == []
     code, out, _ = formula(capsys, root, "activate")
     assert code == 0 and "no approved version" in out

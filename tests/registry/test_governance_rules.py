@@ -88,7 +88,8 @@ def _people(root: Path) -> dict:
 def test_the_policy_file_has_a_schema(capsys, root: Path) -> None:
     code, out, _ = formula(capsys, root, "schema", "--kind", "policy")
     assert code == 0 and set(json.loads(out)["properties"]) == {
-        "require_signatures", "four_eyes", "approver_roles", "approvals_required", "approvals_required_for", "people"}
+        "require_signatures", "four_eyes", "approver_roles", "approvals_required", "approvals_required_for",
+        "safety_officer_roles", "people"}
 
 
 def test_a_future_dated_fix_is_not_approved_by_nobody(capsys, root: Path) -> None:

@@ -33,7 +33,7 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     solo(registry_copy, monkeypatch)  # a signed maintainer who may release at once
     # Devine: IBW 50 kg + 2.3 kg/inch over 60 in = 73 kg; adjusted 73 + 0.4 (90 - 73) = 79.8 kg;
     # Cockcroft-Gault (140 - 60) x 79.8 / (72 x 1.0) mL/min
-    before = compute(CG, MAN, registry=load(root))
+    before = compute(CG, MAN, registry=load(root), variant="benchmark")
     released = load(root).calculators[CG].active.version
     assert before.value == pytest.approx(80 * 79.8 / 72, abs=1e-5) and before.version == released
     # a hand edit of the dependency, not yet released
@@ -46,7 +46,7 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     assert code == 1 and "depends on adjusted-body-weight, ideal-body-weight whose content changed" in out
     # the library refuses rather than answer with the old version's name and the new numbers
     with pytest.raises(RegistryInvalid, match="formula release"):
-        compute(CG, MAN, registry=load(root))
+        compute(CG, MAN, registry=load(root), variant="benchmark")
     code, _, err = run(capsys, "solve", "--calculator", CG, "--entities", json.dumps(MAN), "--root", root)
     assert code == 1 and err.startswith("error: ") and "fails validation" in err
     # releasing the dependency alone would leave its dependants claiming their old versions: refused
@@ -56,7 +56,7 @@ def test_a_dependency_change_makes_every_dependant_fail_until_released(
     assert code == 0, err
     assert "adjusted-body-weight" in out and CG in out
     assert run(capsys, "validate", "--root", root)[0] == 0
-    after = compute(CG, MAN, registry=load(root))
+    after = compute(CG, MAN, registry=load(root), variant="benchmark")
     # IBW 52 + 23 = 75 kg; adjusted 75 + 0.4 (90 - 75) = 81 kg
     assert after.value == pytest.approx(80 * 81 / 72, abs=1e-5)
     assert after.version == ver.bump(released, "minor") and after.content_hash != before.content_hash
@@ -195,12 +195,12 @@ def history_snapshot(history: dict[Path, str], fdir: Path, slug: str, version: s
 
 def test_every_result_names_the_locked_content_hash() -> None:
     lock = ver.read_lock(SHIPPED_ROOT / "formulas" / "REGISTRY.lock")
-    res = compute(CG, MAN)
+    res = compute(CG, MAN, variant="benchmark")
     assert res.content_hash == lock[CG][res.version]
     assert res.to_json()["content_hash"] == res.content_hash
     seen = set()
     for row in one_shot_rows():  # one real row per benchmark calculator
-        res = compute(int(row["Calculator ID"]), row["entities"])
+        res = compute(int(row["Calculator ID"]), row["entities"], variant="benchmark")
         assert res.content_hash == lock[res.calculator][res.version], res.calculator
         seen.add(res.calculator)
     assert len(seen) == 55

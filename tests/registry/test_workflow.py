@@ -24,7 +24,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
                              "--reason", "Katz 1973 factor, for comparison", "--draft",
                              *people.args("author"))
     assert code == 0 and f"drafted {NEW}" in out, err
-    assert compute(SODIUM, ENTS, registry=load(root)).value == 137.2  # 130 + 0.024 x 300, still the old version
+    assert compute(SODIUM, ENTS, registry=load(root), variant="benchmark").value == 137.2  # 130 + 0.024 x 300, still the old version
     assert problems(root) == []
     # 2. the reviewer reads what a clinician will read: the text first, then the numbers
     code, out, _ = formula(capsys, root, "diff", SODIUM, OLD, NEW)
@@ -37,7 +37,7 @@ def test_fix_as_draft_diff_approve_changelog_review_due(capsys, tmp_path: Path) 
     code, out, err = formula(capsys, root, "approve", SODIUM, NEW, *people.args("chair"),
                              "--reason", "Katz factor agreed for comparison")
     assert code == 0 and "now active" in out, err
-    assert compute(SODIUM, ENTS, registry=load(root)).value == 134.8  # 130 + 0.016 x 300
+    assert compute(SODIUM, ENTS, registry=load(root), variant="benchmark").value == 134.8  # 130 + 0.016 x 300
     index = json.loads((root / "formulas" / "texts" / "index.json").read_text(encoding="utf-8"))
     assert next(e for e in index["texts"] if e["slug"] == SODIUM)["version"] == NEW
     # 4. the changelog says who, why and what

@@ -194,7 +194,7 @@ def test_plain_numeric_columns_go_through_numpy() -> None:
                "creatinine": ("creatinine", "mg/dL")}
     for slug in ("body-mass-index", "ckd-epi-2021", "creatinine-clearance-cockcroft-gault"):
         res = compute_many(slug, frame, columns={k: v for k, v in columns.items()
-                                                 if k in {i.name for i in get_registry().calculators[slug].inputs}})
+                                                 if k in {i.name for i in get_registry().calculators[slug].inputs}}, variant="benchmark")
         assert res.attrs["row_by_row"] == 0 and res["error"].isna().all(), slug
 
 
@@ -278,10 +278,10 @@ def test_a_long_text_column_is_coded_in_slices_as_in_one_pass(monkeypatch) -> No
     assert batch._option_codes(odd, options) is None
     frame = pd.DataFrame({"age": 60.0, "sex": pd.Series(rng.choice(["Male", "Female"], 5_003), dtype="string[pyarrow]"),
                           "creatinine": 1.1, "Race": cells})
-    got = compute_many("mdrd-gfr", frame, columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")})
+    got = compute_many("mdrd-gfr", frame, columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}, variant="benchmark")
     for i in (0, 2_500, 5_002):
         ents = {"age": [60.0, "years"], "sex": frame["sex"][i], "creatinine": [1.1, "mg/dL"], "Race": cells[i]}
-        assert got["value"][i] == compute("mdrd-gfr", ents).value
+        assert got["value"][i] == compute("mdrd-gfr", ents, variant="benchmark").value
 
 
 def test_a_forked_child_codes_long_columns_with_a_pool_of_its_own(monkeypatch) -> None:
@@ -318,7 +318,7 @@ def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progr
     for cores in (1, 2):
         monkeypatch.setattr(batch, "_cores", lambda c=cores: c)
         seen: list[int] = []
-        results[cores] = compute_many("ckd-epi-2021", frame, columns=cols, progress=seen.append)
+        results[cores] = compute_many("ckd-epi-2021", frame, columns=cols, progress=seen.append, variant="benchmark")
         steps[cores] = seen
     one, two = results[1], results[2]
     assert steps[1] == steps[2] == [1_000] * 10 + [7]
@@ -328,7 +328,7 @@ def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progr
     for i in (0, 999, 1_000, 5_555, 10_005):
         ents = {"age": [float(frame["age"][i]), "years"], "sex": frame["sex"][i],
                 "creatinine": [float(creatinine[i]), "mg/dL"]}
-        assert _same(two["value"][i], compute("ckd-epi-2021", ents).value)
+        assert _same(two["value"][i], compute("ckd-epi-2021", ents, variant="benchmark").value)
 
 
 def test_elementwise_over_continuous_arguments_is_the_python_function_row_by_row() -> None:
@@ -377,14 +377,14 @@ def test_weeks_and_days_are_lists_of_their_own_and_the_collector_is_left_as_foun
     try:
         for enabled in (True, False):
             gc.enable() if enabled else gc.disable()
-            res = compute_many("estimated-gestational-age", frame)
+            res = compute_many("estimated-gestational-age", frame, variant="benchmark")
             assert gc.isenabled() is enabled
             cells = res["value"].tolist()
             assert len({id(c) for c in cells}) == len(cells)
             assert all(type(c) is list and len(c) == 2 and all(type(x) is int for x in c) for c in cells)
             for i in (0, 777, 1_999):
                 ents = {"Current Date": "10/01/2024", "Last menstrual date": frame["Last menstrual date"][i]}
-                assert cells[i] == list(compute("estimated-gestational-age", ents).value)
+                assert cells[i] == list(compute("estimated-gestational-age", ents, variant="benchmark").value)
     finally:
         gc.enable() if was else gc.disable()
 
@@ -458,7 +458,7 @@ def test_risk_equations_over_continuous_scores_with_bad_cells_equal_compute(slug
         col = unit_cols[k % len(unit_cols)]
         cell = cells.at[row, col]
         cells.at[row, col] = [None, [cell[0], "furlongs"], "abc", [cell[0] * 50, cell[1]], [10.0, cell[1]]][k % 5]
-    res = compute_many(slug, cells, columns=pmap)
+    res = compute_many(slug, cells, columns=pmap, variant="benchmark")
     assert res.attrs["vectorised"]
     names = {v: k for k, v in pmap.items()}
     for i, (got, err) in enumerate(zip(res["value"].tolist(), res["error"].tolist())):

@@ -17,19 +17,19 @@ PATIENT = {"sex": "Male", "age": [50, "years"], "weight": [95, "kg"], "height": 
 @pytest.mark.parametrize("height, error", [([900, "cm"], OutOfRange), ([170, "furlong"], UnknownUnit)])
 def test_a_refusal_inside_a_dependency_names_the_calculator_asked_for(height, error):
     with pytest.raises(error) as e:
-        compute("adjusted-body-weight", {"sex": "Male", "weight": [80, "kg"], "height": height})
+        compute("adjusted-body-weight", {"sex": "Male", "weight": [80, "kg"], "height": height}, variant="benchmark")
     assert (e.value.calculator, e.value.variable) == ("adjusted-body-weight", "height")
     assert e.value.message.endswith("(while computing ideal-body-weight)")
 
 
 def test_an_unknown_entity_is_refused_by_the_calculator_asked_for_not_passed_to_its_dependencies():
     with pytest.raises(UnknownInput) as e:
-        compute(CG, {**PATIENT, "Albumin": [4, "g/dL"]})
+        compute(CG, {**PATIENT, "Albumin": [4, "g/dL"]}, variant="benchmark")
     assert (e.value.calculator, e.value.variable) == (CG, "Albumin")
 
 
 def test_the_result_records_the_inputs_its_dependencies_used():
-    r = compute(CG, PATIENT)  # BMI 32.9: the benchmark's rule takes adjusted body weight (ideal weight inside it)
+    r = compute(CG, PATIENT, variant="benchmark")  # BMI 32.9: the benchmark's rule takes adjusted body weight (ideal weight inside it)
     assert set(r.inputs) == set(PATIENT)
     assert r.inputs["weight"].value == 95 and r.inputs["creatinine"].value == 1.0
 
@@ -51,10 +51,11 @@ def test_the_record_lists_the_sub_results_its_computation_used_not_every_declare
     assert compute(CG, HEAVY, variant="published").value == pytest.approx((140 - 60) * 400 / 72, abs=0.01)
     rec = solve(CG, HEAVY, variant="published")
     assert rec.value == compute(CG, HEAVY, variant="published").value and rec.sub_results == []
-    bench = solve(CG, PATIENT)  # BMI 32.9: adjusted body weight, with the ideal weight inside it
+    bench = solve(CG, PATIENT, variant="benchmark")  # BMI 32.9: adjusted body weight, with the ideal weight inside it
     assert [s.calculator for s in bench.sub_results] == ["body-mass-index", "ideal-body-weight",
                                                          "adjusted-body-weight"]
-    assert bench.sub_results[0].value == compute("body-mass-index", {k: PATIENT[k] for k in ("weight", "height")}).value
+    assert bench.sub_results[0].value == compute("body-mass-index", {k: PATIENT[k] for k in ("weight", "height")},
+                                                 variant="benchmark").value
 
 
 def test_formula_solve_answers_the_heavy_patient(capsys: pytest.CaptureFixture[str]) -> None:

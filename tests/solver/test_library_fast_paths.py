@@ -79,7 +79,7 @@ def test_inline_and_general_paths_agree(slug, variant):
                                                     ([70, "kg"], [1.7, "m"], False), ([100, "kg"], [1.0, "m"], False)])
 def test_a_result_outside_its_plausible_range_warns_as_benchmark_and_is_refused_as_published(weight, height, warned):
     ents = {"weight": weight, "height": height}  # BMI 600, 4.8, 24.2, 100 (the bound itself is inside: 10 to 100)
-    r = compute("body-mass-index", ents)
+    r = compute("body-mass-index", ents, variant="benchmark")
     assert bool(r.warnings) is warned and all("bmi-range" in w for w in r.warnings)
     if warned:
         with pytest.raises(CalculatorError, match="bmi-range"):

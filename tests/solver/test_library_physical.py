@@ -17,7 +17,7 @@ MAP, BSA, TW = "mean-arterial-pressure", "body-surface-area", "target-weight"
 
 
 def both(slug: str, ents: dict) -> tuple:
-    return compute(slug, ents).value, compute(slug, ents, variant="published").value
+    return compute(slug, ents, variant="benchmark").value, compute(slug, ents, variant="published").value
 
 
 # ----------------------------------------------------------------------------- hand-computed values
@@ -59,16 +59,16 @@ def test_map_lies_between_diastolic_and_systolic(s, d, variant):
 @FAST
 @given(s=bp, d=st.floats(min_value=10, max_value=200, allow_nan=False))
 def test_map_unit_spellings_agree(s, d):
-    a = compute(MAP, {"Systolic Blood Pressure": [s, "mm Hg"], "Diastolic Blood Pressure": [d, "mm Hg"]}).value
-    b = compute(MAP, {"Systolic Blood Pressure": [s, "mm hg"], "Diastolic Blood Pressure": [d, "mm hg"]}).value
+    a = compute(MAP, {"Systolic Blood Pressure": [s, "mm Hg"], "Diastolic Blood Pressure": [d, "mm Hg"]}, variant="benchmark").value
+    b = compute(MAP, {"Systolic Blood Pressure": [s, "mm hg"], "Diastolic Blood Pressure": [d, "mm hg"]}, variant="benchmark").value
     assert a == b
 
 
 @FAST
 @given(kg=st.floats(min_value=2, max_value=300, allow_nan=False), cm=st.floats(min_value=40, max_value=250, allow_nan=False))
 def test_bsa_unit_equivalent_inputs_agree(kg, cm):
-    a = compute(BSA, {"weight": [kg, "kg"], "height": [cm, "cm"]}).value
-    b = compute(BSA, {"weight": [kg * 1000, "g"], "height": [cm / 100, "m"]}).value
+    a = compute(BSA, {"weight": [kg, "kg"], "height": [cm, "cm"]}, variant="benchmark").value
+    b = compute(BSA, {"weight": [kg * 1000, "g"], "height": [cm / 100, "m"]}, variant="benchmark").value
     assert b == pytest.approx(a, rel=1e-3)
 
 
@@ -86,7 +86,7 @@ def test_bsa_increases_with_weight(kg, cm, extra):
 def test_target_weight_gives_back_the_bmi(bmi, m):
     w = compute(TW, {"Body Mass Index (BMI)": [bmi, "kg/m^2"], "height": [m, "m"]}, variant="published").value
     assert w / (m * m) == pytest.approx(bmi, rel=1e-5)  # output rounded to 5 decimals
-    a = compute(TW, {"Body Mass Index (BMI)": [bmi, "kg/m^2"], "height": [m * 100, "cm"]}).value
+    a = compute(TW, {"Body Mass Index (BMI)": [bmi, "kg/m^2"], "height": [m * 100, "cm"]}, variant="benchmark").value
     assert a == pytest.approx(w, rel=1e-3)
 
 

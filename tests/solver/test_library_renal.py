@@ -13,7 +13,7 @@ CG = "creatinine-clearance-cockcroft-gault"
 
 
 def both(ents: dict) -> tuple:
-    return compute(CG, ents).value, compute(CG, ents, variant="published").value
+    return compute(CG, ents, variant="benchmark").value, compute(CG, ents, variant="published").value
 
 
 def crcl(age: float, kg: float, female: bool, scr_mg_dl: float) -> float:

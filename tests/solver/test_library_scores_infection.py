@@ -15,7 +15,7 @@ FAST = settings(max_examples=60, deadline=None)
 
 
 def both(slug: str, ents: dict) -> tuple:
-    return compute(slug, ents).value, compute(slug, ents, variant="published").value
+    return compute(slug, ents, variant="benchmark").value, compute(slug, ents, variant="published").value
 
 
 def flags(names: list[str]):
@@ -68,7 +68,7 @@ def test_centor_fractional_age_in_gap():
 @pytest.mark.deviation("centor-mcisaac", "under-three")
 def test_centor_under_three_refused_when_published():
     ents = {**CENTOR_BASE, "age": [2, "years"]}
-    assert compute("centor-mcisaac", ents).value == 0
+    assert compute("centor-mcisaac", ents, variant="benchmark").value == 0
     with pytest.raises(OutOfRange) as info:
         compute("centor-mcisaac", ents, variant="published")
     assert info.value.calculator == "centor-mcisaac" and info.value.variable == "age"
@@ -105,10 +105,11 @@ def test_curb65_range_and_urea_units(age, sbp, dbp, rr, confusion, bun):
 @given(flags(["Cough Absent", "Tender/swollen anterior cervical lymph nodes", "Exudate or swelling on tonsils"]),
        st.integers(3, 100), st.floats(34, 41.5))
 def test_centor_range_and_fahrenheit_equivalent(fl, age, celsius):
-    c = compute("centor-mcisaac", {**fl, "age": [age, "years"], "Temperature": [celsius, "degrees celsius"]}).value
+    c = compute("centor-mcisaac", {**fl, "age": [age, "years"], "Temperature": [celsius, "degrees celsius"]}, variant="benchmark").value
     assert -1 <= c <= 5
     if abs(celsius - 38) > 0.01:
-        f = compute("centor-mcisaac", {**fl, "age": [age, "years"], "Temperature": [celsius * 9 / 5 + 32, "degrees fahrenheit"]}).value
+        f = compute("centor-mcisaac", {**fl, "age": [age, "years"], "Temperature": [celsius * 9 / 5 + 32, "degrees fahrenheit"]},
+                    variant="benchmark").value
         assert c == f
     pub = compute("centor-mcisaac", {**fl, "age": [age, "years"], "Temperature": [celsius, "degrees celsius"]}, variant="published").value
     assert -1 <= pub <= 5 and pub <= c

@@ -236,8 +236,8 @@ def test_va_worked_examples():
     # 78-year-old with a prior TIA and heart failure: A2 2 + S2 2 + C 1 = 5
     assert va(78, **{"Transient Ischemic Attacks History": True, "Congestive Heart Failure": True}) == 5
     # months count as completed years: 779 months = 64 years 11 months, under 65
-    assert compute("cha2ds2-va", {"age": [779, "months"]}).value == 0
-    assert compute("cha2ds2-va", {"age": [780, "months"]}).value == 1
+    assert compute("cha2ds2-va", {"age": [779, "months"]}, variant="benchmark").value == 0
+    assert compute("cha2ds2-va", {"age": [780, "months"]}, variant="benchmark").value == 1
 
 
 @FAST

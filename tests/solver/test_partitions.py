@@ -22,21 +22,21 @@ def _cohort(n: int = 600) -> pd.DataFrame:
 
 
 def test_the_partition_function_pickles_and_feeds_spark_style_iterators():
-    fn = PartitionFunction("ckd-epi-2021", columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")})
+    fn = PartitionFunction("ckd-epi-2021", variant="benchmark", columns={"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")})
     again = pickle.loads(pickle.dumps(fn))
     frame = _cohort(50)
     parts = list(again.map_in_pandas(iter([frame.iloc[:20], frame.iloc[20:]])))
-    assert pd.concat(parts).equals(compute_many("ckd-epi-2021", frame, columns=fn.columns))
+    assert pd.concat(parts).equals(compute_many("ckd-epi-2021", frame, columns=fn.columns, variant="benchmark"))
 
 
 def test_dask_map_partitions_on_a_local_cluster():
     columns = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
     frame = _cohort()
-    whole = compute_many("ckd-epi-2021", frame, columns=columns)
+    whole = compute_many("ckd-epi-2021", frame, columns=columns, variant="benchmark")
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
             distributed.Client(cluster):
         ddf = dd.from_pandas(frame, npartitions=4)
-        out = compute_dask("ckd-epi-2021", ddf, columns=columns, keep=("pid",)).compute()
+        out = compute_dask("ckd-epi-2021", ddf, columns=columns, keep=("pid",), variant="benchmark").compute()
     out = out.sort_index()
     assert out["pid"].tolist() == frame["pid"].tolist()
     assert out["value"].tolist() == whole["value"].tolist()
@@ -49,14 +49,14 @@ def test_compute_dask_on_two_worker_processes_keeps_the_columnar_path():
     compute_many on the whole table, and the partition function computes columnar on each worker."""
     columns = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
     frame = _cohort(2000)
-    whole = compute_many("ckd-epi-2021", frame, columns=columns)
-    fn = PartitionFunction("ckd-epi-2021", columns=columns)
+    whole = compute_many("ckd-epi-2021", frame, columns=columns, variant="benchmark")
+    fn = PartitionFunction("ckd-epi-2021", variant="benchmark", columns=columns)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(2)
         workers = sorted(client.scheduler_info()["workers"])
         assert len(workers) == 2
-        out = compute_dask("ckd-epi-2021", dd.from_pandas(frame, npartitions=6), columns=columns).compute()
+        out = compute_dask("ckd-epi-2021", dd.from_pandas(frame, npartitions=6), columns=columns, variant="benchmark").compute()
         # the same partition function, pinned to each worker process in turn
         runs = [client.submit(fn, frame.iloc[i::2], workers=[w], pure=False).result() for i, w in enumerate(workers)]
         pids = client.run(__import__("os").getpid)

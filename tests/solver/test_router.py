@@ -34,7 +34,7 @@ def test_routes_are_registered_plugins() -> None:
 
 
 def test_auto_uses_the_library_and_records_provenance() -> None:
-    rec = solve("body-mass-index", BMI)
+    rec = solve("body-mass-index", BMI, variant="benchmark")
     assert rec.route == "library" and rec.requested_route == "auto" and not rec.abstained
     assert rec.value == pytest.approx(BMI_VALUE, abs=1e-3)
     assert rec.content_hash == read_lock(SHIPPED_ROOT / "formulas" / "REGISTRY.lock")["body-mass-index"][rec.version]
@@ -43,25 +43,25 @@ def test_auto_uses_the_library_and_records_provenance() -> None:
 
 
 def test_program_route_runs_the_executor() -> None:
-    rec = solve("body-mass-index", BMI, route="program", program=prog("70 / 1.75 ** 2"))
+    rec = solve("body-mass-index", BMI, route="program", program=prog("70 / 1.75 ** 2"), variant="benchmark")
     assert rec.route == "program" and rec.value == pytest.approx(BMI_VALUE)
     assert rec.executor_outcome["kind"] == "value" and "def solve" in rec.program
 
 
 def test_program_route_abstains_when_the_program_fails() -> None:
-    rec = solve("body-mass-index", BMI, route="program", program="def solve():\n    return 1 / 0\n")
+    rec = solve("body-mass-index", BMI, route="program", program="def solve():\n    return 1 / 0\n", variant="benchmark")
     assert rec.abstained and rec.route == "abstain" and "raised" in rec.reason
-    rec = solve("body-mass-index", BMI, route="program")
+    rec = solve("body-mass-index", BMI, route="program", variant="benchmark")
     assert rec.abstained and "needs a program" in rec.reason
 
 
 def test_cross_check_agreeing_program_keeps_the_library_answer() -> None:
-    rec = solve("body-mass-index", BMI, program=prog(BMI_VALUE * 1.049))  # inside +-5 %
+    rec = solve("body-mass-index", BMI, program=prog(BMI_VALUE * 1.049), variant="benchmark")  # inside +-5 %
     assert rec.route == "library" and rec.cross_check.agree and rec.value == pytest.approx(BMI_VALUE, abs=1e-3)
 
 
 def test_cross_check_mismatch_abstains_with_both_values() -> None:
-    rec = solve("body-mass-index", BMI, program=prog(BMI_VALUE * 1.051))  # just outside +-5 %
+    rec = solve("body-mass-index", BMI, program=prog(BMI_VALUE * 1.051), variant="benchmark")  # just outside +-5 %
     assert rec.abstained and rec.value is None and not rec.cross_check.agree
     assert rec.cross_check.library_value == pytest.approx(BMI_VALUE, abs=1e-3)
     assert "disagree" in rec.reason
@@ -69,35 +69,35 @@ def test_cross_check_mismatch_abstains_with_both_values() -> None:
 
 def test_cross_check_integer_scores_must_match_exactly() -> None:
     ents = {"age": [70, "years"], "sex": "Female"}
-    assert solve("cha2ds2-vasc", ents).value == 2
-    assert solve("cha2ds2-vasc", ents, program=prog(2)).cross_check.agree
-    assert solve("cha2ds2-vasc", ents, program=prog(3)).abstained  # 1 point off is 50 %, never "close"
+    assert solve("cha2ds2-vasc", ents, variant="benchmark").value == 2
+    assert solve("cha2ds2-vasc", ents, program=prog(2), variant="benchmark").cross_check.agree
+    assert solve("cha2ds2-vasc", ents, program=prog(3), variant="benchmark").abstained  # 1 point off is 50 %, never "close"
 
 
 def test_failing_program_does_not_replace_the_library_answer() -> None:
-    rec = solve("body-mass-index", BMI, program="x = 1")
+    rec = solve("body-mass-index", BMI, program="x = 1", variant="benchmark")
     assert rec.route == "library" and not rec.abstained
     assert any("program was not used" in w for w in rec.warnings)
 
 
 def test_abstains_without_library_function_or_program(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("solver.router.core.has_function", lambda slug: False)
-    rec = solve("body-mass-index", BMI)
+    rec = solve("body-mass-index", BMI, variant="benchmark")
     assert rec.abstained and "no verified library function" in rec.reason
-    rec = solve("body-mass-index", BMI, program=prog(22.9))
+    rec = solve("body-mass-index", BMI, program=prog(22.9), variant="benchmark")
     assert rec.route == "program" and rec.value == 22.9
 
 
 def test_bad_input_is_an_error_not_an_abstention() -> None:
     with pytest.raises(MissingInput):
-        solve("body-mass-index", {"weight": [70, "kg"]})
+        solve("body-mass-index", {"weight": [70, "kg"]}, variant="benchmark")
 
 
 def test_replaced_formula_warns_naming_successor_and_jurisdiction() -> None:
-    rec = solve("mdrd-gfr", {"age": [60, "years"], "creatinine": [1.2, "mg/dL"], "sex": "Female"})
+    rec = solve("mdrd-gfr", {"age": [60, "years"], "creatinine": [1.2, "mg/dL"], "sex": "Female"}, variant="benchmark")
     w = " ".join(rec.warnings)
     assert "ckd-epi-2021" in w and "US" in w and "NKF" in w
-    assert not solve("body-mass-index", BMI).warnings
+    assert not solve("body-mass-index", BMI, variant="benchmark").warnings
 
 
 @pytest.fixture()
@@ -124,14 +124,14 @@ def test_version_computes_with_the_superseded_content(released: Path) -> None:
     assert old.content_hash == lock[OLD] and new.content_hash == lock[NEW]
     assert any(f"not the active version {NEW}" in w for w in old.warnings)
     with pytest.raises(VersionError, match="no version 9.9.9"):
-        solve("sodium-correction-hyperglycemia", NA, registry=reg, version="9.9.9")
+        solve("sodium-correction-hyperglycemia", NA, registry=reg, version="9.9.9", variant="benchmark")
 
 
 def test_damaged_history_is_refused(released: Path) -> None:
     snap = released / "formulas" / "history" / "sodium-correction-hyperglycemia" / f"{OLD}.yaml"
     snap.write_text(snap.read_text(encoding="utf-8").replace("0.024", "0.02"), encoding="utf-8")
     with pytest.raises(VersionError, match="does not hash"):
-        solve("sodium-correction-hyperglycemia", NA, registry=load(released), version=OLD)
+        solve("sodium-correction-hyperglycemia", NA, registry=load(released), version=OLD, variant="benchmark")
 
 
 def test_replay_reproduces_a_record_after_a_newer_release(released: Path) -> None:
@@ -144,8 +144,8 @@ def test_replay_reproduces_a_record_after_a_newer_release(released: Path) -> Non
 
 
 def test_replay_reproduces_program_and_mismatch_records() -> None:
-    for rec in (solve("body-mass-index", BMI, route="program", program=prog(21.5)),
-                solve("body-mass-index", BMI, program=prog(40))):
+    for rec in (solve("body-mass-index", BMI, route="program", program=prog(21.5), variant="benchmark"),
+                solve("body-mass-index", BMI, program=prog(40), variant="benchmark")):
         assert replay(AnswerRecord.model_validate_json(rec.model_dump_json()))[1] == []
 
 
@@ -194,8 +194,8 @@ def test_version_of_a_real_release_recomputes_the_old_rule() -> None:
     """meld-3-0 1.0.0 had no allocation cap; 1.1.0 caps at 40 (formulas/history holds both)."""
     sick = {"creatinine": [3.0, "mg/dL"], "Bilirubin": [10.0, "mg/dL"], "international normalized ratio": 2.5,
             "Sodium": [125, "mEq/L"], "Albumin": [1.5, "g/dL"], "sex": "Female"}  # 41.285 by hand
-    assert solve("meld-3-0", sick).value == 40
-    old = solve("meld-3-0", sick, version="1.0.0")
+    assert solve("meld-3-0", sick, variant="benchmark").value == 40
+    old = solve("meld-3-0", sick, version="1.0.0", variant="benchmark")
     assert old.value == 41 and old.version == "1.0.0" and "score_cap" not in old.constants
     assert replay(old)[1] == []
     tg = {"Total cholesterol": [200, "mg/dL"], "high-density lipoprotein cholesterol": [50, "mg/dL"],
@@ -206,7 +206,7 @@ def test_version_of_a_real_release_recomputes_the_old_rule() -> None:
 
 
 def test_replay_flags_a_record_whose_content_hash_is_not_the_registry_s() -> None:
-    rec = solve("body-mass-index", BMI)
+    rec = solve("body-mass-index", BMI, variant="benchmark")
     forged = rec.model_copy(update={"content_hash": "sha256:" + "0" * 64})
     diffs = replay(forged)[1]
     assert len(diffs) == 1 and diffs[0].startswith("content_hash")

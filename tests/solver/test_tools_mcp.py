@@ -62,7 +62,7 @@ def test_mcp_session_over_stdio():
     # nested: Cockcroft-Gault shows BMI, ideal and adjusted body weight as sub-results
     cg = out["cg"].structured_content
     assert not out["cg"].is_error
-    assert cg["value"] == compute(2, CG).value == 67.00495
+    assert cg["value"] == compute(2, CG, variant="benchmark").value == 67.00495
     assert cg["route"] == "library" and cg["content_hash"] == version_hash(reg, reg.get(2))
     assert [s["calculator"] for s in cg["sub_results"]] == ["body-mass-index", "ideal-body-weight",
                                                              "adjusted-body-weight"]
@@ -70,11 +70,11 @@ def test_mcp_session_over_stdio():
     assert json.loads(out["cg"].content[0].text)["value"] == cg["value"]
 
     mdrd = out["mdrd"].structured_content
-    assert mdrd["value"] == compute("mdrd-gfr", MDRD).value
+    assert mdrd["value"] == compute("mdrd-gfr", MDRD, variant="benchmark").value
     assert any(w.startswith("replaced by CKD-EPI") for w in mdrd["warnings"])
 
     hb = out["has_bled"].structured_content
-    assert hb["value"] == compute("has-bled", HAS_BLED).value == 4
+    assert hb["value"] == compute("has-bled", HAS_BLED, variant="benchmark").value == 4
 
     # a bad call: the first failing gate is named (enum before unit), and every finding of that gate
     bad = out["bad"]
