@@ -536,6 +536,11 @@ class Context:
         """Refuse `unit` unless the input accepts it (an input read in a unit the formula converts itself)."""
         self._accept(name, unit)
 
+    @staticmethod
+    def step(label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
+        """A step of the working the kernel names itself (`working.WorkingContext` records it); here the value."""
+        return value
+
     def scalar_only(self, reason: str) -> None:
         """Marks a branch that has no columnar form yet (`Columns` hands the table to the row loop); here nothing."""
 

@@ -1,0 +1,275 @@
+"""The working behind an answer: the steps a kernel took, recorded by the reader it runs on.
+
+A kernel reads its inputs, constants, tables and dependencies through a reader (`Context` for one patient,
+`vectorised.Columns` for arrays). `WorkingContext` is the same reader with a recorder: each accessor does
+exactly what `Context`'s does and then writes a step (an input as used, a unit conversion, a criterion's points
+with the running total, a dependency's own working, an intermediate rounding). The plain `Context` is untouched,
+so `compute` without working pays nothing; and since the numbers come from the very calls the kernel makes,
+there is one formula and the working cannot disagree with it. A kernel may add a step of its own through
+`ctx.step(label, value)` (the plain readers return the value unchanged).
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, NamedTuple
+
+from registry.schema import Calculator
+from solver.library.context import Context
+from solver.library.result import Result
+
+# step kinds: what a clinician checks on each line
+INPUT, CONVERSION, POINTS, CATEGORY, TERM, ROUNDING, SUB, NOTE, ANSWER = (
+    "input", "conversion", "points", "category", "term", "rounding", "sub", "note", "answer")
+
+
+class Step(NamedTuple):
+    """One line of working: a label a clinician reads, its value and unit, and what it came from."""
+
+    step: str
+    value: Any
+    unit: str | None
+    sources: tuple[str, ...]  # "input NAME", "constant NAME", "table NAME", "step N", "calculator SLUG"
+    kind: str
+    total: float | None = None  # the running total of a points score after this criterion
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"step": self.step, "value": plain(self.value), "unit": self.unit,
+                               "from": list(self.sources), "kind": self.kind}
+        if self.total is not None:
+            out["total"] = self.total
+        return out
+
+
+def plain(v: Any) -> Any:
+    """A value as JSON carries it (a date as ISO text, weeks and days as a list)."""
+    if hasattr(v, "isoformat"):
+        return v.isoformat()
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def fmt(v: Any) -> str:
+    """A number as a clinician reads it: no float noise, at most 5 decimals."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return str(plain(v))
+    if isinstance(v, float) and math.isfinite(v):
+        if v == int(v) and abs(v) < 1e15:
+            return str(int(v)) if abs(v) >= 1 or v == 0 else f"{v:g}"
+        return f"{round(v, 5):g}" if abs(v) >= 1e-4 else f"{v:.3g}"
+    return str(v)
+
+
+def _unit(u: str | None) -> str:
+    return f" {u}" if u else ""
+
+
+class WorkingContext(Context):
+    """`Context` with a recorder: the same reads, each written down as a step."""
+
+    __slots__ = ("steps", "_pending", "_seen", "_total", "_additive")
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.steps: list[Step] = []
+        self._pending: list[str] = []  # constants and tables read since the last step: its sources
+        self._seen: set[str] = set()
+        self._total: float = 0
+        self._additive = _is_score(self.calc)
+
+    # ------------------------------------------------------------------ writing steps
+    def _add(self, label: str, value: Any, unit: str | None, kind: str, sources: Iterable[str] = ()) -> Any:
+        src = tuple(dict.fromkeys([*sources, *self._pending]))
+        self._pending.clear()
+        total = None
+        if kind == POINTS and self._additive and isinstance(value, (int, float)):
+            self._total += value
+            total = self._total
+        self.steps.append(Step(label, value, unit, src, kind, total))
+        return value
+
+    def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
+        """A step the kernel names itself (an intermediate term)."""
+        return self._add(label, value, unit, TERM, sources)
+
+    def const(self, name: str) -> Any:
+        v = super().const(name)
+        self._pending.append(f"constant {name}")
+        return v
+
+    # ------------------------------------------------------------------ inputs
+    def _input(self, name: str) -> None:
+        if name in self._seen:
+            return
+        self._seen.add(name)
+        rec = self.record.get(name)
+        if rec is None:
+            return
+        given, value, unit = rec
+        if isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str):
+            number, gunit = given
+            if gunit != (unit or "") and not (isinstance(value, (int, float)) and value == number):
+                self._add(f"{name}: {fmt(number)} {gunit} = {fmt(value)}{_unit(unit)}", value, unit, CONVERSION,
+                          [f"input {name}"])
+                return
+            label = f"{name}: {fmt(number)}{_unit(unit or gunit)}"
+        elif isinstance(given, (list, tuple)):
+            label = f"{name}: {' '.join(map(str, given))} = {fmt(value)}{_unit(unit)}"
+            self._add(label, value, unit, CONVERSION, [f"input {name}"])
+            return
+        else:
+            label = f"{name}: {fmt(value)}{_unit(unit)}"
+        self._add(label, value, unit, INPUT, [f"input {name}"])
+
+    def quantity(self, name: str) -> float:
+        v = super().quantity(name)
+        self._input(name)
+        return v
+
+    def measurement(self, name: str) -> float:
+        v = super().measurement(name)
+        self._input(name)
+        return v
+
+    def number(self, name: str) -> float:
+        v = super().number(name)
+        self._input(name)
+        return v
+
+    def age(self, name: str = "age") -> float:
+        v = super().age(name)
+        self._input(name)
+        return v
+
+    def weight(self, name: str = "weight") -> float:
+        v = super().weight(name)
+        self._input(name)
+        return v
+
+    def height(self, name: str = "height", unit: str = "m") -> float:
+        v = super().height(name, unit)
+        self._input(name)
+        return v
+
+    def temperature(self, name: str) -> float:
+        v = super().temperature(name)
+        self._input(name)
+        return v
+
+    def count_per_litre(self, name: str) -> float:
+        v = super().count_per_litre(name)
+        self._input(name)
+        return v
+
+    # ------------------------------------------------------------------ points and categories
+    def band(self, name: str, x: float) -> float | int:
+        v = super().band(name, x)
+        t = self.calc.tables[name]
+        what = t.variable or t.description
+        label = next((b.label for b in t.bands or () if b.value == v and b.label and b.holds(x)), None)
+        if t.labels_only or not self._additive:
+            shown = f" ({label})" if label else ""
+            value: Any = label if t.labels_only and label else v
+            self._add(f"{what} {fmt(x)}{_unit(t.unit)}: {fmt(value)}{shown if value is v else ''}", value, None,
+                      CATEGORY, [f"table {name}"])
+        else:
+            self._add(f"{what} {fmt(x)}{_unit(t.unit)}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
+        return v
+
+    def lookup(self, name: str, key: str | None) -> float | int:
+        v = super().lookup(name, key)
+        t = self.calc.tables[name]
+        what = t.variable or t.description
+        if self._additive:
+            self._add(f"{what} {key}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
+        else:
+            self._add(f"{what} {key}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
+        return v
+
+    def points(self, met: dict[str, bool], table: str = "points") -> float:
+        total = super().points(met, table)
+        mapping = self._pl.maps.get(table) or {}
+        for name, yes in met.items():
+            w = (mapping[name] if name in mapping else Context.lookup(self, table, name)) if yes else 0
+            self._add(f"{name}: {'yes' if yes else 'no'}, {_points(w)}", w, "points", POINTS,
+                      [f"table {table}"] if yes else [])
+        return total
+
+    # ------------------------------------------------------------------ terms
+    def r(self, x: float) -> float:
+        v = super().r(x)
+        if self.benchmark and isinstance(x, float) and v != x:
+            self._add(f"{fmt(x)} rounded as the benchmark rounds: {fmt(v)}", v, None, ROUNDING)
+        return v
+
+    def sub(self, slug: str) -> float:
+        v = super().sub(slug)
+        if slug in self._seen:
+            return v
+        self._seen.add(slug)
+        res = self._cache.get(slug) if self._cache else None
+        name = self.reg.calculators[slug].name
+        if res is not None:
+            for s in res.working[:-1]:
+                if s.kind == ROUNDING and s.step.startswith("unrounded"):
+                    continue
+                if s.kind == INPUT and s.sources and s.sources[0][6:] in self._seen:
+                    continue
+                if s.kind in (INPUT, CONVERSION) and s.sources:
+                    self._seen.add(s.sources[0][6:])
+                self.steps.append(s._replace(step=f"{name}: {s.step}", total=None))
+        self._add(f"{name} = {fmt(v)}{_unit(res.unit if res else None)}", v, res.unit if res else None, SUB,
+                  [f"calculator {slug}"])
+        return v
+
+
+def _points(v: Any) -> str:
+    n = fmt(v)
+    word = "point" if v in (1, -1) else "points"
+    return f"+{n} {word}" if isinstance(v, (int, float)) and v > 0 else f"{n} {word}"
+
+
+def _is_score(calc: Calculator) -> bool:
+    """A points score (its output counted in points or criteria met): its working keeps a running total."""
+    return calc.output.unit in ("points", "criteria")
+
+
+def finish_working(ctx: WorkingContext, raw: Any, value: Any, unit: str | None, calc: Calculator,
+                   variant: str) -> tuple[Step, ...]:
+    """The kernel's steps, closed by the result: the unrounded value where rounding changed it, the running totals
+    kept only where they add up to the answer (a kernel that takes a maximum or a product is not a plain sum), the
+    deviations from the benchmark that the published variant applied, and the answer."""
+    steps = ctx.steps
+    if any(s.total is not None for s in steps):
+        last = next(s.total for s in reversed(steps) if s.total is not None)
+        if not (isinstance(raw, (int, float)) and last == raw):
+            steps = [s._replace(total=None) for s in steps]
+    numeric = isinstance(raw, (int, float)) and not isinstance(raw, bool)
+    if numeric and raw != value:
+        steps.append(Step(f"unrounded result: {fmt(raw)}", raw, unit, tuple(ctx._pending), ROUNDING))
+        ctx._pending.clear()
+    if variant == "published":
+        used = set(ctx.record)
+        for dev in calc.deviations:
+            if not dev.inputs or used.intersection(dev.inputs):
+                steps.append(Step(f"as published, not as the benchmark ({dev.id}): {dev.published}", None, None,
+                                  (f"deviation {dev.id}",), NOTE))
+    src = tuple(dict.fromkeys([*ctx._pending, *(f"step {len(steps)}",) * bool(steps)]))
+    steps.append(Step(f"{calc.name} = {fmt(value)}{_unit(unit)}", value, unit, src, ANSWER))
+    return tuple(steps)
+
+
+def missing_working(message: str) -> tuple[Step, ...]:
+    """The working of an abstention: what was missing (or wrong), and no number."""
+    return (Step(f"no answer: {message}", None, None, (), NOTE),)
+
+
+def as_json(steps: Iterable[Step]) -> list[dict[str, Any]]:
+    return [s.to_json() for s in steps]
+
+
+def working_of(result: Result) -> list[dict[str, Any]]:
+    return as_json(result.working)
+
+
+WorkingFactory = Callable[..., WorkingContext]
