@@ -16,7 +16,9 @@ explanation writes 22.18021 as 22.2 in one sentence and 22.18021 in the next). T
 numbers leave out (1) the numbers of its generic text: a sentence or line it prints word for word in a quarter
 or more of that calculator's cases (the formula statement, the list of criteria, "the current score is 0"),
 (2) the formula's own numbers: a registry constant or band edge of the calculator or of one it depends on (a
-threshold quoted in "greater than 44 years"), (3) numbers inside words (CHA2DS2, CURB-65) and dates' parts.
+threshold quoted in "greater than 44 years"; a whole number under 5 is kept, as it is as likely a case's points),
+and the unit data's numbers (formulas/units.yaml: its factors, the ratio of two units of one table, molar masses;
+whole numbers under 10 kept, for the same reason), (3) numbers inside words (CHA2DS2, CURB-65) and dates' parts.
 """
 from __future__ import annotations
 
@@ -39,13 +41,20 @@ _NUMBER = re.compile(r"(?<![\w/.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w/]|\.\d)")
 _SENTENCE = re.compile(r"(?<=[.:!?])\s+|\n+")
 
 
+_DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
+
+
 def numbers(text: str) -> list[str]:
-    """The numbers of a text as written (so their decimals are known)."""
-    return [m.group(0).replace(",", "") for m in _NUMBER.finditer(text)]
+    """The numbers of a text as written (so their decimals are known), and its dates as ISO text."""
+    found = [m.group(0).replace(",", "") for m in _NUMBER.finditer(text)]
+    return found + [f"{y}-{int(m):02d}-{int(d):02d}" for m, d, y in _DATE.findall(text)]
 
 
 def matches(value: float, written: str) -> bool:
-    """Whether `value` and the number `written` agree at the decimals of the less precise of the two."""
+    """Whether `value` and the number `written` agree at the decimals of the less precise of the two (a date: the
+    same day)."""
+    if isinstance(value, str) or "-" in written[1:]:
+        return value == written
     try:
         e = float(written)
     except ValueError:
@@ -88,7 +97,32 @@ def formula_numbers(slug: str) -> set[float]:
         for t in calc.tables.values():
             for b in t.bands or ():
                 out.update(float(x) for x in (b.ge, b.gt, b.le, b.lt) if x is not None)
-    return out
+    return {x for x in out if not (x == int(x) and abs(x) < 5)} | unit_numbers()
+
+
+def _walk(x: Any) -> Iterable[float]:
+    if isinstance(x, dict):
+        for v in x.values():
+            yield from _walk(v)
+    elif isinstance(x, (list, tuple)):
+        for v in x:
+            yield from _walk(v)
+    elif isinstance(x, (int, float)) and not isinstance(x, bool):
+        yield float(x)
+
+
+def unit_numbers() -> set[float]:
+    """The numbers of the registry's unit data, and the ratio of every two units of one of its tables."""
+    from registry.loader import get_registry
+
+    units = get_registry().units
+    assert units is not None
+    data = units.model_dump()
+    out = set(_walk(data))
+    for name in ("mass", "amount", "volume", "weight", "height"):
+        table = data.get(name) or {}
+        out.update(round(a / b, 5) for a in table.values() for b in table.values() if a and b)
+    return {x for x in out if x != int(x) or abs(x) >= 10}
 
 
 def _given_numbers(entities: dict[str, Any]) -> list[float]:
@@ -100,12 +134,17 @@ def _given_numbers(entities: dict[str, Any]) -> list[float]:
     return out
 
 
-def _shown(working: Iterable[Any]) -> tuple[list[float], list[float]]:
-    """(every number of the working, the numbers beyond the inputs as given)."""
-    every, beyond = [], []
+def _shown(working: Iterable[Any]) -> tuple[list[Any], list[Any]]:
+    """(every number of the working, the numbers beyond the inputs as given); a date as ISO text."""
+    every: list[Any] = []
+    beyond: list[Any] = []
     for s in working:
         for v, restated in ((s.value, s.kind == "input"), (s.total, False)):
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
+            if hasattr(v, "isoformat"):
+                every.append(v.isoformat())
+                if not restated:
+                    beyond.append(v.isoformat())
+            elif isinstance(v, (int, float)) and not isinstance(v, bool):
                 every.append(float(v))
                 if not restated:
                     beyond.append(float(v))
@@ -115,13 +154,16 @@ def _shown(working: Iterable[Any]) -> tuple[list[float], list[float]]:
     return every, beyond
 
 
-def case_figures(working: Any, explanation: str, generic: set[str], own: set[float]) -> dict[str, int]:
+def case_figures(working: Any, explanation: str, generic: set[str], own: set[float],
+                 given: list[float]) -> dict[str, int]:
     every, beyond = _shown(working)
     written = numbers(explanation)
     specific = [w for s in _sentences(explanation) if s not in generic for w in numbers(s)
                 if not any(matches(c, w) for c in own)]
+    derived = [w for w in specific if not any(matches(g, w) for g in given)]
     return {"shown": len(beyond), "shown_found": sum(any(matches(v, w) for w in written) for v in beyond),
-            "specific": len(specific), "specific_found": sum(any(matches(v, w) for v in every) for w in specific)}
+            "specific": len(specific), "specific_found": sum(any(matches(v, w) for v in every) for w in specific),
+            "derived": len(derived), "derived_found": sum(any(matches(v, w) for v in every) for w in derived)}
 
 
 def figures(path: Path = EXPLANATIONS, variant: str = "benchmark") -> dict[str, dict[str, Any]]:
@@ -143,11 +185,12 @@ def figures(path: Path = EXPLANATIONS, variant: str = "benchmark") -> dict[str, 
         ident = case["calculator_id"]
         calc = resolve(ident)
         row = out.setdefault(calc.slug, {"id": ident, "cases": 0, "ends_at_answer": 0, "shown": 0, "shown_found": 0,
-                                         "specific": 0, "specific_found": 0, "own": formula_numbers(calc.slug)})
+                                         "specific": 0, "specific_found": 0, "derived": 0, "derived_found": 0, "own": formula_numbers(calc.slug)})
         res = compute(ident, case["entities"], variant=variant, working=True)
         row["cases"] += 1
         row["ends_at_answer"] += bool(res.working) and res.working[-1].value == res.value
-        for k, v in case_figures(res.working, e["explanation"], generic[ident], row["own"]).items():
+        for k, v in case_figures(res.working, e["explanation"], generic[ident], row["own"],
+                                 _given_numbers(case["entities"])).items():
             row[k] += v
     for row in out.values():
         del row["own"]
@@ -156,20 +199,23 @@ def figures(path: Path = EXPLANATIONS, variant: str = "benchmark") -> dict[str, 
 
 def totals(rows: dict[str, dict[str, Any]]) -> dict[str, float]:
     t = {k: sum(r[k] for r in rows.values()) for k in ("cases", "ends_at_answer", "shown", "shown_found", "specific",
-                                                        "specific_found")}
+                                                        "specific_found", "derived", "derived_found")}
     t["shown_share"] = t["shown_found"] / t["shown"] if t["shown"] else 1.0
     t["specific_share"] = t["specific_found"] / t["specific"] if t["specific"] else 1.0
+    t["derived_share"] = t["derived_found"] / t["derived"] if t["derived"] else 1.0
     return t
 
 
 def table(rows: dict[str, dict[str, Any]]) -> str:
-    lines = [f"{'calculator':<38} {'id':>3} {'shown':>11} {'covered':>11}"]
+    lines = [f"{'calculator':<33} {'id':>3} {'shown':>11} {'covered':>11} {'derived':>11}"]
     for slug, r in sorted(rows.items(), key=lambda kv: kv[1]["id"]):
         a = f"{r['shown_found']}/{r['shown']}"
         b = f"{r['specific_found']}/{r['specific']}"
-        lines.append(f"{slug[:38]:<38} {r['id']:>3} {a:>11} {b:>11}")
+        c = f"{r['derived_found']}/{r['derived']}"
+        lines.append(f"{slug[:33]:<33} {r['id']:>3} {a:>11} {b:>11} {c:>11}")
     t = totals(rows)
-    lines.append(f"{'all':<38} {'':>3} {t['shown_share']:>10.1%} {t['specific_share']:>10.1%}")
+    lines.append(f"{'all':<33} {'':>3} {t['shown_share']:>11.1%} {t['specific_share']:>11.1%} "
+                 f"{t['derived_share']:>11.1%}")
     return "\n".join(lines)
 
 

@@ -11,11 +11,13 @@ there is one formula and the working cannot disagree with it. A kernel may add a
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, NamedTuple
 
 from registry.schema import Calculator
 from solver.library.context import Context
 from solver.library.result import Result
+from solver.library.units import Converter
 
 # step kinds: what a clinician checks on each line
 INPUT, CONVERSION, POINTS, CATEGORY, TERM, ROUNDING, SUB, NOTE, ANSWER = (
@@ -64,6 +66,60 @@ def _unit(u: str | None) -> str:
     return f" {u}" if u else ""
 
 
+@dataclass(frozen=True)
+class TracingConverter(Converter):
+    """The converter the library uses, noting each intermediate of a conversion as it rounds it (the benchmark's
+    chain: mmol to mol, mol to g by the molar mass, g to mg, per L to per dL): (value, unit or None)."""
+
+    trace: list[tuple[float, str | None]] = field(default_factory=list, init=False, compare=False)
+    depth: list[int] = field(default_factory=list, init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        for sv in self.volumes:  # the volume factors worked out now, so that a trace holds only the case's numbers
+            for tv in self.volumes:
+                self.concentration(1.0, f"g/{sv}", f"g/{tv}", None, None)
+        self.trace.clear()
+
+    def _same(self, value: float, src: str, tgt: str) -> float:
+        if src == tgt:
+            return value
+        self.depth.append(1)
+        try:
+            out = super()._same(value, src, tgt)
+        finally:
+            self.depth.pop()
+        self.trace.append((out, tgt))
+        return out
+
+    def r(self, x: float) -> float:
+        out = super().r(x)
+        if not self.depth:
+            self.trace.append((out, None))
+        return out
+
+
+def _chain_units(trace: list[tuple[float, str | None]], given_unit: str, unit: str, conv: Converter) -> list[str]:
+    """The unit of each intermediate of a traced concentration conversion: a leg between two units of one table
+    names its own; the others follow from the one before (a mass divided by the molar mass is an amount, an
+    amount times it a mass, an amount times the valence milliequivalents, milliequivalents over it millimoles);
+    the last is the target unit."""
+    prev = given_unit.split("/")[0]
+    out = []
+    for i, (_, u) in enumerate(trace):
+        if u is None:
+            if i == len(trace) - 1:
+                u = unit
+            else:
+                fam = conv._family(prev) if prev != "mEq" else "eq"
+                target = unit.split("/")[0]
+                tfam = conv._family(target) if target != "mEq" else "eq"
+                u = {"g": "mol", "eq": "mmol"}.get(fam) or ("g" if tfam in ("g", "eq") and tfam != "eq" else "mEq")
+        out.append(u)
+        prev = u.split("/")[0]
+    return out
+
+
 class WorkingContext(Context):
     """`Context` with a recorder: the same reads, each written down as a step."""
 
@@ -71,6 +127,7 @@ class WorkingContext(Context):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
+        self.conv = TracingConverter(self.units, not self.benchmark)
         self.steps: list[Step] = []
         self._pending: list[str] = []  # constants and tables read since the last step: its sources
         self._seen: set[str] = set()
@@ -122,9 +179,22 @@ class WorkingContext(Context):
         self._add(label, value, unit, INPUT, [f"input {name}"])
 
     def quantity(self, name: str) -> float:
+        trace = self.conv.trace  # type: ignore[attr-defined]
+        trace.clear()
         v = super().quantity(name)
+        if len(trace) > 1 and name not in self._seen:
+            self._chain(name, list(trace))
         self._input(name)
         return v
+
+    def _chain(self, name: str, trace: list[tuple[float, str | None]]) -> None:
+        """The intermediates of a unit conversion, each a step (the last, the value used, is the input's)."""
+        given, _, unit = self.record[name]
+        units = _chain_units(trace, given[1], unit or "", self.conv)
+        before = f"{fmt(given[0])} {given[0 + 1].split('/')[0]}"
+        for (x, _), u in zip(trace[:-1], units[:-1]):
+            self._add(f"{name}: {before} = {fmt(x)} {u}", x, u, CONVERSION, [f"input {name}"])
+            before = f"{fmt(x)} {u}"
 
     def measurement(self, name: str) -> float:
         v = super().measurement(name)
