@@ -146,8 +146,8 @@ class WorkingContext(Context):
         return value
 
     def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
-        """A step the kernel names itself (an intermediate term)."""
-        return self._add(label, value, unit, TERM, sources)
+        """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points")."""
+        return self._add(label, value, unit, POINTS if unit == "points" else TERM, sources)
 
     def const(self, name: str) -> Any:
         v = super().const(name)
@@ -249,11 +249,11 @@ class WorkingContext(Context):
     def lookup(self, name: str, key: str | None) -> float | int:
         v = super().lookup(name, key)
         t = self.calc.tables[name]
-        what = t.variable or t.description
+        what = f"{t.variable} {key}" if t.variable else str(key)
         if self._additive:
-            self._add(f"{what} {key}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
+            self._add(f"{what}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
         else:
-            self._add(f"{what} {key}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
+            self._add(f"{what}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
         return v
 
     def points(self, met: dict[str, bool], table: str = "points") -> float:
@@ -264,6 +264,19 @@ class WorkingContext(Context):
             self._add(f"{name}: {'yes' if yes else 'no'}, {_points(w)}", w, "points", POINTS,
                       [f"table {table}"] if yes else [])
         return total
+
+    def where(self, cond: Any, yes: Any, no: Any) -> Any:  # type: ignore[override]
+        """`Context.where`; a criterion's points read for `yes` (both sides are read before the choice) become
+        "not met" when `cond` does not hold, so the working never adds points the kernel did not."""
+        steps = self.steps
+        if not cond and steps and yes is not no:
+            last = steps[-1]
+            if last.kind == POINTS and last.value == yes and yes != no:
+                total = None if last.total is None else last.total - yes + no
+                self._total += no - yes
+                steps[-1] = last._replace(step=f"{last.step.rsplit(':', 1)[0]}: not met, {_points(no)}", value=no,
+                                          total=total)
+        return yes if cond else no
 
     # ------------------------------------------------------------------ terms
     def r(self, x: float) -> float:

@@ -75,7 +75,8 @@ def apache_ii(ctx: Context) -> float:
     score = score + ctx.band("hematocrit_points", ctx.measurement("Hematocrit"))
     score = score + ctx.band("wbc_points", ctx.count_per_litre("White blood cell count"))
     gcs = ctx.number("Glasgow Coma Score")
-    score = score + (ctx.const("gcs_maximum") - (ctx.trunc(gcs) if ctx.benchmark else gcs))
+    score = score + ctx.step("Glasgow Coma Score points (the maximum less the score)",
+                             ctx.const("gcs_maximum") - (ctx.trunc(gcs) if ctx.benchmark else gcs), "points")
     return score
 
 
