@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, NamedTuple
+from typing import Any, Iterable, NamedTuple
 
 from registry.schema import Calculator
 from solver.library.context import Context
-from solver.library.result import Result
 from solver.library.units import Converter
 
 # step kinds: what a clinician checks on each line
@@ -58,7 +57,7 @@ def fmt(v: Any) -> str:
     if isinstance(v, float) and math.isfinite(v):
         if v == int(v) and abs(v) < 1e15:
             return str(int(v)) if abs(v) >= 1 or v == 0 else f"{v:g}"
-        return f"{round(v, 5):g}" if abs(v) >= 1e-4 else f"{v:.3g}"
+        return repr(round(v, 5)) if abs(v) >= 1e-4 else f"{v:.3g}"
     return str(v)
 
 
@@ -147,7 +146,9 @@ class WorkingContext(Context):
 
     def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
         """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points")."""
-        return self._add(label, value, unit, POINTS if unit == "points" else TERM, sources)
+        if unit == "points":
+            return self._add(f"{label}: {_points(value)}", value, unit, POINTS, sources)
+        return self._add(f"{label}: {fmt(value)}{_unit(unit)}", value, unit, TERM, sources)
 
     def const(self, name: str) -> Any:
         v = super().const(name)
@@ -296,7 +297,8 @@ class WorkingContext(Context):
             for s in res.working[:-1]:
                 if s.kind == ROUNDING and s.step.startswith("unrounded"):
                     continue
-                if s.kind == INPUT and s.sources and s.sources[0][6:] in self._seen:
+                if s.kind in (INPUT, CONVERSION) and s.sources and s.sources[0][6:] in self._seen \
+                        and self.record.get(s.sources[0][6:], (0, None))[1] == s.value:
                     continue
                 if s.kind in (INPUT, CONVERSION) and s.sources:
                     self._seen.add(s.sources[0][6:])
@@ -328,8 +330,8 @@ def finish_working(ctx: WorkingContext, raw: Any, value: Any, unit: str | None, 
         if not (isinstance(raw, (int, float)) and last == raw):
             steps = [s._replace(total=None) for s in steps]
     numeric = isinstance(raw, (int, float)) and not isinstance(raw, bool)
-    if numeric and raw != value:
-        steps.append(Step(f"unrounded result: {fmt(raw)}", raw, unit, tuple(ctx._pending), ROUNDING))
+    if numeric and fmt(raw) != fmt(value):
+        steps.append(Step(f"unrounded result: {raw:.10g}", raw, unit, tuple(ctx._pending), ROUNDING))
         ctx._pending.clear()
     if variant == "published":
         used = set(ctx.record)
@@ -351,8 +353,29 @@ def as_json(steps: Iterable[Step]) -> list[dict[str, Any]]:
     return [s.to_json() for s in steps]
 
 
-def working_of(result: Result) -> list[dict[str, Any]]:
-    return as_json(result.working)
+def numbered(steps: Iterable[dict[str, Any]], width: int = 80) -> list[str]:
+    """The working as numbered lines for a terminal, each wrapped to `width` columns (a running total after
+    its criterion)."""
+    import textwrap
+
+    out: list[str] = []
+    for i, s in enumerate(steps, 1):
+        text = str(s.get("step", ""))
+        if s.get("total") is not None:
+            text += f" (total {fmt(s['total'])})"
+        head = f"{i:>3}. "
+        out += textwrap.wrap(text, width=width, initial_indent=head, subsequent_indent=" " * len(head),
+                             break_long_words=True, break_on_hyphens=False) or [head.rstrip()]
+    return out
 
 
-WorkingFactory = Callable[..., WorkingContext]
+def first_difference(recorded: list[dict[str, Any]], now: list[dict[str, Any]]) -> str | None:
+    """The first step of a recomputed working that differs from the recorded one, worded; None when they agree."""
+    for i, (a, b) in enumerate(zip(recorded, now), 1):
+        if a != b:
+            keys = [k for k in ("value", "total", "unit", "step", "from", "kind") if a.get(k) != b.get(k)]
+            k = keys[0] if keys else "step"
+            return f"working step {i} ({str(b.get('step', ''))[:60]}): {k} recorded {a.get(k)!r}, now {b.get(k)!r}"
+    if len(recorded) != len(now):
+        return f"working: recorded {len(recorded)} steps, now {len(now)}"
+    return None
