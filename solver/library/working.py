@@ -52,6 +52,8 @@ def plain(v: Any) -> Any:
 
 def fmt(v: Any) -> str:
     """A number as a clinician reads it: no float noise, at most 5 decimals."""
+    if isinstance(v, tuple) and len(v) == 2:  # a gestational age
+        return f"{v[0]} weeks {v[1]} days"
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return str(plain(v))
     if isinstance(v, float) and math.isfinite(v):
@@ -178,6 +180,13 @@ class WorkingContext(Context):
         else:
             label = f"{name}: {fmt(value)}{_unit(unit)}"
         self._add(label, value, unit, INPUT, [f"input {name}"])
+
+    def date(self, name: str) -> Any:
+        v = super().date(name)
+        if name not in self._seen:
+            self._seen.add(name)
+            self._add(f"{name}: {v:%m/%d/%Y}", v, None, INPUT, [f"input {name}"])
+        return v
 
     def quantity(self, name: str) -> float:
         trace = self.conv.trace  # type: ignore[attr-defined]
