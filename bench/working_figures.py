@@ -185,7 +185,8 @@ def figures(path: Path = EXPLANATIONS, variant: str = "benchmark") -> dict[str, 
         ident = case["calculator_id"]
         calc = resolve(ident)
         row = out.setdefault(calc.slug, {"id": ident, "cases": 0, "ends_at_answer": 0, "shown": 0, "shown_found": 0,
-                                         "specific": 0, "specific_found": 0, "derived": 0, "derived_found": 0, "own": formula_numbers(calc.slug)})
+                                         "specific": 0, "specific_found": 0, "derived": 0, "derived_found": 0,
+                                         "own": formula_numbers(calc.slug)})
         res = compute(ident, case["entities"], variant=variant, working=True)
         row["cases"] += 1
         row["ends_at_answer"] += bool(res.working) and res.working[-1].value == res.value

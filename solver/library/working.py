@@ -146,7 +146,7 @@ class WorkingContext(Context):
         self.steps.append(Step(label, value, unit, src, kind, total))
         return value
 
-    def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
+    def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:  # type: ignore[override]
         """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points")."""
         if unit == "points":
             return self._add(f"{label}: {_points(value)}", value, unit, POINTS, sources)
@@ -189,7 +189,7 @@ class WorkingContext(Context):
         return v
 
     def quantity(self, name: str) -> float:
-        trace = self.conv.trace  # type: ignore[attr-defined]
+        trace = self.conv.trace
         trace.clear()
         v = super().quantity(name)
         if len(trace) > 1 and name not in self._seen:
