@@ -537,8 +537,9 @@ class Context:
         self._accept(name, unit)
 
     @staticmethod
-    def step(label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
-        """A step of the working the kernel names itself (`working.WorkingContext` records it); here the value."""
+    def step(label: str, value: Any, unit: str | None = None, *args: Any) -> Any:
+        """A step of the working the kernel names itself (`working.WorkingContext` records it, its label filled in
+        with `args` as `str.format` fills "{}"): here the value, and nothing formatted."""
         return value
 
     def scalar_only(self, reason: str) -> None:

@@ -1043,7 +1043,7 @@ class Columns:
                            self.n)
 
     @staticmethod
-    def step(label: str, value: Any, unit: str | None = None, *sources: str) -> Any:
+    def step(label: str, value: Any, unit: str | None = None, *args: Any) -> Any:
         """A step of the working (recorded by the scalar `WorkingContext` only): the values, unchanged."""
         return value
 

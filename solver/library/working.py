@@ -124,7 +124,7 @@ def _chain_units(trace: list[tuple[float, str | None]], given_unit: str, unit: s
 class WorkingContext(Context):
     """`Context` with a recorder: the same reads, each written down as a step."""
 
-    __slots__ = ("steps", "_pending", "_seen", "_total", "_additive")
+    __slots__ = ("steps", "_pending", "_seen", "_additive")
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -132,25 +132,25 @@ class WorkingContext(Context):
         self.steps: list[Step] = []
         self._pending: list[str] = []  # constants and tables read since the last step: its sources
         self._seen: set[str] = set()
-        self._total: float = 0
         self._additive = _is_score(self.calc)
 
     # ------------------------------------------------------------------ writing steps
     def _add(self, label: str, value: Any, unit: str | None, kind: str, sources: Iterable[str] = ()) -> Any:
         src = tuple(dict.fromkeys([*sources, *self._pending]))
         self._pending.clear()
-        total = None
-        if kind == POINTS and self._additive and isinstance(value, (int, float)):
-            self._total += value
-            total = self._total
-        self.steps.append(Step(label, value, unit, src, kind, total))
+        self.steps.append(Step(label, value, unit, src, kind))
         return value
 
-    def step(self, label: str, value: Any, unit: str | None = None, *sources: str) -> Any:  # type: ignore[override]
-        """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points")."""
+    def step(self, label: str, value: Any, unit: str | None = None, *args: Any) -> Any:  # type: ignore[override]
+        """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points"); "{}" in
+        the label are filled with `args` (formatted only here, so the plain readers format nothing)."""
+        label = label.format(*(fmt(a) for a in args)) if args else label
+        steps = self.steps
+        if steps and steps[-1].kind == ROUNDING and steps[-1].value is value:  # the rounding just shown, now named
+            self._pending[:0] = steps.pop().sources
         if unit == "points":
-            return self._add(f"{label}: {_points(value)}", value, unit, POINTS, sources)
-        return self._add(f"{label}: {fmt(value)}{_unit(unit)}", value, unit, TERM, sources)
+            return self._add(f"{label}: {_points(value)}", value, unit, POINTS)
+        return self._add(f"{label}: {fmt(value)}{_unit(unit)}", value, unit, TERM)
 
     def const(self, name: str) -> Any:
         v = super().const(name)
@@ -262,8 +262,8 @@ class WorkingContext(Context):
         what = f"{t.variable} {key}" if t.variable else str(key)
         if self._additive:
             self._add(f"{what}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
-        else:
-            self._add(f"{what}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
+        else:  # a factor read by key: named by its table (mme_conversion_factor: "OxyCODONE mme conversion factor")
+            self._add(f"{key} {name.replace('_', ' ')}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
         return v
 
     def points(self, met: dict[str, bool], table: str = "points") -> float:
@@ -276,23 +276,26 @@ class WorkingContext(Context):
         return total
 
     def where(self, cond: Any, yes: Any, no: Any) -> Any:  # type: ignore[override]
-        """`Context.where`; a criterion's points read for `yes` (both sides are read before the choice) become
-        "not met" when `cond` does not hold, so the working never adds points the kernel did not."""
+        """`Context.where`. Both sides are read before the choice, so a criterion's points read for the side not
+        taken are taken back: `where(met, points, 0)` shows the criterion as not met, `where(c, a, b)` with both
+        read drops the one not chosen. The working never adds points the kernel did not."""
         steps = self.steps
-        if not cond and steps and yes is not no:
+        chosen = yes if cond else no
+        if yes is no or not steps or steps[-1].kind != POINTS:
+            return chosen
+        two = len(steps) > 1 and steps[-2].kind == POINTS and steps[-2].value == yes and steps[-1].value == no
+        if two and yes != no:
+            steps.pop(-1 if cond else -2)
+        elif not cond and steps[-1].value == yes and yes != no:
             last = steps[-1]
-            if last.kind == POINTS and last.value == yes and yes != no:
-                total = None if last.total is None else last.total - yes + no
-                self._total += no - yes
-                steps[-1] = last._replace(step=f"{last.step.rsplit(':', 1)[0]}: not met, {_points(no)}", value=no,
-                                          total=total)
-        return yes if cond else no
+            steps[-1] = last._replace(step=f"{last.step.rsplit(':', 1)[0]}: not met, {_points(no)}", value=no)
+        return chosen
 
     # ------------------------------------------------------------------ terms
     def r(self, x: float) -> float:
         v = super().r(x)
         if self.benchmark and isinstance(x, float) and v != x:
-            self._add(f"{fmt(x)} rounded as the benchmark rounds: {fmt(v)}", v, None, ROUNDING)
+            self._add(f"an intermediate, rounded as the benchmark rounds: {fmt(v)}", v, None, ROUNDING)
         return v
 
     def sub(self, slug: str) -> float:
@@ -311,7 +314,7 @@ class WorkingContext(Context):
                     continue
                 if s.kind in (INPUT, CONVERSION) and s.sources:
                     self._seen.add(s.sources[0][6:])
-                self.steps.append(s._replace(step=f"{name}: {s.step}", total=None))
+                self.steps.append(s._replace(step=f"{name}: {s.step}", kind=s.kind if s.kind != POINTS else TERM))
         self._add(f"{name} = {fmt(v)}{_unit(res.unit if res else None)}", v, res.unit if res else None, SUB,
                   [f"calculator {slug}"])
         return v
@@ -334,10 +337,16 @@ def finish_working(ctx: WorkingContext, raw: Any, value: Any, unit: str | None, 
     kept only where they add up to the answer (a kernel that takes a maximum or a product is not a plain sum), the
     deviations from the benchmark that the published variant applied, and the answer."""
     steps = ctx.steps
-    if any(s.total is not None for s in steps):
-        last = next(s.total for s in reversed(steps) if s.total is not None)
-        if not (isinstance(raw, (int, float)) and last == raw):
-            steps = [s._replace(total=None) for s in steps]
+    if ctx._additive:  # a running total where the criteria's points add up to the answer
+        totals, running = [], 0
+        for s in steps:
+            if s.kind == POINTS and isinstance(s.value, (int, float)):
+                running += s.value
+                totals.append(running)
+        if totals and isinstance(raw, (int, float)) and totals[-1] == raw:
+            it = iter(totals)
+            steps = [s._replace(total=next(it)) if s.kind == POINTS and isinstance(s.value, (int, float)) else s
+                     for s in steps]
     numeric = isinstance(raw, (int, float)) and not isinstance(raw, bool)
     if numeric and fmt(raw) != fmt(value):
         steps.append(Step(f"unrounded result: {raw:.10g}", raw, unit, tuple(ctx._pending), ROUNDING))

@@ -55,7 +55,9 @@ def _add(ctx: Context, total: float, drug: str) -> float:
         unit = ctx.const("published_fentanyl_patch_unit") if drug == "FentANYL patch" else spec_unit
     amount = ctx.dose(drug + DOSE, unit)
     n = ctx.doses_per_day(drug + PER_DAY, drug + DOSE)
-    return ctx.r(total + n * factor * amount)
+    daily = ctx.step("{}: dose per day", amount * n, unit + "/day", drug)
+    mme = ctx.step("{}: morphine milligram equivalents per day", daily * factor, "MME/day", drug)
+    return ctx.step("running total", ctx.r(total + mme), "MME/day")
 
 
 @calculator("morphine-milligram-equivalents", columnar=True)

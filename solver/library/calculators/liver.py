@@ -11,7 +11,8 @@ def fib_4(ctx: Context) -> float:
     age = ctx.age()
     alt = ctx.measurement("Alanine aminotransferase")
     ast = ctx.measurement("Aspartate aminotransferase")
-    platelets = ctx.count_per_litre("Platelet count") / ctx.const("platelets_per_billion")
+    platelets = ctx.step("platelet count in billions per litre", ctx.count_per_litre("Platelet count")
+                         / ctx.const("platelets_per_billion"), "10^9/L")
     return age * ast / (platelets * ctx.sqrt(alt))
 
 
