@@ -27,17 +27,23 @@ def meld_na(ctx: Context) -> float:
         cr = ctx.select([(cr < floor, floor), (cr > ceiling, ceiling), (dialysed, dialysis)], cr)
     else:
         cr = ctx.where(dialysed, dialysis, ctx.clip(cr, floor, ceiling))
-    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
-    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
-    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
-    meld_i = (ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient") * ctx.log(bili)
-              + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
+    cr = ctx.step("creatinine as used ({} to {} mg/dL; {} on dialysis)", cr, "mg/dL", floor, ceiling, dialysis)
+    bili = ctx.step("bilirubin as used (at least {} mg/dL)", ctx.maximum(ctx.quantity("Bilirubin"), ctx.const(
+        "bilirubin_floor")), "mg/dL", ctx.const("bilirubin_floor"))
+    inr = ctx.step("INR as used (at least {})", ctx.maximum(ctx.number("international normalized ratio"), ctx.const(
+        "inr_floor")), None, ctx.const("inr_floor"))
+    na = ctx.step("sodium as used ({} to {} mEq/L)", ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"),
+                  ctx.const("sodium_ceiling")), "mEq/L", ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    meld_i = ctx.step("MELD(i)", ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient")
+                      * ctx.log(bili) + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
     # two rounding steps, each in the variant's mode (registry: output.published_rounding)
     tenth, whole = step(ctx.calc, ctx.variant, ctx.const("meld_decimals")), step(ctx.calc, ctx.variant, 0)
-    meld = ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const("meld_scale"), whole)
+    meld = ctx.step("MELD(i) rounded to a tenth, times {}", ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const(
+        "meld_scale"), whole), None, ctx.const("meld_scale"))
     na_gap = ctx.const("sodium_ceiling") - na
-    score = ctx.round_to(meld + ctx.const("sodium_coefficient") * na_gap
-                         - ctx.const("interaction_coefficient") * meld * na_gap, whole)
+    score = ctx.step("with the sodium terms (used above {})", ctx.round_to(
+        meld + ctx.const("sodium_coefficient") * na_gap - ctx.const("interaction_coefficient") * meld * na_gap, whole),
+        None, ctx.const("sodium_threshold"))
     return ctx.where(meld <= ctx.const("sodium_threshold"), meld, ctx.minimum(score, ctx.const("score_cap")))
 
 
