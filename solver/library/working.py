@@ -124,7 +124,7 @@ def _chain_units(trace: list[tuple[float, str | None]], given_unit: str, unit: s
 class WorkingContext(Context):
     """`Context` with a recorder: the same reads, each written down as a step."""
 
-    __slots__ = ("steps", "_pending", "_seen", "_additive")
+    __slots__ = ("steps", "_pending", "_seen", "_additive", "_fresh")
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -133,11 +133,13 @@ class WorkingContext(Context):
         self._pending: list[str] = []  # constants and tables read since the last step: its sources
         self._seen: set[str] = set()
         self._additive = _is_score(self.calc)
+        self._fresh: list[int] = []  # the steps of the table reads just made, with nothing read since (see `where`)
 
     # ------------------------------------------------------------------ writing steps
     def _add(self, label: str, value: Any, unit: str | None, kind: str, sources: Iterable[str] = ()) -> Any:
         src = tuple(dict.fromkeys([*sources, *self._pending]))
         self._pending.clear()
+        self._fresh.clear()
         self.steps.append(Step(label, value, unit, src, kind))
         return value
 
@@ -155,6 +157,7 @@ class WorkingContext(Context):
     def const(self, name: str) -> Any:
         v = super().const(name)
         self._pending.append(f"constant {name}")
+        self._fresh.clear()
         return v
 
     # ------------------------------------------------------------------ inputs
@@ -200,6 +203,8 @@ class WorkingContext(Context):
     def _chain(self, name: str, trace: list[tuple[float, str | None]]) -> None:
         """The intermediates of a unit conversion, each a step (the last, the value used, is the input's)."""
         given, _, unit = self.record[name]
+        if all(x == given[0] for x, _ in trace):  # mmol to mEq of a monovalent ion: nothing to show
+            return
         units = _chain_units(trace, given[1], unit or "", self.conv)
         before = f"{fmt(given[0])} {given[0 + 1].split('/')[0]}"
         for (x, _), u in zip(trace[:-1], units[:-1]):
@@ -257,6 +262,7 @@ class WorkingContext(Context):
         return v
 
     def lookup(self, name: str, key: str | None) -> float | int:
+        fresh = list(self._fresh)
         v = super().lookup(name, key)
         t = self.calc.tables[name]
         what = f"{t.variable} {key}" if t.variable else str(key)
@@ -264,6 +270,7 @@ class WorkingContext(Context):
             self._add(f"{what}: {_points(v)}", v, "points", POINTS, [f"table {name}"])
         else:  # a factor read by key: named by its table (mme_conversion_factor: "OxyCODONE mme conversion factor")
             self._add(f"{key} {name.replace('_', ' ')}: {fmt(v)}", v, None, CATEGORY, [f"table {name}"])
+        self._fresh[:] = [*fresh, len(self.steps) - 1]
         return v
 
     def points(self, met: dict[str, bool], table: str = "points") -> float:
@@ -276,19 +283,17 @@ class WorkingContext(Context):
         return total
 
     def where(self, cond: Any, yes: Any, no: Any) -> Any:  # type: ignore[override]
-        """`Context.where`. Both sides are read before the choice, so a criterion's points read for the side not
-        taken are taken back: `where(met, points, 0)` shows the criterion as not met, `where(c, a, b)` with both
-        read drops the one not chosen. The working never adds points the kernel did not."""
-        steps = self.steps
+        """`Context.where`. Both sides are read before the choice, so a criterion's points read by key for the side
+        not taken, as the very last reads, are taken back: `where(met, lookup, 0)` shows the criterion as not met,
+        `where(c, lookup_a, lookup_b)` drops the one not chosen. The working never adds points the kernel did not."""
+        steps, fresh = self.steps, self._fresh
         chosen = yes if cond else no
-        if yes is no or not steps or steps[-1].kind != POINTS:
-            return chosen
-        two = len(steps) > 1 and steps[-2].kind == POINTS and steps[-2].value == yes and steps[-1].value == no
-        if two and yes != no:
-            steps.pop(-1 if cond else -2)
-        elif not cond and steps[-1].value == yes and yes != no:
-            last = steps[-1]
-            steps[-1] = last._replace(step=f"{last.step.rsplit(':', 1)[0]}: not met, {_points(no)}", value=no)
+        if len(fresh) >= 2 and steps[fresh[-2]].value == yes and steps[fresh[-1]].value == no:
+            steps.pop(fresh[-1] if cond else fresh[-2])
+        elif fresh and not cond and steps[fresh[-1]].value == yes and yes is not no and yes != no:
+            last = steps[fresh[-1]]
+            steps[fresh[-1]] = last._replace(step=f"{last.step.rsplit(':', 1)[0]}: not met, {_points(no)}", value=no)
+        fresh.clear()
         return chosen
 
     # ------------------------------------------------------------------ terms

@@ -53,12 +53,18 @@ def meld_3_0(ctx: Context) -> float:
     dialysed = ctx.any_flag("Dialysis at least twice in the past week",
                             "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     cr = ctx.quantity("creatinine")
-    cr = ctx.where(dialysed, ctx.const("dialysis_creatinine"),
-                   ctx.clip(cr, ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")))
-    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
-    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
-    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
-    alb = ctx.clip(ctx.quantity("Albumin"), ctx.const("albumin_floor"), ctx.const("albumin_ceiling"))
+    cr = ctx.step("creatinine as used ({} to {} mg/dL; {} on dialysis)", ctx.where(
+        dialysed, ctx.const("dialysis_creatinine"), ctx.clip(cr, ctx.const("creatinine_floor"), ctx.const(
+            "creatinine_ceiling"))), "mg/dL", ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"),
+        ctx.const("dialysis_creatinine"))
+    bili = ctx.step("bilirubin as used (at least {} mg/dL)", ctx.maximum(ctx.quantity("Bilirubin"), ctx.const(
+        "bilirubin_floor")), "mg/dL", ctx.const("bilirubin_floor"))
+    inr = ctx.step("INR as used (at least {})", ctx.maximum(ctx.number("international normalized ratio"), ctx.const(
+        "inr_floor")), None, ctx.const("inr_floor"))
+    na = ctx.step("sodium as used ({} to {} mEq/L)", ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"),
+                  ctx.const("sodium_ceiling")), "mEq/L", ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    alb = ctx.step("albumin as used ({} to {} g/dL)", ctx.clip(ctx.quantity("Albumin"), ctx.const("albumin_floor"),
+                   ctx.const("albumin_ceiling")), "g/dL", ctx.const("albumin_floor"), ctx.const("albumin_ceiling"))
     female = ctx.where(ctx.choice_is("sex", "Female"), 1, 0)
 
     def adolescent() -> bool:
