@@ -343,7 +343,8 @@ def finish_working(ctx: WorkingContext, raw: Any, value: Any, unit: str | None, 
     deviations from the benchmark that the published variant applied, and the answer."""
     steps = ctx.steps
     if ctx._additive:  # a running total where the criteria's points add up to the answer
-        totals, running = [], 0
+        totals: list[float] = []
+        running: float = 0
         for s in steps:
             if s.kind == POINTS and isinstance(s.value, (int, float)):
                 running += s.value
