@@ -11,6 +11,7 @@ there is one formula and the working cannot disagree with it. A kernel may add a
 from __future__ import annotations
 
 import math
+import string
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
 
@@ -18,9 +19,10 @@ from registry.schema import Calculator
 from solver.library.context import Context
 from solver.library.units import Converter
 
+_FORMATTER = string.Formatter()
 # step kinds: what a clinician checks on each line
-INPUT, CONVERSION, POINTS, CATEGORY, TERM, ROUNDING, SUB, NOTE, ANSWER = (
-    "input", "conversion", "points", "category", "term", "rounding", "sub", "note", "answer")
+INPUT, CONVERSION, POINTS, CATEGORY, TERM, BOUND, ROUNDING, SUB, NOTE, ANSWER = (
+    "input", "conversion", "points", "category", "term", "bound", "rounding", "sub", "note", "answer")
 
 
 class Step(NamedTuple):
@@ -124,7 +126,8 @@ def _chain_units(trace: list[tuple[float, str | None]], given_unit: str, unit: s
 class WorkingContext(Context):
     """`Context` with a recorder: the same reads, each written down as a step."""
 
-    __slots__ = ("steps", "_pending", "_seen", "_additive", "_fresh")
+    __slots__ = ("steps", "_pending", "_seen", "_additive", "_fresh", "_last_input")
+    recording = True
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
@@ -134,6 +137,7 @@ class WorkingContext(Context):
         self._seen: set[str] = set()
         self._additive = _is_score(self.calc)
         self._fresh: list[int] = []  # the steps of the table reads just made, with nothing read since (see `where`)
+        self._last_input: tuple[str, Any, str | None] | None = None  # the input read last: (name, value, unit)
 
     # ------------------------------------------------------------------ writing steps
     def _add(self, label: str, value: Any, unit: str | None, kind: str, sources: Iterable[str] = ()) -> Any:
@@ -144,11 +148,15 @@ class WorkingContext(Context):
         return value
 
     def step(self, label: str, value: Any, unit: str | None = None, *args: Any) -> Any:  # type: ignore[override]
-        """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points"); "{}" in
-        the label are filled with `args` (formatted only here, so the plain readers format nothing)."""
-        label = label.format(*(fmt(a) for a in args)) if args else label
+        """A step the kernel names itself: an intermediate term, or a criterion's points (`unit` "points"). In the
+        label "{}" is filled with `args` and "{name}" with the registry constant `name` (formatted only here, so the
+        plain readers format and read nothing)."""
+        names = [f for _, f, _, _ in _FORMATTER.parse(label) if f and not f.isdigit()]
+        if args or names:  # "{}" from `args`, "{name}" the registry constant of that name
+            label = label.format(*(fmt(a) for a in args), **{n: fmt(self._consts[n]) for n in names})
+            self._pending += [f"constant {n}" for n in names]
         steps = self.steps
-        if steps and steps[-1].kind == ROUNDING and steps[-1].value is value:  # the rounding just shown, now named
+        if steps and steps[-1].kind in (ROUNDING, BOUND) and steps[-1].value is value:  # just shown, now named
             self._pending[:0] = steps.pop().sources
         if unit == "points":
             return self._add(f"{label}: {_points(value)}", value, unit, POINTS)
@@ -169,6 +177,7 @@ class WorkingContext(Context):
         if rec is None:
             return
         given, value, unit = rec
+        self._last_input = (name, value, unit)
         if isinstance(given, (list, tuple)) and len(given) == 2 and isinstance(given[1], str):
             number, gunit = given
             if gunit != (unit or "") and not (isinstance(value, (int, float)) and value == number):
@@ -190,6 +199,18 @@ class WorkingContext(Context):
             self._seen.add(name)
             self._add(f"{name}: {v:%m/%d/%Y}", v, None, INPUT, [f"input {name}"])
         return v
+
+    def choice(self, name: str) -> str | None:
+        self._fresh.clear()  # (a read between a table read and a `where` or `select`: that read is not theirs)
+        return super().choice(name)
+
+    def flag(self, name: str) -> bool:
+        self._fresh.clear()
+        return super().flag(name)
+
+    def flags(self, names: Iterable[str]) -> dict[str, bool]:
+        self._fresh.clear()
+        return super().flags(names)
 
     def quantity(self, name: str) -> float:
         trace = self.conv.trace
@@ -296,7 +317,45 @@ class WorkingContext(Context):
         fresh.clear()
         return chosen
 
+    def select(self, cases: Iterable[tuple[Any, Any]], default: Any) -> Any:  # type: ignore[override]
+        """`Context.select`, in its order and as lazily; the table reads made for the values not chosen (read
+        before the choice, as the very last reads) are taken back, as in `where`."""
+        cases = list(cases)
+        fresh, steps = list(self._fresh), self.steps
+        eager = [v for _, v in cases if not callable(v)] + ([] if callable(default) else [default])
+        chosen: Any = default
+        for cond, value in cases:
+            if cond() if callable(cond) else cond:
+                chosen = value
+                break
+        if eager and len(fresh) >= len(eager) and [steps[i].value for i in fresh[-len(eager):]] == eager:
+            keep = next((i for i, v in zip(fresh[-len(eager):], eager) if v is chosen), None)
+            for i in sorted(fresh[-len(eager):], reverse=True):
+                if i != keep:
+                    steps.pop(i)
+        return chosen() if callable(chosen) else chosen
+
     # ------------------------------------------------------------------ terms
+    def _bound(self, x: Any, out: Any, words: str, other: str) -> Any:
+        """A bound the kernel applied (`clip`, `maximum`, `minimum`), named after the input it bounds when `x` is the
+        input just read ("Sodium, 125 to 137 mEq/L: 137"), else by its operands."""
+        if isinstance(out, (int, float)) and not isinstance(out, bool):
+            last = self._last_input
+            if last is not None and last[1] is x:
+                self._add(f"{last[0]}, {words}{_unit(last[2])}: {fmt(out)}{_unit(last[2])}", out, last[2], BOUND)
+            else:
+                self._add(f"{other}: {fmt(out)}", out, None, BOUND)
+        return out
+
+    def clip(self, x: Any, lo: Any, hi: Any) -> Any:  # type: ignore[override]
+        return self._bound(x, Context.clip(x, lo, hi), f"{fmt(lo)} to {fmt(hi)}", f"{fmt(x)} within {fmt(lo)} to {fmt(hi)}")
+
+    def maximum(self, a: Any, b: Any) -> Any:  # type: ignore[override]
+        return self._bound(a, Context.maximum(a, b), f"at least {fmt(b)}", f"the larger of {fmt(a)} and {fmt(b)}")
+
+    def minimum(self, a: Any, b: Any) -> Any:  # type: ignore[override]
+        return self._bound(a, Context.minimum(a, b), f"at most {fmt(b)}", f"the smaller of {fmt(a)} and {fmt(b)}")
+
     def r(self, x: float) -> float:
         v = super().r(x)
         if self.benchmark and isinstance(x, float) and v != x:

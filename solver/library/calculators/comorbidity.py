@@ -42,8 +42,8 @@ def caprini_2005(ctx: Context) -> float:
         score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
     obese = ctx.if_given("Body Mass Index (BMI)", lambda: ctx.measurement("Body Mass Index (BMI)") > ctx.const(
         "bmi_threshold"), False)
-    score = score + ctx.step("body mass index above {}", ctx.where(obese, ctx.const("bmi_points"), 0), "points",
-                             ctx.const("bmi_threshold"))
+    score = score + ctx.step("body mass index above {bmi_threshold}", ctx.where(obese, ctx.const("bmi_points"), 0),
+                             "points")
     items = ctx.table("risk_factor_points").points or {}
     score = score + ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
                                "risk_factor_points")

@@ -95,18 +95,17 @@ def _sofa_cardiovascular(ctx: Context) -> float:
     dobu = 0 if ctx.benchmark else _dose(ctx, "DOBUTamine")
     high_cat = ctx.const("catecholamine_high_dose")
     pts = lambda key: ctx.lookup("cardiovascular_points", key)  # noqa: E731
-    later = lambda key: lambda: pts(key)  # noqa: E731  (read only for the branch taken: the working shows that one)
     high = (dop > ctx.const("dopamine_high_dose")) | (epi > high_cat) | (ne > high_cat)
     moderate = (dop > ctx.const("dopamine_moderate_dose")) | ((0 < epi) & (epi <= high_cat)) | (
         (0 < ne) & (ne <= high_cat))
-    cases = [(high, later("high_dose_vasopressor")), (moderate, later("moderate_dose_vasopressor")),
-             ((0 < dop) | (dobu > 0), later("low_dose_dopamine_or_dobutamine")),
+    cases = [(high, pts("high_dose_vasopressor")), (moderate, pts("moderate_dose_vasopressor")),
+             ((0 < dop) | (dobu > 0), pts("low_dose_dopamine_or_dobutamine")),
              (ctx.has("Systolic Blood Pressure") & ctx.has("Diastolic Blood Pressure"),
-              lambda: ctx.select([(_mean_arterial_pressure(ctx) < ctx.const("map_threshold"),
-                                   later("map_below_threshold"))], later("none")))]
+              lambda: ctx.where(_mean_arterial_pressure(ctx) < ctx.const("map_threshold"), pts("map_below_threshold"),
+                                pts("none")))]
     if not ctx.benchmark:
-        cases.append((lambda: ctx.flag("Hypotension"), later("map_below_threshold")))
-    return ctx.select(cases, later("none"))
+        cases.append((lambda: ctx.flag("Hypotension"), pts("map_below_threshold")))
+    return ctx.select(cases, pts("none"))
 
 
 def _sofa_renal(ctx: Context) -> float:

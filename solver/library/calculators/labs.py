@@ -30,11 +30,14 @@ def ckd_epi_2021(ctx: Context) -> float:
     low = scr <= kappa
     # sic: the reference divides men's low creatinine by 0.7
     male_low = ctx.const("benchmark_male_low_kappa") if ctx.benchmark else ctx.const("male_kappa")
-    divisor = ctx.step("creatinine divisor (kappa)", ctx.where(low, ctx.where(female, ctx.const("female_kappa"),
-                                                                              male_low), kappa))
-    alpha = ctx.step("creatinine exponent", ctx.where(low, ctx.where(female, ctx.const("female_alpha"),
-                                                                     ctx.const("male_alpha")), ctx.const("high_exponent")))
-    sex_factor = ctx.step("sex factor", ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor")))
+    divisor = ctx.where(low, ctx.where(female, ctx.const("female_kappa"), male_low), kappa)
+    alpha = ctx.where(low, ctx.where(female, ctx.const("female_alpha"), ctx.const("male_alpha")),
+                      ctx.const("high_exponent"))
+    sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    if ctx.recording:
+        ctx.step("creatinine divisor (kappa)", divisor)
+        ctx.step("creatinine exponent", alpha)
+        ctx.step("sex factor", sex_factor)
     return ctx.const("base") * ctx.pow(scr / divisor, alpha) * ctx.pow(ctx.const("age_base"), age) * sex_factor
 
 
@@ -43,9 +46,11 @@ def mdrd_gfr(ctx: Context) -> float:
     age = _adult_age(ctx, "the MDRD study equation")
     female = ctx.choice_is("sex", "Female")
     scr = ctx.quantity("creatinine")
-    race_factor = ctx.step("race factor", ctx.where(ctx.choice_is("Race", "Black"), ctx.const("black_factor"),
-                                                    ctx.const("other_race_factor")))
-    sex_factor = ctx.step("sex factor", ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor")))
+    race_factor = ctx.where(ctx.choice_is("Race", "Black"), ctx.const("black_factor"), ctx.const("other_race_factor"))
+    sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    if ctx.recording:
+        ctx.step("race factor", race_factor)
+        ctx.step("sex factor", sex_factor)
     return (ctx.const("base") * ctx.pow(scr, ctx.const("creatinine_exponent"))
             * ctx.pow(age, ctx.const("age_exponent")) * race_factor * sex_factor)
 

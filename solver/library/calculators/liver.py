@@ -16,6 +16,11 @@ def fib_4(ctx: Context) -> float:
     return age * ast / (platelets * ctx.sqrt(alt))
 
 
+# the working's label of the creatinine used ("{name}": the registry constant, filled in only when recording; the
+# other bounds are named by the recorder's `clip`, `maximum` and `minimum`)
+_CR_USED = "creatinine as used ({creatinine_floor} to {creatinine_ceiling} mg/dL; {dialysis_creatinine} on dialysis)"
+
+
 @calculator("meld-na", columnar=True)
 def meld_na(ctx: Context) -> float:
     cr = ctx.quantity("creatinine")
@@ -27,23 +32,22 @@ def meld_na(ctx: Context) -> float:
         cr = ctx.select([(cr < floor, floor), (cr > ceiling, ceiling), (dialysed, dialysis)], cr)
     else:
         cr = ctx.where(dialysed, dialysis, ctx.clip(cr, floor, ceiling))
-    cr = ctx.step("creatinine as used ({} to {} mg/dL; {} on dialysis)", cr, "mg/dL", floor, ceiling, dialysis)
-    bili = ctx.step("bilirubin as used (at least {} mg/dL)", ctx.maximum(ctx.quantity("Bilirubin"), ctx.const(
-        "bilirubin_floor")), "mg/dL", ctx.const("bilirubin_floor"))
-    inr = ctx.step("INR as used (at least {})", ctx.maximum(ctx.number("international normalized ratio"), ctx.const(
-        "inr_floor")), None, ctx.const("inr_floor"))
-    na = ctx.step("sodium as used ({} to {} mEq/L)", ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"),
-                  ctx.const("sodium_ceiling")), "mEq/L", ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
-    meld_i = ctx.step("MELD(i)", ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient")
-                      * ctx.log(bili) + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
+    cr = ctx.step(_CR_USED, cr, "mg/dL")
+    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    meld_i = (ctx.const("creatinine_coefficient") * ctx.log(cr) + ctx.const("bilirubin_coefficient") * ctx.log(bili)
+              + ctx.const("inr_coefficient") * ctx.log(inr) + ctx.const("intercept"))
     # two rounding steps, each in the variant's mode (registry: output.published_rounding)
     tenth, whole = step(ctx.calc, ctx.variant, ctx.const("meld_decimals")), step(ctx.calc, ctx.variant, 0)
-    meld = ctx.step("MELD(i) rounded to a tenth, times {}", ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const(
-        "meld_scale"), whole), None, ctx.const("meld_scale"))
+    meld = ctx.round_to(ctx.round_to(meld_i, tenth) * ctx.const("meld_scale"), whole)
     na_gap = ctx.const("sodium_ceiling") - na
-    score = ctx.step("with the sodium terms (used above {})", ctx.round_to(
-        meld + ctx.const("sodium_coefficient") * na_gap - ctx.const("interaction_coefficient") * meld * na_gap, whole),
-        None, ctx.const("sodium_threshold"))
+    score = ctx.round_to(meld + ctx.const("sodium_coefficient") * na_gap
+                         - ctx.const("interaction_coefficient") * meld * na_gap, whole)
+    if ctx.recording:
+        ctx.step("MELD(i)", meld_i)
+        ctx.step("MELD(i) rounded to a tenth, times {meld_scale}", meld)
+        ctx.step("with the sodium terms (used above {sodium_threshold})", score)
     return ctx.where(meld <= ctx.const("sodium_threshold"), meld, ctx.minimum(score, ctx.const("score_cap")))
 
 
@@ -53,18 +57,12 @@ def meld_3_0(ctx: Context) -> float:
     dialysed = ctx.any_flag("Dialysis at least twice in the past week",
                             "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     cr = ctx.quantity("creatinine")
-    cr = ctx.step("creatinine as used ({} to {} mg/dL; {} on dialysis)", ctx.where(
-        dialysed, ctx.const("dialysis_creatinine"), ctx.clip(cr, ctx.const("creatinine_floor"), ctx.const(
-            "creatinine_ceiling"))), "mg/dL", ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"),
-        ctx.const("dialysis_creatinine"))
-    bili = ctx.step("bilirubin as used (at least {} mg/dL)", ctx.maximum(ctx.quantity("Bilirubin"), ctx.const(
-        "bilirubin_floor")), "mg/dL", ctx.const("bilirubin_floor"))
-    inr = ctx.step("INR as used (at least {})", ctx.maximum(ctx.number("international normalized ratio"), ctx.const(
-        "inr_floor")), None, ctx.const("inr_floor"))
-    na = ctx.step("sodium as used ({} to {} mEq/L)", ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"),
-                  ctx.const("sodium_ceiling")), "mEq/L", ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
-    alb = ctx.step("albumin as used ({} to {} g/dL)", ctx.clip(ctx.quantity("Albumin"), ctx.const("albumin_floor"),
-                   ctx.const("albumin_ceiling")), "g/dL", ctx.const("albumin_floor"), ctx.const("albumin_ceiling"))
+    cr = ctx.step(_CR_USED, ctx.where(dialysed, ctx.const("dialysis_creatinine"), ctx.clip(
+        cr, ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"))), "mg/dL")
+    bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
+    inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
+    na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
+    alb = ctx.clip(ctx.quantity("Albumin"), ctx.const("albumin_floor"), ctx.const("albumin_ceiling"))
     female = ctx.where(ctx.choice_is("sex", "Female"), 1, 0)
 
     def adolescent() -> bool:

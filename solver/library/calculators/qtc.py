@@ -13,8 +13,8 @@ def _rr(ctx: Context) -> tuple[float, float]:
     """QT (ms) and the RR interval (s) derived from the heart rate."""
     hr = ctx.measurement("Heart Rate or Pulse")
     qt = ctx.measurement("QT Interval")
-    return qt, ctx.step("RR interval ({} / heart rate)", ctx.r(ctx.const("seconds_per_minute") / hr), "s",
-                        ctx.const("seconds_per_minute"))
+    return qt, ctx.step("RR interval ({seconds_per_minute} / heart rate)", ctx.r(ctx.const("seconds_per_minute") / hr),
+                        "s")
 
 
 @calculator("qtc-bazett", columnar=True, float_result=True)

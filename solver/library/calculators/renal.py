@@ -16,8 +16,10 @@ def cockcroft_gault(ctx: Context) -> float:
         rule = ctx.band("weight_rule", ctx.sub("body-mass-index"))
         weight = ctx.select([(rule == 0, kg), (rule == 1, lambda: ctx.minimum(ctx.sub("ideal-body-weight"), kg))],
                             lambda: ctx.sub("adjusted-body-weight"))
-        weight = ctx.step("weight used (by BMI class)", weight, "kg")
     else:
         weight = kg  # the 1976 publication used actual body weight
-    factor = ctx.step("sex factor", ctx.where(male, ctx.const("male_factor"), ctx.const("female_factor")))
+    factor = ctx.where(male, ctx.const("male_factor"), ctx.const("female_factor"))
+    if ctx.recording:
+        ctx.step("weight used" + (" (by BMI class)" if ctx.benchmark else " (actual)"), weight, "kg")
+        ctx.step("sex factor", factor)
     return (ctx.const("age_offset") - age) * weight * factor / (ctx.const("denominator_factor") * scr)
