@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import string
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Iterable, NamedTuple
 
@@ -102,6 +103,21 @@ class TracingConverter(Converter):
         return out
 
 
+_TRACERS = threading.local()  # per thread: (unit data, exact) -> its tracing converter, made once (its volume factors
+# worked out once; each read clears the trace before it converts and reads it right after, nested contexts included)
+
+
+def _tracer(units: Any, exact: bool) -> TracingConverter:
+    made: dict[tuple[int, bool], TracingConverter] = getattr(_TRACERS, "made", None) or {}
+    _TRACERS.made = made
+    c = made.get((id(units), exact))
+    if c is None or c.units is not units:
+        if len(made) > 16:
+            made.clear()
+        c = made[(id(units), exact)] = TracingConverter(units, exact)
+    return c
+
+
 def _chain_units(trace: list[tuple[float, str | None]], given_unit: str, unit: str, conv: Converter) -> list[str]:
     """The unit of each intermediate of a traced concentration conversion: a leg between two units of one table
     names its own; the others follow from the one before (a mass divided by the molar mass is an amount, an
@@ -131,7 +147,7 @@ class WorkingContext(Context):
 
     def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__(*args, **kw)
-        self.conv = TracingConverter(self.units, not self.benchmark)
+        self.conv = _tracer(self.units, not self.benchmark)
         self.steps: list[Step] = []
         self._pending: list[str] = []  # constants and tables read since the last step: its sources
         self._seen: set[str] = set()
