@@ -27,6 +27,7 @@ import gzip
 import json
 import math
 import re
+from decimal import Decimal
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -36,11 +37,13 @@ ROOT = Path(__file__).resolve().parent.parent
 EXPLANATIONS = ROOT / "tests" / "solver" / "data" / "medcalc" / "reference_explanations.jsonl.gz"
 GENERIC_SHARE = 0.25  # a sentence printed word for word in this share of a calculator's cases is generic text
 
-# a number not glued to a word (CURB-65, CHA2DS2, mL/min/1.73) nor part of a date (05/11/2008)
-_NUMBER = re.compile(r"(?<![\w/.])-?\d+(?:,\d{3})*(?:\.\d+)?(?![\w/]|\.\d)")
+# a number not glued to a word (CURB-65, CHA2DS2, mL/min/1.73) nor part of a date (05/11/2008) or of a power of ten
+# written out (x10^9/L); 1e-06 is one number
+_NUMBER = re.compile(r"(?<![\w/.^])-?\d+(?:,\d{3})*(?:\.\d+)?(?:e[-+]?\d+)?(?![\w/^]|\.\d)")
 _SENTENCE = re.compile(r"(?<=[.:!?])\s+|\n+")
 
 
+_ISO = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _DATE = re.compile(r"\b(\d{1,2})/(\d{1,2})/(\d{4})\b")
 
 
@@ -53,20 +56,20 @@ def numbers(text: str) -> list[str]:
 def matches(value: float, written: str) -> bool:
     """Whether `value` and the number `written` agree at the decimals of the less precise of the two (a date: the
     same day)."""
-    if isinstance(value, str) or "-" in written[1:]:
+    if isinstance(value, str) or _ISO.match(written):
         return value == written
     try:
         e = float(written)
-    except ValueError:
+        d = max(0, -int(Decimal(written).as_tuple().exponent))  # the decimals written (1e-06: 6, 9.9e-05: 6)
+    except (ValueError, ArithmeticError):
         return False
     if not math.isfinite(value):
         return False
-    d = len(written.split(".")[1]) if "." in written else 0
     if abs(value - e) <= 0.5 * 10 ** -d + 1e-9 * max(1.0, abs(e)):
         return True
     text = repr(float(value))
     dv = len(text.split(".")[1]) if "." in text and "e" not in text else 12
-    return dv < d and abs(round(e, dv) - value) <= 1e-9 * max(1.0, abs(value))
+    return dv < d and (value != 0 or e == 0) and abs(round(e, dv) - value) <= 1e-9 * max(1.0, abs(value))
 
 
 def _sentences(text: str) -> list[str]:
@@ -121,7 +124,7 @@ def unit_numbers() -> set[float]:
     out = set(_walk(data))
     for name in ("mass", "amount", "volume", "weight", "height"):
         table = data.get(name) or {}
-        out.update(round(a / b, 5) for a in table.values() for b in table.values() if a and b)
+        out.update(a / b for a in table.values() for b in table.values() if a and b)
     return {x for x in out if x != int(x) or abs(x) >= 10}
 
 
