@@ -43,7 +43,8 @@ def _candidates(reg: Registry, c: Calculator) -> list[tuple[dict[str, Any], str]
 def worked_example(reg: Registry, c: Calculator) -> WorkedExample | None:
     """The example, or None when no reference case can be computed (a successor whose inputs none gives)."""
     from solver.library import CalculatorError, compute
-    from solver.library.working import fmt, numbered
+    from solver.library.working import fmt
+    from solver.library.working_text import numbered
 
     names = {i.name for i in c.inputs}
     for case, variant in _candidates(reg, c):

@@ -27,9 +27,9 @@ import gzip
 import json
 import math
 import re
-from decimal import Decimal
 import sys
 from collections import Counter, defaultdict
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, Iterable
 

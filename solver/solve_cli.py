@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
                 how = f"route {rec.route}" + (", program agrees" if rec.cross_check else "")
                 say(f"  ({how})")
         if args.explain:
-            from solver.library.working import numbered
+            from solver.library.working_text import numbered
 
             for line in numbered(rec.working):
                 say(printable(line))

@@ -52,7 +52,7 @@ def replay(record: AnswerRecord, registry: Registry | None = None) -> tuple[Answ
     new.requested_route = record.requested_route  # a record without one replays as its route, and says so
     diffs = differences(_comparable(record), _comparable(new))
     if record.working:  # (a record made before answers carried their working has none to compare)
-        from solver.library.working import first_difference
+        from solver.library.working_text import first_difference
 
         step = first_difference(record.working, new.working)
         if step:

@@ -14,7 +14,8 @@ import pytest
 from bench.working_figures import figures, table, totals
 from solver.data import REFERENCE_CASES
 from solver.library import FUNCTIONS, MissingInput, compute, resolve
-from solver.library.working import Step, first_difference, numbered
+from solver.library.working import Step
+from solver.library.working_text import first_difference, numbered
 
 CASES = [json.loads(line) for line in REFERENCE_CASES.read_text().splitlines() if line.strip()]
 
