@@ -30,6 +30,7 @@ from formula_site.markup import (
     verified_badge,
 )
 from formula_site.pending_pages import calculator_section, overview_section
+from formula_site.worked_example import worked_example
 from registry import clock
 from registry import versions as ver
 from registry.loader import Registry
@@ -386,6 +387,7 @@ def calculator_page(reg: Registry, c: Calculator, *, audits: AuditInputs, on: dt
     out += calculator_section(reg, c)
     out += _formula_and_text(reg, c)
     out += _inputs_and_data(reg, c)
+    out += worked_example(reg, c)
     out += _provenance(reg, c)
     out += _completeness(c, audits)
     out += _lineage(reg, c)

@@ -86,6 +86,9 @@ class AnswerRecord(BaseModel):
     inputs: dict[str, InputUsed] = Field(default_factory=dict)  # as converted
     constants: dict[str, Any] = Field(default_factory=dict)  # the constants of the version used
     sub_results: list[SubResult] = Field(default_factory=list)
+    # the steps behind the value, the last one the answer (`solver.library.working.Step.to_json`: step, value, unit,
+    # from, kind, total); an abstention's says what was missing
+    working: list[dict[str, Any]] = Field(default_factory=list)
     program: str | None = None  # program source, for the program route
     executor_outcome: dict[str, Any] | None = None  # the executor's Outcome as JSON
     executor_policy: str | None = None
@@ -147,7 +150,7 @@ def library_record(reg: Registry, calculator: str | int | Calculator, entities: 
     listed, so it can never refuse an answer that does not depend on it)."""
     from solver.library import compute  # the library imports this package's siblings only
 
-    res = compute(calculator, entities, variant=variant, registry=reg)
+    res = compute(calculator, entities, variant=variant, registry=reg, working=True)
     calc = calculator if isinstance(calculator, Calculator) else reg.calculators[res.calculator]
     subs = [SubResult(calculator=sub.calculator, version=sub.version, content_hash=sub.content_hash,
                       value=_plain(sub.value), unit=sub.unit) for sub in res.subs]
@@ -157,6 +160,6 @@ def library_record(reg: Registry, calculator: str | int | Calculator, entities: 
         route="library", value=_plain(res.value), unit=res.unit, entities=entities,
         inputs={k: InputUsed(given=r.given, value=_plain(r.value), unit=r.unit) for k, r in res.inputs.items()},
         constants={k: c.model_dump(mode="json").get("value") for k, c in calc.constants.items()},
-        sub_results=subs,
+        sub_results=subs, working=[s.to_json() for s in res.working],
         warnings=list(getattr(res, "warnings", [])),
     )

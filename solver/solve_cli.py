@@ -40,6 +40,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--program", type=Path, help="a model-written program (def solve(): ...) to run or cross-check")
     p.add_argument("--format", choices=["table", "json"], default="table",
                    help="table: for reading (default); json: the whole answer record (what `formula replay` reads)")
+    p.add_argument("--explain", action="store_true",
+                   help="also print the working: each step from the inputs to the answer (conversions, points "
+                   "with the running total, terms, rounding), numbered")
     add_root(p)
     p.set_defaults(handler=run)
 
@@ -144,6 +147,11 @@ def run(args: argparse.Namespace) -> int:
             if rec.route != "library" or rec.cross_check:
                 how = f"route {rec.route}" + (", program agrees" if rec.cross_check else "")
                 say(f"  ({how})")
+        if args.explain:
+            from solver.library.working_text import numbered
+
+            for line in numbered(rec.working):
+                say(printable(line))
         for w in rec.warnings:
             say(printable(f"warning: {w}"), file=sys.stderr)
     return ABSTAINED if rec.abstained else 0

@@ -655,26 +655,28 @@ def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
 
 def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray, variant: str,
              reg: Registry) -> tuple[dict[str, np.ndarray], int]:
-    """The `unit`, `warnings` and `inputs` columns of `details=True`, and the `compute` calls they took.
+    """The `unit`, `warnings`, `inputs` and `working` columns of `details=True`, and the `compute` calls they took.
 
     The columnar path keeps no per-row record of the inputs as used or of the plausibility rules each row
     breaks, so these come from `compute` itself, once per distinct combination of input cells (equal cells,
     equal record, as `_row_codes` groups them): identical to `compute` row by row by construction. A cohort
-    of distinct patients costs a `compute` call a row; each row gets its own list and dict."""
+    of distinct patients costs a `compute` call a row; each row gets its own list and dict. The working (the steps
+    behind the value, `Result.working`) is recorded on those same calls, so it comes once per distinct combination
+    of inputs; rows that share one share its (immutable) tuple of steps."""
     codes = _row_codes(cells, np.arange(n))
     firsts = np.unique(codes, return_index=True)[1]
     made: list[Any] = []
     for i in firsts.tolist():
         try:
-            made.append(compute(calc.slug, _row(cells, i), variant=variant, registry=reg))
+            made.append(compute(calc.slug, _row(cells, i), variant=variant, registry=reg, working=True))
         except CalculatorError:
             made.append(None)
-    unit, warns, inputs = (np.empty(n, dtype=object) for _ in range(3))
+    unit, warns, inputs, working = (np.empty(n, dtype=object) for _ in range(4))
     for i, k in enumerate(codes.tolist()):
         r = made[k]
         if r is not None and errors[i] is None:
-            unit[i], warns[i], inputs[i] = r.unit, list(r.warnings), dict(r.inputs)
-    return {"unit": unit, "warnings": warns, "inputs": inputs}, len(firsts)
+            unit[i], warns[i], inputs[i], working[i] = r.unit, list(r.warnings), dict(r.inputs), r.working
+    return {"unit": unit, "warnings": warns, "inputs": inputs, "working": working}, len(firsts)
 
 
 def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "published",
@@ -686,7 +688,8 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
     forces the row-by-row path (for comparison). `details=True` adds `unit`, `warnings` and `inputs`
-    columns: what `compute`'s `Result` holds for the row (None on a row with an error), see `_details`.
+    columns, and `working` (the steps behind the value, once per distinct combination of inputs): what `compute`'s
+    `Result` holds for the row (None on a row with an error), see `_details`.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")

@@ -574,6 +574,15 @@ class Context:
         """Refuse `unit` unless the input accepts it (an input read in a unit the formula converts itself)."""
         self._accept(name, unit)
 
+    recording = False  # True on the recording reader (`working.WorkingContext`): a kernel with several steps in a row
+    # checks it once (`if ctx.recording:`) rather than making a call per step that does nothing here
+
+    @staticmethod
+    def step(label: str, value: Any, unit: str | None = None, *args: Any) -> Any:
+        """A step of the working the kernel names itself (`working.WorkingContext` records it, its label's "{}"
+        filled with `args` and "{name}" with the registry constant `name`): here the value, nothing formatted."""
+        return value
+
     def scalar_only(self, reason: str) -> None:
         """Marks a branch that has no columnar form yet (`Columns` hands the table to the row loop); here nothing."""
 

@@ -28,6 +28,7 @@ from solver.library.functions import FUNCTIONS, calculator
 from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, Value, new_tuple
 from solver.library.rounding import NotFinite, finish
+from solver.library.working import WorkingContext, finish_working
 
 # the engine's public names; Context, calculator, FUNCTIONS, InputRecord and Result live in their own modules
 __all__ = ["FUNCTIONS", "VARIANTS", "Context", "InputRecord", "Result", "Value", "Variant", "calculator", "compute",
@@ -56,8 +57,11 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
 
 
 def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, variant: str = "published",
-            registry: Registry | None = None) -> Result:
+            registry: Registry | None = None, working: bool = False) -> Result:
     """Compute one calculator from a gold-variable block. Raises `CalculatorError` on bad input.
+
+    `working`: the result also carries the steps behind its value (`Result.working`, `solver.library.working`),
+    recorded from the same kernel; off, nothing is recorded.
 
     `calculator` is a benchmark id, a slug, or the registry's entry itself (a caller that has resolved it already,
     such as the router, passes the entry: the calculator is resolved once per answer)."""
@@ -71,7 +75,7 @@ def compute(calculator: str | int | Calculator, entities: dict[str, Any], *, var
         pl = _resolve_plan(calculator, reg)
     if type(entities) is not dict and not isinstance(entities, dict):
         raise BadValue(pl.slug, None, f"entities must be a mapping of entity names to values, got {type(entities).__name__}")
-    return _run(pl, entities, variant, reg, False, None)
+    return _run(pl, entities, variant, reg, False, None, working)
 
 
 # id or slug -> the plan of the entry it named last: `compute` goes from a reference to its plan in one lookup, checked
@@ -146,9 +150,15 @@ def _compute(calc: Calculator, entities: dict[str, Any], variant: str, reg: Regi
     return _run(plan(calc), entities, variant, reg, inner, cache)
 
 
+def _compute_working(calc: Calculator, entities: dict[str, Any], variant: str, reg: Registry, inner: bool = False,
+                     cache: dict[str, Result] | None = None) -> Result:
+    """`_compute` with the working recorded (a dependency of a computation asked for its working)."""
+    return _run(plan(calc), entities, variant, reg, inner, cache, True)
+
+
 def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner: bool,
-         cache: dict[str, Result] | None) -> Result:
-    """`_compute` on the entry's plan."""
+         cache: dict[str, Result] | None, working: bool = False) -> Result:
+    """`_compute` on the entry's plan (`working`: through the recording reader, `solver.library.working`)."""
     calc = pl.calc
     fn = FUNCTIONS.get(pl.slug)
     if fn is None:
@@ -161,7 +171,8 @@ def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner:
             and not (pl.known.issuperset(entities) and (len(entities) == len(pl.known)
                                                         or entities.keys() >= pl.required_set)):
         _name_the_bad_key(pl, entities, inner)
-    ctx = Context(calc, entities, variant, reg, _compute, pl, cache)
+    ctx = Context(calc, entities, variant, reg, _compute, pl, cache) if not working else \
+        WorkingContext(calc, entities, variant, reg, _compute_working, pl, cache)
     try:
         raw = fn(ctx)
     except CalculatorError:
@@ -185,12 +196,13 @@ def _run(pl: Plan, entities: dict[str, Any], variant: str, reg: Registry, inner:
         if not inside or not _differences_hold(pl.differences, record):
             warnings = _warnings(calc, pl, value, variant, record)
     subs = tuple(ctx.subs.values()) if ctx.subs else ()
+    steps = () if not working else finish_working(ctx, raw, value, pl.unit, calc, variant)  # type: ignore[arg-type]
     content_hash = reg.hashes.get(pl.hash_key)
     if not content_hash or pl.version is None:
         version = pl.version if pl.version is not None else calc.active.version
         content_hash = reg.hashes.get((pl.slug, version)) or active_hash(reg, calc.slug)
-        return new_tuple(Result, (value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs))
-    return new_tuple(Result, (value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs))
+        return new_tuple(Result, (value, pl.unit, pl.slug, version, variant, content_hash, record, warnings, subs, steps))
+    return new_tuple(Result, (value, pl.unit, pl.slug, pl.version, variant, content_hash, record, warnings, subs, steps))
 
 
 def _name_the_bad_key(pl: Plan, entities: dict[str, Any], inner: bool) -> None:

@@ -30,6 +30,9 @@ class Result(NamedTuple):
     # the results of the dependencies this computation used (nested ones first), in the order they finished:
     # what an answer record lists as its sub-results (a dependency the formula did not need is not computed)
     subs: tuple["Result", ...] = ()
+    # the steps behind the value (`solver.library.working.Step`), the last one the answer: empty unless
+    # `compute(..., working=True)` asked for them
+    working: tuple[Any, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         v: Any = self.value
@@ -41,6 +44,8 @@ class Result(NamedTuple):
                                "version": self.version, "content_hash": self.content_hash, "variant": self.variant}
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.working:
+            out["working"] = [s.to_json() for s in self.working]
         return out
 
 

@@ -1048,6 +1048,13 @@ class Columns:
         return np.fromiter((isinstance(c, (list, tuple)) and len(c) == 2 and same(c[1]) for c in column), bool,
                            self.n)
 
+    recording = False  # (as `Context.recording`: arrays are never recorded)
+
+    @staticmethod
+    def step(label: str, value: Any, unit: str | None = None, *args: Any) -> Any:
+        """A step of the working (recorded by the scalar `WorkingContext` only): the values, unchanged."""
+        return value
+
     def scalar_only(self, reason: str) -> None:
         raise NotColumnar(f"{self.slug}: {reason}")
 

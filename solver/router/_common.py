@@ -18,7 +18,12 @@ def plain(v: Any) -> Any:
 
 
 def skeleton(req: Request, route: str, **kw: Any) -> AnswerRecord:
+    """A record of this request's calculator and content; an abstention's working says why there is no answer."""
     c = req.calc
+    if kw.get("abstained") and "working" not in kw:
+        from solver.library.working import missing_working
+
+        kw["working"] = [s.to_json() for s in missing_working(kw.get("reason") or "no answer")]
     return AnswerRecord(
         calculator=c.slug, medcalc_id=c.medcalc_id, version=c.active.version,
         content_hash=version_hash(req.reg, c), registry_lock_digest=registry_digest(req.reg),

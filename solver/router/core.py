@@ -93,7 +93,9 @@ def _cross_check(req: Request, lib: AnswerRecord) -> AnswerRecord:
                        agree=agree(req.calc, lib.value, prog.value))
     if check.agree:
         return lib.model_copy(update={**extra, "cross_check": check})
+    reason = f"library ({lib.value}) and program ({prog.value}) disagree beyond the tolerance ({check.tolerance})"
     return lib.model_copy(update={
-        **extra, "cross_check": check, "route": "abstain", "abstained": True, "value": None,
-        "reason": f"library ({lib.value}) and program ({prog.value}) disagree beyond the tolerance ({check.tolerance})",
+        **extra, "cross_check": check, "route": "abstain", "abstained": True, "value": None, "reason": reason,
+        "working": lib.working + [{"step": f"no answer: {reason}", "value": None, "unit": None, "from": [],
+                                   "kind": "note"}],
     })

@@ -13,7 +13,7 @@ from registry.loader import Registry
 from solver.records import AnswerRecord
 from solver.router.core import solve
 
-NOT_COMPARED = frozenset({"timestamp"})
+NOT_COMPARED = frozenset({"timestamp", "working"})  # the working is compared step by step (the first that differs)
 NOT_COMPARED_OUTCOME = frozenset({"cpu_s", "wall_s"})  # measured on each run
 
 
@@ -50,4 +50,11 @@ def replay(record: AnswerRecord, registry: Registry | None = None) -> tuple[Answ
     new = solve(record.calculator, record.entities, version=record.version, route=mode, program=record.program,
                 variant=record.variant, registry=registry)
     new.requested_route = record.requested_route  # a record without one replays as its route, and says so
-    return new, differences(_comparable(record), _comparable(new))
+    diffs = differences(_comparable(record), _comparable(new))
+    if record.working:  # (a record made before answers carried their working has none to compare)
+        from solver.library.working_text import first_difference
+
+        step = first_difference(record.working, new.working)
+        if step:
+            diffs.append(step)
+    return new, diffs

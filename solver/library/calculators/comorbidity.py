@@ -20,7 +20,8 @@ def charlson_comorbidity_index(ctx: Context) -> float:
     score = score + ctx.points(ctx.flags(ctx.table("condition_points").points or {}), "condition_points")
     cva = ctx.flag("Cerebrovascular Accident")
     tia = ctx.flag("Transient Ischemic Attacks History")
-    score = score + ctx.where(cva | tia, ctx.const("cerebrovascular_points"), 0)
+    score = score + ctx.step("cerebrovascular accident or TIA", ctx.where(cva | tia, ctx.const("cerebrovascular_points"),
+                                                                          0), "points")
     for name, table in _CCI_CHOICES:  # an option not given scores nothing
         option = ctx.choice(name)
         score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
@@ -41,12 +42,14 @@ def caprini_2005(ctx: Context) -> float:
         score = score + ctx.select([(ctx.is_none(option), 0)], lambda t=table, o=option: ctx.lookup(t, o))
     obese = ctx.if_given("Body Mass Index (BMI)", lambda: ctx.measurement("Body Mass Index (BMI)") > ctx.const(
         "bmi_threshold"), False)
-    score = score + ctx.where(obese, ctx.const("bmi_points"), 0)
+    score = score + ctx.step("body mass index above {bmi_threshold}", ctx.where(obese, ctx.const("bmi_points"), 0),
+                             "points")
     items = ctx.table("risk_factor_points").points or {}
     score = score + ctx.points(ctx.flags(items if ctx.benchmark else [i for i in items if i not in _VTE_HISTORY]),
                                "risk_factor_points")
     if not ctx.benchmark:
-        score = score + ctx.where(ctx.any_flag(*_VTE_HISTORY), ctx.const("published_history_of_vte_points"), 0)
+        score = score + ctx.step("history of venous thromboembolism", ctx.where(ctx.any_flag(*_VTE_HISTORY), ctx.const(
+            "published_history_of_vte_points"), 0), "points")
         score = score + ctx.points(ctx.flags(ctx.table("published_only_points").points or {}), "published_only_points")
         male = ctx.choice_is("sex", "Male")
         women = ctx.table("published_women_points").points if "published_women_points" in ctx.calc.tables else {}

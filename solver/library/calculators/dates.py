@@ -19,8 +19,11 @@ def _whole_days(ctx: Context, name: str) -> int:
 def estimated_due_date(ctx: Context) -> dt.date:
     lmp = ctx.date("Last menstrual date")
     cycle = _whole_days(ctx, "cycle length")
-    shift = ctx.const("pregnancy_duration") + cycle - ctx.const("reference_cycle_length")
-    return ctx.add_days(lmp, shift)
+    term = ctx.step("last menstrual period plus the length of a pregnancy",
+                    ctx.add_days(lmp, ctx.const("pregnancy_duration")))
+    shift = ctx.step("days added for the cycle length (less the reference cycle)",
+                     cycle - ctx.const("reference_cycle_length"), "days")
+    return ctx.add_days(term, shift)
 
 
 @calculator("estimated-conception-date", columnar=True)
@@ -37,6 +40,6 @@ def estimated_gestational_age(ctx: Context) -> tuple[int, int]:
     if not ctx.benchmark:
         ctx.refuse(days < 0, "Current Date", lambda: (
             f"the current date {today:%m/%d/%Y} is before the last menstrual period {lmp:%m/%d/%Y}"))
-    days = ctx.where(days < 0, -days, days)  # the benchmark takes the absolute difference
+    days = ctx.step("days since the last menstrual period", ctx.where(days < 0, -days, days), "days")  # (absolute, as the benchmark)
     per_week = ctx.const("days_per_week")
     return days // per_week, days % per_week

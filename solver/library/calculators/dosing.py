@@ -55,7 +55,13 @@ def _add(ctx: Context, total: float, drug: str) -> float:
         unit = ctx.const("published_fentanyl_patch_unit") if drug == "FentANYL patch" else spec_unit
     amount = ctx.dose(drug + DOSE, unit)
     n = ctx.doses_per_day(drug + PER_DAY, drug + DOSE)
-    return ctx.r(total + n * factor * amount)
+    daily = amount * n
+    mme = daily * factor
+    if ctx.recording:
+        ctx.step("{}: dose per day, in {} a day", daily, None, drug, unit)
+        ctx.step("{}: morphine milligram equivalents per day", mme, "MME/day", drug)
+    total = ctx.r(total + mme)
+    return ctx.step("running total", total, "MME/day") if ctx.recording else total
 
 
 @calculator("morphine-milligram-equivalents", columnar=True)

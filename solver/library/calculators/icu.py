@@ -54,7 +54,7 @@ def _apache_chronic_health(ctx: Context) -> float:
         "given (Nonoperative, Emergency or Elective)"), MissingInput)
     points = ctx.where(ctx.choice_is("Surgery Type", "Elective"), ctx.const("chronic_health_elective_points"),
                        ctx.const("chronic_health_nonoperative_points"))
-    return ctx.where(history, points, 0)
+    return ctx.step("chronic health points", ctx.where(history, points, 0), "points")
 
 
 @calculator("apache-ii", columnar=True)
@@ -65,7 +65,8 @@ def apache_ii(ctx: Context) -> float:
     score = score + _apache_oxygenation(ctx)
     score = score + ctx.band("temperature_points", ctx.temperature("Temperature"))
     published_map = not ctx.benchmark and "published_map_points" in ctx.calc.tables  # since 1.1.0
-    score = score + ctx.band("published_map_points" if published_map else "map_points", ctx.r(_mean_arterial_pressure(ctx)))
+    mean_pressure = ctx.step("mean arterial pressure", ctx.r(_mean_arterial_pressure(ctx)), "mm Hg")
+    score = score + ctx.band("published_map_points" if published_map else "map_points", mean_pressure)
     score = score + ctx.band("heart_rate_points", ctx.measurement("Heart Rate or Pulse"))
     score = score + ctx.band("respiratory_rate_points", ctx.measurement("respiratory rate"))
     score = score + ctx.band("ph_points", ctx.number("pH"))
@@ -75,7 +76,8 @@ def apache_ii(ctx: Context) -> float:
     score = score + ctx.band("hematocrit_points", ctx.measurement("Hematocrit"))
     score = score + ctx.band("wbc_points", ctx.count_per_litre("White blood cell count"))
     gcs = ctx.number("Glasgow Coma Score")
-    score = score + (ctx.const("gcs_maximum") - (ctx.trunc(gcs) if ctx.benchmark else gcs))
+    score = score + ctx.step("Glasgow Coma Score points (the maximum less the score)",
+                             ctx.const("gcs_maximum") - (ctx.trunc(gcs) if ctx.benchmark else gcs), "points")
     return score
 
 
@@ -128,7 +130,8 @@ def _sofa_liver(ctx: Context) -> float:
 
 @calculator("sofa", columnar=True)
 def sofa(ctx: Context) -> float:
-    ratio = ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent")))
+    ratio = ctx.step("PaO2/FiO2", ctx.r(ctx.measurement("PaO2") / (ctx.measurement("FiO2") / ctx.const("fio2_percent"))),
+                     "mm Hg")
     supported = ctx.any_flag("On mechanical ventilation", "Continuous positive airway pressure")
     pre = "" if ctx.benchmark else "published_"
     score = ctx.select([(supported, lambda: ctx.band(pre + "pf_points_supported", ratio))],

@@ -34,6 +34,10 @@ def ckd_epi_2021(ctx: Context) -> float:
     alpha = ctx.where(low, ctx.where(female, ctx.const("female_alpha"), ctx.const("male_alpha")),
                       ctx.const("high_exponent"))
     sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    if ctx.recording:
+        ctx.step("creatinine divisor (kappa)", divisor)
+        ctx.step("creatinine exponent", alpha)
+        ctx.step("sex factor", sex_factor)
     return ctx.const("base") * ctx.pow(scr / divisor, alpha) * ctx.pow(ctx.const("age_base"), age) * sex_factor
 
 
@@ -44,6 +48,9 @@ def mdrd_gfr(ctx: Context) -> float:
     scr = ctx.quantity("creatinine")
     race_factor = ctx.where(ctx.choice_is("Race", "Black"), ctx.const("black_factor"), ctx.const("other_race_factor"))
     sex_factor = ctx.where(female, ctx.const("female_factor"), ctx.const("male_factor"))
+    if ctx.recording:
+        ctx.step("race factor", race_factor)
+        ctx.step("sex factor", sex_factor)
     return (ctx.const("base") * ctx.pow(scr, ctx.const("creatinine_exponent"))
             * ctx.pow(age, ctx.const("age_exponent")) * race_factor * sex_factor)
 

@@ -11,8 +11,14 @@ def fib_4(ctx: Context) -> float:
     age = ctx.age()
     alt = ctx.measurement("Alanine aminotransferase")
     ast = ctx.measurement("Aspartate aminotransferase")
-    platelets = ctx.count_per_litre("Platelet count") / ctx.const("platelets_per_billion")
+    platelets = ctx.step("platelet count in billions per litre", ctx.count_per_litre("Platelet count")
+                         / ctx.const("platelets_per_billion"), "10^9/L")
     return age * ast / (platelets * ctx.sqrt(alt))
+
+
+# the working's label of the creatinine used ("{name}": the registry constant, filled in only when recording; the
+# other bounds are named by the recorder's `clip`, `maximum` and `minimum`)
+_CR_USED = "creatinine as used ({creatinine_floor} to {creatinine_ceiling} mg/dL; {dialysis_creatinine} on dialysis)"
 
 
 @calculator("meld-na", columnar=True)
@@ -26,6 +32,7 @@ def meld_na(ctx: Context) -> float:
         cr = ctx.select([(cr < floor, floor), (cr > ceiling, ceiling), (dialysed, dialysis)], cr)
     else:
         cr = ctx.where(dialysed, dialysis, ctx.clip(cr, floor, ceiling))
+    cr = ctx.step(_CR_USED, cr, "mg/dL")
     bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
     inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
     na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))
@@ -37,6 +44,10 @@ def meld_na(ctx: Context) -> float:
     na_gap = ctx.const("sodium_ceiling") - na
     score = ctx.round_to(meld + ctx.const("sodium_coefficient") * na_gap
                          - ctx.const("interaction_coefficient") * meld * na_gap, whole)
+    if ctx.recording:
+        ctx.step("MELD(i)", meld_i)
+        ctx.step("MELD(i) rounded to a tenth, times {meld_scale}", meld)
+        ctx.step("with the sodium terms (used above {sodium_threshold})", score)
     return ctx.where(meld <= ctx.const("sodium_threshold"), meld, ctx.minimum(score, ctx.const("score_cap")))
 
 
@@ -46,8 +57,8 @@ def meld_3_0(ctx: Context) -> float:
     dialysed = ctx.any_flag("Dialysis at least twice in the past week",
                             "Continuous veno-venous hemodialysis for ≥24 hours in the past week")
     cr = ctx.quantity("creatinine")
-    cr = ctx.where(dialysed, ctx.const("dialysis_creatinine"),
-                   ctx.clip(cr, ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling")))
+    cr = ctx.step(_CR_USED, ctx.where(dialysed, ctx.const("dialysis_creatinine"), ctx.clip(
+        cr, ctx.const("creatinine_floor"), ctx.const("creatinine_ceiling"))), "mg/dL")
     bili = ctx.maximum(ctx.quantity("Bilirubin"), ctx.const("bilirubin_floor"))
     inr = ctx.maximum(ctx.number("international normalized ratio"), ctx.const("inr_floor"))
     na = ctx.clip(ctx.quantity("Sodium"), ctx.const("sodium_floor"), ctx.const("sodium_ceiling"))

@@ -13,7 +13,8 @@ def _rr(ctx: Context) -> tuple[float, float]:
     """QT (ms) and the RR interval (s) derived from the heart rate."""
     hr = ctx.measurement("Heart Rate or Pulse")
     qt = ctx.measurement("QT Interval")
-    return qt, ctx.r(ctx.const("seconds_per_minute") / hr)
+    return qt, ctx.step("RR interval ({seconds_per_minute} / heart rate)", ctx.r(ctx.const("seconds_per_minute") / hr),
+                        "s")
 
 
 @calculator("qtc-bazett", columnar=True, float_result=True)
@@ -38,7 +39,8 @@ def qtc_framingham(ctx: Context) -> float:
 def qtc_hodges(ctx: Context) -> float:
     qt, rr = _rr(ctx)
     if ctx.benchmark:
-        rate = ctx.const("seconds_per_minute") / rr  # the reference goes back from its rounded RR
+        rate = ctx.step("heart rate from the RR interval", ctx.const("seconds_per_minute") / rr, "beats/min")  # the
+        # reference goes back from its rounded RR
     else:
         rate = ctx.measurement("Heart Rate or Pulse")  # Hodges 1983: QT + 1.75 x (HR - 60)
     return qt + ctx.const("heart_rate_slope") * (rate - ctx.const("reference_heart_rate"))

@@ -19,4 +19,7 @@ def cockcroft_gault(ctx: Context) -> float:
     else:
         weight = kg  # the 1976 publication used actual body weight
     factor = ctx.where(male, ctx.const("male_factor"), ctx.const("female_factor"))
+    if ctx.recording:
+        ctx.step("weight used" + (" (by BMI class)" if ctx.benchmark else " (actual)"), weight, "kg")
+        ctx.step("sex factor", factor)
     return (ctx.const("age_offset") - age) * weight * factor / (ctx.const("denominator_factor") * scr)

@@ -28,7 +28,11 @@ def pneumonia_severity_index(ctx: Context) -> float:
         return ctx.where(met, ctx.lookup("item_points", item), 0)
 
     score = ctx.age()
-    score = score + ctx.where(ctx.choice_is("sex", "Female"), ctx.const("female_adjustment"), 0)
+    sex = ctx.where(ctx.choice_is("sex", "Female"), ctx.const("female_adjustment"), 0)
+    if ctx.recording:
+        ctx.step("age: one point per year", score, "points")
+        ctx.step("sex", sex, "points")
+    score = score + sex
     for item in _PSI_HISTORY:
         score = score + pts(item, ctx.flag(item))
     score = score + pts("Heart Rate or Pulse", ctx.measurement("Heart Rate or Pulse") >= ctx.const("pulse_threshold"))

@@ -32,12 +32,12 @@ def curb_65(ctx: Context) -> float:
         molar_mass = ctx.analyte(bun_name).molar_mass
         urea = ctx.conv.concentration(bun, spec.unit or "", "mmol/L", molar_mass, None)
         urea_met = urea > ctx.const("published_urea_threshold")
-    met = {
+    met = {  # in the order the benchmark's explanation adds them, so the running totals read alike
+        "age": age >= ctx.const("age_threshold"),
         "Confusion": ctx.flag("Confusion"),
         "urea": urea_met,
         "respiratory rate": rr >= ctx.const("respiratory_rate_threshold"),
         "blood pressure": (sbp < ctx.const("systolic_threshold")) | (dbp <= ctx.const("diastolic_threshold")),
-        "age": age >= ctx.const("age_threshold"),
     }
     return ctx.points(met)
 
