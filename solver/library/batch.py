@@ -137,6 +137,12 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
+        if isinstance(series.dtype, pd.CategoricalDtype):  # (pd.read_parquet's dictionary columns): their codes
+            coded = category_codes(series)
+            if coded is not None and fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns:
+                out[name] = coded
+                continue
+            series = series.astype(object)
         named = _triples(series) if kinds[name] == InputKind.special and fixed_unit is None else None
         if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
             out[name] = named
@@ -153,6 +159,12 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             units = fixed_unit
         elif unit_col in frame.columns:
             units = frame[unit_col]
+            if isinstance(units.dtype, pd.CategoricalDtype):
+                by_code = category_codes(units)
+                if by_code is not None and series.dtype.kind in "iuf":  # numbers and coded units: no pass over text
+                    out[name] = Pair(series.to_numpy(), by_code)
+                    continue
+                units = units.astype(object)
         elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
             raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
         plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
@@ -169,6 +181,15 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
             out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def category_codes(series: pd.Series) -> Coded | None:
+    """A `category` column of text (what `pd.read_parquet` gives for a dictionary column) as its own codes and
+    categories (-1: not given), so no cell is read one by one; None when a category is not text."""
+    cats = series.cat.categories.tolist()
+    if not all(type(c) is str for c in cats) or any(c.startswith("[") for c in cats):
+        return None
+    return Coded(np.asarray(series.cat.codes.to_numpy()), cats)
 
 
 def _pairs(series: pd.Series) -> Pair | None:
@@ -677,12 +698,30 @@ def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray
     return {"unit": unit, "warnings": warns, "inputs": inputs}, len(firsts)
 
 
-def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "benchmark",
+def _read_table(frame: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None
+                ) -> tuple[dict[str, Any], int, pd.Index]:
+    """(the input columns, rows, the result's index) of a DataFrame or an Arrow table or record batch (read by
+    `arrow_columns`: no Python object per cell; the result is indexed 0..n-1)."""
+    if isinstance(frame, pd.DataFrame):
+        return entity_columns(frame, calc, columns), len(frame), frame.index
+    if type(frame).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+
+        if isinstance(frame, (pa.Table, pa.RecordBatch)):
+            from solver.library.arrow_columns import table_columns
+
+            return table_columns(frame, calc, columns), frame.num_rows, pd.RangeIndex(frame.num_rows)
+    raise TypeError(f"compute_many takes a pandas DataFrame or a pyarrow Table or RecordBatch, "
+                    f"not {type(frame).__name__}")
+
+
+def compute_many(calculator: str | int, frame: Any, *, variant: str = "benchmark",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True,
                  details: bool = False) -> pd.DataFrame:
     # long: the columnar and the row-by-row path side by side, so that what they report is counted in one place
-    """Compute `calculator` for every row of `frame`; returns `value` and `error` columns (see module doc).
+    """Compute `calculator` for every row of `frame` (a DataFrame, or a pyarrow Table or RecordBatch in the schema
+    of `solver.library.arrow_columns`); returns `value` and `error` columns (see module doc).
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
     forces the row-by-row path (for comparison). `details=True` adds `unit`, `warnings` and `inputs`
@@ -692,8 +731,7 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
     calc = resolve(calculator, reg)
-    cells = entity_columns(frame, calc, columns)
-    n = len(frame)
+    cells, n, index = _read_table(frame, calc, columns)
     errors = np.empty(n, dtype=object)  # numpy fills an object array with None
     fn = columnar(calc.slug, reg) if vectorise else None
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
@@ -740,9 +778,9 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     else:
         calls = n
     extra, detail_calls = _details(calc, cells, n, errors, variant, reg) if details else ({}, 0)
-    result = pd.concat([pd.Series(values, index=frame.index, dtype=values.dtype, copy=False, name="value"),  # no copy
-                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error"),
-                        *(pd.Series(col, index=frame.index, dtype=object, copy=False, name=name)
+    result = pd.concat([pd.Series(values, index=index, dtype=values.dtype, copy=False, name="value"),  # no copy
+                        pd.Series(errors, index=index, dtype=object, copy=False, name="error"),
+                        *(pd.Series(col, index=index, dtype=object, copy=False, name=name)
                           for name, col in extra.items())], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,
