@@ -50,7 +50,7 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("batch", help="one calculator over a CSV or parquet table (a cohort)",
+    p = sub.add_parser("batch", help="calculators over a CSV or parquet table (a cohort)",
                        description="Compute one calculator for every row of a table with the verified library "
                        "(vectorised where the formula allows); writes the table with value and error columns.")
     _add_options(p, batch_required=True)
@@ -176,9 +176,18 @@ def _per_calculator(calcs: list[Any], columns: dict[str, Any] | None) -> list[di
     return [{k: v for k, v in columns.items() if k in names} for names in inputs]
 
 
+def _near(name: str, have: list[str]) -> str:
+    """The column that is most likely `name` spelled otherwise (case, spaces, underscores; or holding it, as
+    `serum_creatinine` holds `creatinine`), or COLUMN: a suggestion for the --columns hint, never applied."""
+    key = "".join(ch for ch in name.lower() if ch.isalnum())
+    plain = {c: "".join(ch for ch in c.lower() if ch.isalnum()) for c in have if not c.endswith("_unit")}
+    same = [c for c, k in plain.items() if k == key]
+    holds = [c for c, k in plain.items() if len(key) >= 4 and key in k]
+    return (same or holds or ["COLUMN"])[0]
+
+
 def _missing(src: Path, calcs: list[Any], columns: list[dict[str, Any] | None]) -> str | None:
     """The refusal of a table without a column for some required input (None: every one is there)."""
-    import difflib
     import textwrap
 
     from solver.library.arrow_columns import missing_inputs
@@ -189,18 +198,29 @@ def _missing(src: Path, calcs: list[Any], columns: list[dict[str, Any] | None]) 
         gone = missing_inputs(calc, have, cols)
         if gone:
             lines.append(f"{calc.slug} needs {', '.join(map(repr, gone))}")
-            lower = {c.lower(): c for c in have}
             for name in gone:
-                near = difflib.get_close_matches(name.lower(), list(lower), n=1, cutoff=0.6)
-                fix[name] = lower[near[0]] if near else "COLUMN"
+                fix[name] = _near(name, have)
     if not lines:
         return None
     wrap = lambda text: textwrap.fill(text, 78, subsequent_indent="  ", break_on_hyphens=False)  # noqa: E731
     return "\n".join([f"error: {src.name} has no column for a required input (nothing was computed):",
                        *(wrap(f"  {line}") for line in lines),
                        wrap(f"  the table's columns: {', '.join(have) or '(none)'}"),
-                       wrap(f"  map each input to its column, e.g. --columns '{json.dumps(fix, ensure_ascii=False)}'"
-                            " (a [column, unit] pair gives the whole column one unit)")])
+                       "  map each input to a column ([column, unit] gives a whole column one unit):",
+                       *_mapping(fix)])
+
+
+def _mapping(fix: dict[str, str]) -> list[str]:
+    """`--columns '{...}'` as lines of at most 80 characters (a quoted argument may span lines in a shell)."""
+    items = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in fix.items()]
+    lines, line = [], "    --columns '{"
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else "}'")
+        if len(line) + len(piece.rstrip()) > 80 and not line.endswith("{"):
+            lines.append(line.rstrip())
+            line = "      "
+        line += piece
+    return [*lines, line]
 
 
 def run(args: argparse.Namespace) -> int:
