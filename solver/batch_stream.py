@@ -131,8 +131,10 @@ class _Sink:
         for name, array in added:
             table = table.append_column(name, array)
         if self.suffix == ".parquet":
-            if self.writer is None:
-                self.writer = pq.ParquetWriter(self.path, table.schema)
+            if self.writer is None:  # dictionary pages for text only: trying them on a column of distinct numbers
+                text = [f.name for f in table.schema  # and giving up cost more than the rest of the write (measured
+                        if pa.types.is_dictionary(f.type) or pa.types.is_string(f.type)]  # 0.32 -> 0.14 s, 1M rows)
+                self.writer = pq.ParquetWriter(self.path, table.schema, use_dictionary=text)
             self.writer.write_table(table)
             return
         from solver.batch_output import csv_frame
