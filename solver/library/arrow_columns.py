@@ -68,7 +68,7 @@ def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | Non
         if got is None:  # another shape: the pandas reader, on this column (and its unit column) alone
             part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in have else [])
             frame = table.select(part).to_pandas()
-            got = entity_columns(frame, calc, {name: (column, unit) if unit else column}).get(name)
+            got = entity_columns(frame, calc, {name: (column, unit) if unit else column}, arrow=False).get(name)
         if got is not None:
             out[name] = got
     return out

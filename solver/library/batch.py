@@ -115,9 +115,10 @@ def _simple(s: pd.Series) -> bool:
     return False
 
 
-def entity_columns(frame: pd.DataFrame, calc: Calculator,
-                   columns: Mapping[str, ColumnSpec] | None = None) -> dict[str, Any]:
-    """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given)."""
+def entity_columns(frame: pd.DataFrame, calc: Calculator, columns: Mapping[str, ColumnSpec] | None = None, *,
+                   arrow: bool = True) -> dict[str, Any]:
+    """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given).
+    `arrow=False`: never hand a column to `arrow_columns` (which calls this for the shapes it does not read)."""
     columns = dict(columns or {})
     names = {i.name for i in calc.inputs if i.name != "*"}
     unknown = sorted(set(columns) - names)
@@ -137,6 +138,10 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
+        by_arrow = _as_arrow(frame, spec, fixed_unit, calc, name) if arrow and _arrow_shaped(series) else None
+        if by_arrow is not None:  # an arrow-backed or struct<value, unit> column (dd.read_parquet, pyarrow dtypes)
+            out[name] = by_arrow
+            continue
         if isinstance(series.dtype, pd.CategoricalDtype):  # (pd.read_parquet's dictionary columns): their codes
             coded = category_codes(series)
             if coded is not None and fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns:
@@ -181,6 +186,34 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
             unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
             out[name] = _cells(series.tolist(), unit_list)
     return out
+
+
+def _arrow_shaped(series: pd.Series) -> bool:
+    """A column pandas holds as arrow data (`pd.ArrowDtype`), or of {"value", "unit"} dicts (a parquet struct
+    column as pandas reads it): read as the Arrow schema is (`arrow_columns`)."""
+    if isinstance(series.dtype, pd.ArrowDtype):
+        return True
+    if series.dtype != object or not len(series):
+        return False
+    first = next((c for c in series.array if not _absent(c)), None)
+    return isinstance(first, dict) and set(first) == {"value", "unit"}
+
+
+def _as_arrow(frame: pd.DataFrame, column: str, unit: str | None, calc: Calculator, name: str) -> Any:
+    """The column (and its `<column>_unit` column) read by `arrow_columns`; None: not the Arrow schema."""
+    import pyarrow as pa
+
+    from solver.library.arrow_columns import table_columns
+
+    part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in frame.columns else [])
+    try:
+        table = pa.Table.from_pandas(frame[part], preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if pa.types.is_struct(table.schema.field(column).type) and {f.name for f in table.schema.field(column).type} \
+            != {"value", "unit"}:
+        return None
+    return table_columns(table, calc, {name: (column, unit) if unit else column}).get(name)
 
 
 def category_codes(series: pd.Series) -> Coded | None:
