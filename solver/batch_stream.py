@@ -12,7 +12,7 @@ import os
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 BATCH_ROWS = 262_144  # rows per batch: bounds the memory one batch takes, whatever the row groups are
 
@@ -53,10 +53,11 @@ def value_array(res: Any, vtype: Any) -> Any:
     return pa.array(values, type=vtype, from_pandas=True)
 
 
-def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: list[Mapping[str, Any] | None], tqdm: Any,
+def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[Mapping[str, Any] | None], tqdm: Any,
         *, progress: bool, batch_rows: int = BATCH_ROWS, csv_guard: bool = True) -> tuple[int, int, dict[str, Any]]:
     """Compute every row of the parquet file `src` into `dst` for each calculator of `calcs` (resolved registry
-    entries; `columns`: each one's --columns mapping), in one pass over the file; returns (rows, rows with an error in any calculator, attrs of the last)."""
+    entries; `columns`: each one's --columns mapping), in one pass over the file; returns (rows, rows with an
+    error in any calculator, attrs of the last)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq

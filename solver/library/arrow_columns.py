@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 import numpy as np
+
 from registry.schema import Calculator, InputKind
 from solver.library.batch import UNIT_KINDS, UNIT_SUFFIX, entity_columns
 from solver.library.vectorised import Coded, Pair

@@ -126,7 +126,6 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator, columns: Mapping[str, 
         raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
                          f"inputs: {', '.join(sorted(names))}")
     out: dict[str, Any] = {}
-    kinds = {i.name: i.kind for i in calc.inputs}
     specs = {i.name: i for i in calc.inputs}
     for name in sorted(names):
         spec = columns.get(name, name)
@@ -138,54 +137,64 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator, columns: Mapping[str, 
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
-        by_arrow = _as_arrow(frame, spec, fixed_unit, calc, name) if arrow and _arrow_shaped(series) else None
-        if by_arrow is not None:  # an arrow-backed or struct<value, unit> column (dd.read_parquet, pyarrow dtypes)
-            out[name] = by_arrow
-            continue
-        if isinstance(series.dtype, pd.CategoricalDtype):  # (pd.read_parquet's dictionary columns): their codes
-            coded = category_codes(series)
-            if coded is not None and fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns:
-                out[name] = coded
-                continue
-            series = series.astype(object)
-        named = _triples(series) if kinds[name] == InputKind.special and fixed_unit is None else None
-        if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
-            out[name] = named
-            continue
-        pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
-        if pairs is not None:
-            out[name] = pairs
-            continue
-        if kinds[name] in NUMERIC_KINDS:
-            series = _numbers(series)
-        unit_col = f"{spec}{UNIT_SUFFIX}"
-        units: pd.Series | str | None = None
-        if fixed_unit is not None:
-            units = fixed_unit
-        elif unit_col in frame.columns:
-            units = frame[unit_col]
-            if isinstance(units.dtype, pd.CategoricalDtype):
-                by_code = category_codes(units)
-                if by_code is not None and series.dtype.kind in "iuf":  # numbers and coded units: no pass over text
-                    out[name] = Pair(series.to_numpy(), by_code)
-                    continue
-                units = units.astype(object)
-        elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
-            raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
-        plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
-            units, skipna=True) in ("string", "empty")
-        coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
-        if coded is not None:
-            out[name] = coded
-        elif _simple(series) and plain_units:
-            values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
-            if series.dtype.kind in "biu" and units is None:
-                values = series.to_numpy()
-            out[name] = Pair(values, units if units is None or isinstance(units, str) else units.to_numpy(dtype=object))
-        else:
-            unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
-            out[name] = _cells(series.tolist(), unit_list)
+        found = _typed_column(frame, series, spec, fixed_unit, calc, name, arrow)
+        out[name] = found if found is not None else _column(frame, series, spec, fixed_unit, calc, specs[name])
     return out
+
+
+def _typed_column(frame: pd.DataFrame, series: pd.Series, spec: str, fixed_unit: str | None, calc: Calculator,
+                  name: str, arrow: bool) -> Any:
+    """The column read by its type alone, or None: an arrow-backed or struct<value, unit> column (dd.read_parquet,
+    pyarrow dtypes) through `arrow_columns`; a `category` column of text (pd.read_parquet's dictionary columns) by
+    its codes; numbers with a `category` unit column as numbers and unit codes (no pass over the text)."""
+    if arrow and _arrow_shaped(series):
+        return _as_arrow(frame, spec, fixed_unit, calc, name)
+    unit_col = f"{spec}{UNIT_SUFFIX}"
+    has_units = fixed_unit is None and unit_col in frame.columns
+    if isinstance(series.dtype, pd.CategoricalDtype) and fixed_unit is None and not has_units:
+        return category_codes(series)
+    if has_units and isinstance(frame[unit_col].dtype, pd.CategoricalDtype) and series.dtype.kind in "iuf":
+        by_code = category_codes(frame[unit_col])
+        return None if by_code is None else Pair(series.to_numpy(), by_code)
+    return None
+
+
+def _column(frame: pd.DataFrame, series: pd.Series, spec: str, fixed_unit: str | None, calc: Calculator,
+            inp: Any) -> Any:
+    """A column of any other layout: [value, unit] or [name, number, unit] cells (or their JSON text), values with
+    a `<column>_unit` column or a fixed unit, plain text, or cell by cell."""
+    name, kind = inp.name, inp.kind
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        series = series.astype(object)
+    named = _triples(series) if kind == InputKind.special and fixed_unit is None else None
+    if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
+        return named
+    pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
+    if pairs is not None:
+        return pairs
+    if kind in NUMERIC_KINDS:
+        series = _numbers(series)
+    unit_col = f"{spec}{UNIT_SUFFIX}"
+    units: pd.Series | str | None = None
+    if fixed_unit is not None:
+        units = fixed_unit
+    elif unit_col in frame.columns:
+        column = frame[unit_col]
+        units = column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+    elif kind in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
+        raise ValueError(_unit_hint(calc, name, spec, kind))
+    plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
+        units, skipna=True) in ("string", "empty")
+    coded = _coded(series, inp.options) if units is None and series.dtype.kind not in "biuf" else None
+    if coded is not None:
+        return coded
+    if _simple(series) and plain_units:
+        values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
+        if series.dtype.kind in "biu" and units is None:
+            values = series.to_numpy()
+        return Pair(values, units if units is None or isinstance(units, str) else units.to_numpy(dtype=object))
+    unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
+    return _cells(series.tolist(), unit_list)
 
 
 def _arrow_shaped(series: pd.Series) -> bool:
