@@ -10,8 +10,8 @@ The schema (docs/guide/cohorts-parquet.md), one entity per column, named as the 
 No Python object is made per cell: values become one numpy array (NaN where null; an integer column stays
 integers, as `compute` keeps a Python int), units and choices stay codes into their distinct values (a dictionary
 column's own indices), so the kernels convert each distinct unit once with the library's own converter
-(`vectorised.Columns`). A column of any other shape (JSON text, lists, dates as text) is handed to the pandas
-reader (`batch.entity_columns`), which reads it as a DataFrame column: the same answers, more slowly.
+(`vectorised.Columns`). A column of any other shape (JSON text, lists, dates as text) is left to the pandas reader
+(`batch.entity_columns`), which reads it as a DataFrame column: the same answers, more slowly.
 """
 from __future__ import annotations
 
@@ -20,8 +20,11 @@ from typing import Any, Mapping
 import numpy as np
 
 from registry.schema import Calculator, InputKind
-from solver.library.batch import UNIT_KINDS, UNIT_SUFFIX, entity_columns
 from solver.library.vectorised import Coded, Pair
+
+UNIT_SUFFIX = "_unit"  # the column of a value column's units
+UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
+                        InputKind.temperature, InputKind.count_per_volume})  # inputs whose numbers need a unit
 
 _EXACT = 2.0 ** 53  # integers a float64 holds exactly
 
@@ -48,8 +51,10 @@ def missing_inputs(calc: Calculator, names: list[str], columns: Mapping[str, Any
     return out
 
 
-def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """entity name -> its column (`Pair`, `Coded`, or as `batch.entity_columns` reads it) for an Arrow table."""
+def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | None = None
+                  ) -> tuple[dict[str, Any], list[tuple[str, str, str | None]]]:
+    """(entity name -> its `Pair` or `Coded` column, and the (name, column, fixed unit) of each column of another
+    shape, which the caller reads as pandas does: `batch.compute_many` hands them to `entity_columns`)."""
     columns = dict(columns or {})
     names = {i.name for i in calc.inputs if i.name != "*"}
     unknown = sorted(set(columns) - names)
@@ -59,6 +64,7 @@ def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | Non
     have = set(table.schema.names)
     specs = {i.name: i for i in calc.inputs}
     out: dict[str, Any] = {}
+    other: list[tuple[str, str, str | None]] = []
     for name in sorted(names):
         column, unit = source_column(name, columns)
         if column not in have:
@@ -66,13 +72,11 @@ def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | Non
                 raise ValueError(f"{calc.slug}: column {column!r} (for input {name!r}) is not in the table")
             continue
         got = _entity(table, column, unit, specs[name].kind, have)
-        if got is None:  # another shape: the pandas reader, on this column (and its unit column) alone
-            part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in have else [])
-            frame = table.select(part).to_pandas()
-            got = entity_columns(frame, calc, {name: (column, unit) if unit else column}, arrow=False).get(name)
-        if got is not None:
+        if got is None:
+            other.append((name, column, unit))
+        else:
             out[name] = got
-    return out
+    return out, other
 
 
 def _array(table: Any, column: str) -> Any:

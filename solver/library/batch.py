@@ -36,6 +36,7 @@ import pandas as pd
 from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
+from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, table_columns
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
 from solver.library.vectorised import (
@@ -52,11 +53,8 @@ from solver.library.vectorised import (
     triples,
 )
 
-UNIT_SUFFIX = "_unit"
 CHUNK = 20_000  # rows per progress step (row by row)
 VCHUNK = 250_000  # rows per progress step (columnar)
-UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
-                        InputKind.temperature, InputKind.count_per_volume})
 NUMERIC_KINDS = UNIT_KINDS | {InputKind.number, InputKind.count}
 ColumnSpec = str | tuple[str, str]
 
@@ -212,8 +210,6 @@ def _as_arrow(frame: pd.DataFrame, column: str, unit: str | None, calc: Calculat
     """The column (and its `<column>_unit` column) read by `arrow_columns`; None: not the Arrow schema."""
     import pyarrow as pa
 
-    from solver.library.arrow_columns import table_columns
-
     part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in frame.columns else [])
     try:
         table = pa.Table.from_pandas(frame[part], preserve_index=False)
@@ -222,7 +218,8 @@ def _as_arrow(frame: pd.DataFrame, column: str, unit: str | None, calc: Calculat
     if pa.types.is_struct(table.schema.field(column).type) and {f.name for f in table.schema.field(column).type} \
             != {"value", "unit"}:
         return None
-    return table_columns(table, calc, {name: (column, unit) if unit else column}).get(name)
+    found, _ = table_columns(table, calc, {name: (column, unit) if unit else column})
+    return found.get(name)
 
 
 def category_codes(series: pd.Series) -> Coded | None:
@@ -750,11 +747,23 @@ def _read_table(frame: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] 
         import pyarrow as pa
 
         if isinstance(frame, (pa.Table, pa.RecordBatch)):
-            from solver.library.arrow_columns import table_columns
-
-            return table_columns(frame, calc, columns), frame.num_rows, pd.RangeIndex(frame.num_rows)
+            return _arrow_cells(frame, calc, columns), frame.num_rows, pd.RangeIndex(frame.num_rows)
     raise TypeError(f"compute_many takes a pandas DataFrame or a pyarrow Table or RecordBatch, "
                     f"not {type(frame).__name__}")
+
+
+def _arrow_cells(table: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None) -> dict[str, Any]:
+    """`arrow_columns.table_columns`, and each column of another shape (JSON text, lists) read by the pandas reader
+    on that column (and its unit column) alone."""
+    cells, other = table_columns(table, calc, columns)
+    for name, column, unit in other:
+        part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in table.schema.names
+                           else [])
+        got = entity_columns(table.select(part).to_pandas(), calc, {name: (column, unit) if unit else column},
+                             arrow=False)
+        if name in got:
+            cells[name] = got[name]
+    return cells
 
 
 def compute_many(calculator: str | int, frame: Any, *, variant: str = "benchmark",

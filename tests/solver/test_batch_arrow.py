@@ -93,7 +93,8 @@ def test_dictionary_units_and_choices_stay_codes() -> None:
     table = pa.table({"weight": pa.array([70, None, 80], pa.int64()),
                       "weight_unit": pa.array(["kg", "kg", "lbs"]).dictionary_encode(),
                       "sex": pa.array(["Male", "Female", None]).dictionary_encode()})
-    cols = table_columns(table, calc)
+    cols, other = table_columns(table, calc)
+    assert not other
     assert isinstance(cols["weight"], Pair) and isinstance(cols["weight"].units, Coded)
     assert cols["weight"].units.uniques == ["kg", "lbs"] and cols["weight"].ints.tolist() == [True, False, True]
     assert isinstance(cols["sex"], Coded) and cols["sex"].codes.tolist() == [0, 1, -1]
