@@ -51,8 +51,10 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch", help="calculators over a CSV or parquet table (a cohort)",
-                       description="Compute one calculator for every row of a table with the verified library "
-                       "(vectorised where the formula allows); writes the table with value and error columns.")
+                       description="Compute calculators for every row of a table with the verified library "
+                       "(vectorised where the formula allows); writes the table with a value and an error column per "
+                       "calculator. A parquet file is streamed by row group (schema: docs/guide/cohorts-parquet.md); "
+                       "a table with no column for a required input is refused before anything runs (exit 2).")
     _add_options(p, batch_required=True)
     p.add_argument("--calculator", required=True, action="append", metavar="ID",
                    help="benchmark id or registry slug; repeat it (or separate ids with commas) to compute several "
