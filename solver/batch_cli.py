@@ -275,12 +275,13 @@ def run(args: argparse.Namespace) -> int:
     return _summary(calcs, args, attrs, total, errors, dst)
 
 
-def _summary(calcs: list[Any], args: argparse.Namespace, attrs: dict[str, Any], total: int, errors: int,
+def _summary(calcs: list[Any], args: argparse.Namespace, attrs: list[dict[str, Any]], total: int, errors: int,
              dst: Path) -> int:
-    how = "vectorised" if attrs["vectorised"] else "row by row"
-    what = f"{attrs['calculator']} {attrs['version']} ({args.variant}, {how})" if len(calcs) == 1 else \
-        f"{len(calcs)} calculators ({args.variant})"
-    print(f"{what}: {total - errors} values, {errors} row errors -> {dst}", file=sys.stderr)
+    """One line per calculator (its values and row errors), then exit 3 when a row has no value (unless allowed)."""
+    for a in attrs:
+        how = "vectorised" if a["vectorised"] else "row by row"
+        print(f"{a['calculator']} {a['version']} ({args.variant}, {how}): {total - a['errors']} values, "
+              f"{a['errors']} row errors -> {dst}", file=sys.stderr)
     if errors and not args.allow_errors:
         print(f"error: {errors} of {total} rows have no value (see the error column of {dst}); pass --allow-errors "
               "to accept a table with row errors", file=sys.stderr)
@@ -293,7 +294,7 @@ class _Refused(Exception):
 
 
 def _run_in_memory(src: Path, dst: Path, calcs: list[Any], args: argparse.Namespace,
-                   columns: list[dict[str, Any] | None], tqdm: Any) -> tuple[int, int, dict[str, Any]]:
+                   columns: list[dict[str, Any] | None], tqdm: Any) -> tuple[int, int, list[dict[str, Any]]]:
     import numpy as np
 
     from solver.batch_stream import result_names
@@ -313,14 +314,15 @@ def _run_in_memory(src: Path, dst: Path, calcs: list[Any], args: argparse.Namesp
                file=sys.stderr)
     out = frame.copy()
     failed = np.zeros(len(frame), dtype=bool)
-    attrs: dict[str, Any] = {}
+    attrs: list[dict[str, Any]] = []
     try:
         for calc, cols, (vname, ename) in zip(calcs, columns, names):
             res = compute_many(calc.slug, frame, variant=args.variant, columns=cols, progress=bar.update)
             out[vname] = res["value"].tolist()
             out[ename] = res["error"].tolist()
-            failed |= res["error"].notna().to_numpy()
-            attrs = dict(res.attrs)
+            wrong = res["error"].notna().to_numpy()
+            failed |= wrong
+            attrs.append({**res.attrs, "errors": int(wrong.sum())})
     finally:
         bar.close()
     _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False), values=[v for v, _ in names])

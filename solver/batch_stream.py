@@ -54,10 +54,11 @@ def value_array(res: Any, vtype: Any) -> Any:
 
 
 def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[Mapping[str, Any] | None], tqdm: Any,
-        *, progress: bool, batch_rows: int = BATCH_ROWS, csv_guard: bool = True) -> tuple[int, int, dict[str, Any]]:
+        *, progress: bool, batch_rows: int = BATCH_ROWS, csv_guard: bool = True
+        ) -> tuple[int, int, list[dict[str, Any]]]:
     """Compute every row of the parquet file `src` into `dst` for each calculator of `calcs` (resolved registry
     entries; `columns`: each one's --columns mapping), in one pass over the file; returns (rows, rows with an
-    error in any calculator, attrs of the last)."""
+    error in any calculator, each calculator's attrs with its `errors` count)."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -78,21 +79,23 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
     fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=dst.parent or ".")
     os.close(fd)
     total = errors = 0
-    attrs: dict[str, Any] = {}
+    attrs: list[dict[str, Any]] = [{"calculator": c.slug, "version": c.active.version, "vectorised": True,
+                                    "errors": 0} for c in calcs]
     bar = tqdm(total=pf.metadata.num_rows * len(calcs), unit="row", disable=not progress, file=sys.stderr)
     try:
         with _Sink(Path(tmp), dst.suffix, csv_guard=csv_guard) as sink:
             for batch in pf.iter_batches(batch_size=batch_rows):
                 added: list[tuple[str, Any]] = []
                 failed = np.zeros(batch.num_rows, dtype=bool)
-                for calc, cols, vtype, (vname, ename) in zip(calcs, columns, vtypes, names):
+                for k, (calc, cols, vtype, (vname, ename)) in enumerate(zip(calcs, columns, vtypes, names)):
                     res = compute_many(calc.slug, batch, variant=variant, columns=cols, registry=reg,
                                        progress=bar.update)
                     wrong = res["error"].notna().to_numpy()
                     failed |= wrong
                     added += [(vname, value_array(res, vtype)),
                               (ename, pa.array(res["error"].to_numpy(), type=pa.string(), from_pandas=True))]
-                    attrs = dict(res.attrs)
+                    attrs[k] = {**res.attrs, "errors": attrs[k]["errors"] + int(wrong.sum()),
+                                "vectorised": attrs[k]["vectorised"] and res.attrs["vectorised"]}
                 total += batch.num_rows
                 errors += int(failed.sum())
                 sink.append(batch, added)
@@ -105,8 +108,6 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
         raise
     finally:
         bar.close()
-    if not attrs:
-        attrs = {"calculator": calcs[-1].slug, "version": calcs[-1].active.version, "vectorised": True}
     return total, errors, attrs
 
 

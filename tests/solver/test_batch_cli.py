@@ -149,7 +149,9 @@ def test_several_calculators_in_one_pass(tmp_path, capsys):
         argv = ["batch", str(src), "--calculator", "body-mass-index,ckd-epi-2021", "--out", str(dst), "--columns",
                 '{"age": ["age", "years"], "creatinine": ["creatinine", "mg/dL"]}', "--allow-errors"]
         assert main(argv) == 0
-        assert "2 calculators (published): 4 values, 1 row errors" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert "body-mass-index 1.0.1 (published, vectorised): 5 values, 0 row errors" in err
+        assert "ckd-epi-2021 1.2.1 (published, vectorised): 4 values, 1 row errors" in err
         out = pd.read_parquet(dst) if suffix == ".parquet" else pd.read_csv(dst)
         assert list(out.columns[-4:]) == ["body-mass-index", "body-mass-index_error", "ckd-epi-2021",
                                           "ckd-epi-2021_error"]
