@@ -142,11 +142,11 @@ def _numbers(values: Any) -> tuple[np.ndarray, np.ndarray | None] | None:
         if not values.null_count:
             v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
             return (v, None) if not len(v) or np.abs(v).max() <= _EXACT else None
-        v = np.asarray(values.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=float)
+        v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=float)  # (arrow gives NaN for null)
         if (np.abs(v[~np.isnan(v)]) > _EXACT).any():
             return None
         return v, np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    v = np.asarray(values.cast(pa.float64()).fill_null(np.nan).to_numpy(zero_copy_only=False), dtype=float)
+    v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=float)  # (a null as NaN: no fill pass, no copy)
     return v, None
 
 
@@ -159,7 +159,9 @@ def text_codes(array: Any) -> Coded | None:
         if not (pa.types.is_string(array.type.value_type) or pa.types.is_large_string(array.type.value_type)):
             return None
         uniques = array.dictionary.to_pylist()
-        codes = array.indices.cast(pa.int32()).fill_null(-1).to_numpy(zero_copy_only=False)
+        indices = array.indices
+        codes = (indices.to_numpy(zero_copy_only=False) if not indices.null_count else
+                 indices.cast(pa.int32()).fill_null(-1).to_numpy(zero_copy_only=False))
         if None in uniques:  # (a null in the dictionary itself: not given)
             dead = [k for k, u in enumerate(uniques) if u is None]
             codes = np.where(np.isin(codes, dead), -1, codes)
