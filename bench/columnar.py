@@ -15,7 +15,10 @@ Against, in the same run and on the same table:
                              [--pairs] [--format json]
     python bench/columnar.py --frames benchmark [--split FILE] [--rows 1000000] [--sample-rows 2000] [--only SLUG]
 
-`--frames benchmark` times frames built from the benchmark's own entities instead (bench/benchmark_frames.py).
+`--frames benchmark` times frames built from the benchmark's own entities instead (bench/benchmark_frames.py);
+`--frames parquet` times the whole `formula batch` process on Parquet files of them (bench/parquet_frames.py):
+
+    python bench/columnar.py --frames parquet [--rows 1000000] [--loop-rows 3000] [--repeat 3] [--only SLUG]
 
 Prints per calculator the ratios loop/compute_many (issue 31: >= 30; as `[value, unit]` cells or their JSON text,
 --pairs: >= 20) and clincalc/compute_many. With --pairs, `ceiling` is the loop over the time `entity_columns` alone
@@ -334,14 +337,23 @@ def main() -> int:
     ap.add_argument("--format", choices=["table", "json"], default="table", help="table for people, json for scripts")
     ap.add_argument("--pairs", action="store_true",
                     help="also time the same rows as [value, unit] cells and as their JSON text")
-    ap.add_argument("--frames", choices=["uniform", "benchmark"], default="uniform",
+    ap.add_argument("--frames", choices=["uniform", "benchmark", "parquet"], default="uniform",
                     help="uniform: generated numeric columns (default); benchmark: frames of the benchmark's own "
-                         "entities, units varying by row and criteria missing (bench/benchmark_frames.py)")
+                         "entities, units varying by row and criteria missing (bench/benchmark_frames.py); parquet: "
+                         "the whole formula batch process on Parquet files of those entities (bench/parquet_frames.py)")
+    ap.add_argument("--row-group", type=int, default=262_144,
+                    help="with --frames parquet: rows per row group of the files written (default 262,144)")
     ap.add_argument("--split", metavar="FILE", help="with --frames benchmark: the test split (CSV or parquet) whose "
                     "entities build the frames (default: the shipped reference cases and one-shot rows)")
     ap.add_argument("--sample-rows", type=int, default=2_000,
                     help="with --frames benchmark: rows of the small frame (default 2,000)")
     args = ap.parse_args()
+    if args.frames == "parquet":
+        import parquet_frames
+
+        found = parquet_frames.run(args)
+        print(json.dumps({"results": found}, indent=2) if args.format == "json" else parquet_frames.table(found, args))
+        return 0
     if args.frames == "benchmark":
         import benchmark_frames
 

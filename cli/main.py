@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "solver.import_cli",
     "solver.tools_cli",
     "solver.batch_cli",
+    "solver.convert_cli",
     "audit.cli",
     "audit.impact_cli",
     "audit.review_cli",
@@ -70,7 +71,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("solver.run_cli", "re-score a run folder's stored replies without a model"),
     "import": ("solver.import_cli", "turn another tool's evaluation log into a run folder (formula run's shape)"),
     "serve": ("solver.tools_cli", "serve the calculators as tools (MCP over stdio)"),
-    "batch": ("solver.batch_cli", "one calculator over a CSV or parquet table (a cohort)"),
+    "batch": ("solver.batch_cli", "calculators over a CSV or parquet table (a cohort)"),
+    "convert": ("solver.convert_cli", "benchmark-shaped entity objects (JSONL or CSV) as a parquet cohort"),
     "audit": ("audit.cli", "audits of the registry and the library"),
     "impact": ("audit.impact_cli", "compare a formula with its successor on a dataset"),
     "review-pr": ("audit.review_cli", "review a registry change between two git revisions (a pull request)"),
@@ -90,9 +92,10 @@ def _all_modules() -> tuple[ModuleType, ...]:
     from formula_site import site_cli
     from registry import commands, texts_cli
     from registry.governance import commands as governance_commands
-    from solver import batch_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
+    from solver import batch_cli, convert_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
 
-    return (commands, governance_commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli, audit_cli,
+    return (commands, governance_commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli,
+            convert_cli, audit_cli,
             impact_cli, review_cli, report_cli, site_cli)
 
 

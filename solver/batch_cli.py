@@ -1,8 +1,11 @@
-"""`formula batch` (and `formula solve --batch`): one calculator over a CSV or parquet table.
+"""`formula batch` (and `formula solve --batch`): calculators over a CSV or parquet table.
 
-Reads the table, runs `solver.library.compute_many` with a progress bar, and writes the table
-back with two more columns, `value` and `error` (one bad row never fails the batch). The output
-is written atomically (temporary file in the same folder, fsync, rename).
+Reads the table (a parquet file streamed by row group, as Arrow record batches), runs
+`solver.library.compute_many` with a progress bar on a terminal, and writes the table back with two
+more columns, `value` and `error` (one bad row never fails the batch); with several calculators, a
+`<slug>` and a `<slug>_error` column each. A table that has no column for a required input is refused
+before anything is computed (exit 2), naming the inputs, the table's columns and a `--columns` mapping.
+The output is written atomically (temporary file in the same folder, fsync, rename).
 
 `formula solve --batch` is the same command reached through `formula solve`: this module adds
 its options to the solve parser (registered after `solver.solve_cli`), so solve_cli itself stays
@@ -48,10 +51,14 @@ def _add_options(p: argparse.ArgumentParser, *, batch_required: bool) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("batch",
-                       description="Compute one calculator for every row of a table with the verified library "
-                       "(vectorised where the formula allows); writes the table with value and error columns.")
+                       description="Compute calculators for every row of a table with the verified library "
+                       "(vectorised where the formula allows); writes the table with a value and an error column per "
+                       "calculator. A parquet file is streamed by row group (schema: docs/guide/cohorts-parquet.md); "
+                       "a table with no column for a required input is refused before anything runs (exit 2).")
     _add_options(p, batch_required=True)
-    p.add_argument("--calculator", required=True, help="benchmark id or registry slug")
+    p.add_argument("--calculator", required=True, action="append", metavar="ID",
+                   help="benchmark id or registry slug; repeat it (or separate ids with commas) to compute several "
+                   "calculators in one pass: each gets a <slug> and a <slug>_error column")
     p.add_argument("--variant", choices=VARIANTS, default="published",
                    help="published: the formulas as published (default); benchmark: the benchmark's reference "
                    "implementation, quirks included")
@@ -101,14 +108,14 @@ def _read(path: Path):
     return pd.read_csv(path)
 
 
-def _write(frame, path: Path, *, csv_guard: bool = True) -> None:
+def _write(frame, path: Path, *, csv_guard: bool = True, values: list[str] | None = None) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
     os.close(fd)
     try:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
-            csv_frame(frame, guard=csv_guard).to_csv(tmp, index=False)
+            csv_frame(frame, guard=csv_guard, values=values).to_csv(tmp, index=False)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -137,6 +144,87 @@ def _check_paths(src: Path, dst: Path) -> str | None:
     return None
 
 
+def _refs(given: Any) -> list[str | int]:
+    """The calculators asked for (repeated --calculator, or ids separated by commas)."""
+    out: list[str | int] = []
+    for arg in given if isinstance(given, list) else [given]:
+        for ref in str(arg).split(","):
+            ref = ref.strip()
+            if ref:
+                out.append(int(ref) if ref.isdigit() else ref)
+    return out
+
+
+def _table_columns(src: Path) -> list[str]:
+    """The column names of the input table (a parquet file's schema; a CSV file's header)."""
+    if src.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(src).names)
+    import pandas as pd
+
+    return [str(c) for c in pd.read_csv(src, nrows=0).columns]
+
+
+def _per_calculator(calcs: list[Any], columns: dict[str, Any] | None) -> list[dict[str, Any] | None]:
+    """The part of --columns each calculator reads; a key that is an input of none is refused."""
+    if not columns:
+        return [None] * len(calcs)
+    inputs = [{i.name for i in c.inputs} for c in calcs]
+    unknown = sorted(k for k in columns if not any(k in names for names in inputs))
+    if unknown:
+        raise ValueError(f"--columns maps unknown input(s) {', '.join(map(repr, unknown))}; inputs: "
+                         f"{', '.join(sorted(set().union(*inputs) - {'*'}))}")
+    return [{k: v for k, v in columns.items() if k in names} for names in inputs]
+
+
+def _near(name: str, have: list[str]) -> str:
+    """The column that is most likely `name` spelled otherwise (case, spaces, underscores; or holding it, as
+    `serum_creatinine` holds `creatinine`), or COLUMN: a suggestion for the --columns hint, never applied."""
+    key = "".join(ch for ch in name.lower() if ch.isalnum())
+    plain = {c: "".join(ch for ch in c.lower() if ch.isalnum()) for c in have if not c.endswith("_unit")}
+    same = [c for c, k in plain.items() if k == key]
+    holds = [c for c, k in plain.items() if len(key) >= 4 and key in k]
+    return (same or holds or ["COLUMN"])[0]
+
+
+def _missing(src: Path, calcs: list[Any], columns: list[dict[str, Any] | None]) -> str | None:
+    """The refusal of a table without a column for some required input (None: every one is there)."""
+    import textwrap
+
+    from solver.library.arrow_columns import missing_inputs
+
+    have = _table_columns(src)
+    lines, fix = [], {}
+    for calc, cols in zip(calcs, columns):
+        gone = missing_inputs(calc, have, cols)
+        if gone:
+            lines.append(f"{calc.slug} needs {', '.join(map(repr, gone))}")
+            for name in gone:
+                fix[name] = _near(name, have)
+    if not lines:
+        return None
+    wrap = lambda text: textwrap.fill(text, 78, subsequent_indent="  ", break_on_hyphens=False)  # noqa: E731
+    return "\n".join([f"error: {src.name} has no column for a required input (nothing was computed):",
+                       *(wrap(f"  {line}") for line in lines),
+                       wrap(f"  the table's columns: {', '.join(have) or '(none)'}"),
+                       "  map each input to a column ([column, unit] gives a whole column one unit):",
+                       *_mapping(fix)])
+
+
+def _mapping(fix: dict[str, str]) -> list[str]:
+    """`--columns '{...}'` as lines of at most 80 characters (a quoted argument may span lines in a shell)."""
+    items = [f"{json.dumps(k, ensure_ascii=False)}: {json.dumps(v, ensure_ascii=False)}" for k, v in fix.items()]
+    lines, line = [], "    --columns '{"
+    for k, item in enumerate(items):
+        piece = item + (", " if k < len(items) - 1 else "}'")
+        if len(line) + len(piece.rstrip()) > 80 and not line.endswith("{"):
+            lines.append(line.rstrip())
+            line = "      "
+        line += piece
+    return [*lines, line]
+
+
 def run(args: argparse.Namespace) -> int:
     src, dst = Path(args.batch), Path(args.out)
     problem = _check_paths(src, dst)
@@ -154,18 +242,24 @@ def run(args: argparse.Namespace) -> int:
     except ImportError as e:
         print(f"error: batch needs pandas and tqdm ({e})", file=sys.stderr)
         return 1
-    from solver.library import CalculatorError
+    from registry.loader import get_registry
+    from solver.library import CalculatorError, resolve
 
-    calc = int(args.calculator) if str(args.calculator).isdigit() else args.calculator
     try:
+        calcs = [resolve(ref, get_registry()) for ref in _refs(args.calculator)]
+        per = _per_calculator(calcs, columns)
+        refusal = _missing(src, calcs, per)
+        if refusal is not None:
+            say(printable(refusal, multiline=True), file=sys.stderr)
+            return 2
         if src.suffix == ".parquet":
             from solver import batch_stream
 
-            total, errors, attrs = batch_stream.run(src, dst, calc, args.variant, columns, tqdm,
+            total, errors, attrs = batch_stream.run(src, dst, calcs, args.variant, per, tqdm,
                                                     progress=not args.no_progress and sys.stderr.isatty(),
                                                     csv_guard=not getattr(args, "no_csv_guard", False))
         else:
-            total, errors, attrs = _run_in_memory(src, dst, calc, args, columns, tqdm)
+            total, errors, attrs = _run_in_memory(src, dst, calcs, args, per, tqdm)
     except _Refused as e:
         say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's text
         return 1
@@ -178,9 +272,16 @@ def run(args: argparse.Namespace) -> int:
     except OSError as e:
         print(f"error: cannot write {dst}: {e.strerror or e}", file=sys.stderr)
         return 1
-    how = "vectorised" if attrs["vectorised"] else "row by row"
-    print(f"{attrs['calculator']} {attrs['version']} ({args.variant}, {how}): {total - errors} values, "
-          f"{errors} row errors -> {dst}", file=sys.stderr)
+    return _summary(calcs, args, attrs, total, errors, dst)
+
+
+def _summary(calcs: list[Any], args: argparse.Namespace, attrs: list[dict[str, Any]], total: int, errors: int,
+             dst: Path) -> int:
+    """One line per calculator (its values and row errors), then exit 3 when a row has no value (unless allowed)."""
+    for a in attrs:
+        how = "vectorised" if a["vectorised"] else "row by row"
+        print(f"{a['calculator']} {a['version']} ({args.variant}, {how}): {total - a['errors']} values, "
+              f"{a['errors']} row errors -> {dst}", file=sys.stderr)
     if errors and not args.allow_errors:
         print(f"error: {errors} of {total} rows have no value (see the error column of {dst}); pass --allow-errors "
               "to accept a table with row errors", file=sys.stderr)
@@ -192,8 +293,11 @@ class _Refused(Exception):
     """A table the command refuses before computing (printed as `error: ...`, exit 1)."""
 
 
-def _run_in_memory(src: Path, dst: Path, calc: str | int, args: argparse.Namespace, columns: dict[str, Any] | None,
-                   tqdm: Any) -> tuple[int, int, dict[str, Any]]:
+def _run_in_memory(src: Path, dst: Path, calcs: list[Any], args: argparse.Namespace,
+                   columns: list[dict[str, Any] | None], tqdm: Any) -> tuple[int, int, list[dict[str, Any]]]:
+    import numpy as np
+
+    from solver.batch_stream import result_names
     from solver.library import compute_many
 
     try:
@@ -202,16 +306,25 @@ def _run_in_memory(src: Path, dst: Path, calc: str | int, args: argparse.Namespa
         raise
     except Exception as e:  # pandas raises many kinds for an unreadable table
         raise _Refused(f"cannot read {src}: {e}") from None
-    clash = [c for c in ("value", "error") if c in frame.columns]
+    names = result_names([c.slug for c in calcs])
+    clash = [c for pair in names for c in pair if c in frame.columns]
     if clash:
         raise _Refused(f"{src} already has column(s) {', '.join(clash)}; rename them first")
-    bar = tqdm(total=len(frame), unit="row", disable=args.no_progress or not sys.stderr.isatty(), file=sys.stderr)
+    bar = tqdm(total=len(frame) * len(calcs), unit="row", disable=args.no_progress or not sys.stderr.isatty(),
+               file=sys.stderr)
+    out = frame.copy()
+    failed = np.zeros(len(frame), dtype=bool)
+    attrs: list[dict[str, Any]] = []
     try:
-        res = compute_many(calc, frame, variant=args.variant, columns=columns, progress=bar.update)
+        for calc, cols, (vname, ename) in zip(calcs, columns, names):
+            res = compute_many(calc.slug, frame, variant=args.variant, columns=cols, progress=bar.update)
+            out[vname] = res["value"].tolist()
+            out[ename] = res["error"].tolist()
+            wrong = res["error"].notna().to_numpy()
+            failed |= wrong
+            attrs.append({**res.attrs, "errors": int(wrong.sum())})
     finally:
         bar.close()
-    out = frame.copy()
-    out["value"] = res["value"].tolist()
-    out["error"] = res["error"].tolist()
-    _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False))
-    return len(frame), int(res["error"].notna().sum()), dict(res.attrs)
+    _write(out, dst, csv_guard=not getattr(args, "no_csv_guard", False), values=[v for v, _ in names])
+    return len(frame), int(failed.sum()), attrs
+

@@ -26,9 +26,10 @@ if TYPE_CHECKING:  # pandas stays unimported until compute_many is first called
     from solver.library.batch import ColumnSpec
 
 
-def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "published",
+def compute_many(calculator: str | int, frame: Any, *, variant: str = "published",
                  columns: Mapping[str, ColumnSpec] | None = None, **kw: Any) -> pd.DataFrame:
-    """One calculator over a pandas DataFrame; see `solver.library.batch` (pandas imported on first use)."""
+    """One calculator over a pandas DataFrame or a pyarrow Table/RecordBatch; see `solver.library.batch` (pandas
+    imported on first use)."""
     from solver.library.batch import compute_many as _compute_many
 
     return _compute_many(calculator, frame, variant=variant, columns=columns, **kw)

@@ -36,6 +36,7 @@ import pandas as pd
 from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
+from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, table_columns
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
 from solver.library.vectorised import (
@@ -52,11 +53,8 @@ from solver.library.vectorised import (
     triples,
 )
 
-UNIT_SUFFIX = "_unit"
 CHUNK = 20_000  # rows per progress step (row by row)
 VCHUNK = 250_000  # rows per progress step (columnar)
-UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
-                        InputKind.temperature, InputKind.count_per_volume})
 NUMERIC_KINDS = UNIT_KINDS | {InputKind.number, InputKind.count}
 ColumnSpec = str | tuple[str, str]
 
@@ -115,9 +113,10 @@ def _simple(s: pd.Series) -> bool:
     return False
 
 
-def entity_columns(frame: pd.DataFrame, calc: Calculator,
-                   columns: Mapping[str, ColumnSpec] | None = None) -> dict[str, Any]:
-    """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given)."""
+def entity_columns(frame: pd.DataFrame, calc: Calculator, columns: Mapping[str, ColumnSpec] | None = None, *,
+                   arrow: bool = True) -> dict[str, Any]:
+    """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given).
+    `arrow=False`: never hand a column to `arrow_columns` (which calls this for the shapes it does not read)."""
     columns = dict(columns or {})
     names = {i.name for i in calc.inputs if i.name != "*"}
     unknown = sorted(set(columns) - names)
@@ -125,7 +124,6 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
         raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
                          f"inputs: {', '.join(sorted(names))}")
     out: dict[str, Any] = {}
-    kinds = {i.name: i.kind for i in calc.inputs}
     specs = {i.name: i for i in calc.inputs}
     for name in sorted(names):
         spec = columns.get(name, name)
@@ -137,38 +135,100 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator,
                 raise ValueError(f"{calc.slug}: column {spec!r} (for input {name!r}) is not in the table")
             continue
         series = frame[spec]
-        named = _triples(series) if kinds[name] == InputKind.special and fixed_unit is None else None
-        if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
-            out[name] = named
-            continue
-        pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
-        if pairs is not None:
-            out[name] = pairs
-            continue
-        if kinds[name] in NUMERIC_KINDS:
-            series = _numbers(series)
-        unit_col = f"{spec}{UNIT_SUFFIX}"
-        units: pd.Series | str | None = None
-        if fixed_unit is not None:
-            units = fixed_unit
-        elif unit_col in frame.columns:
-            units = frame[unit_col]
-        elif kinds[name] in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
-            raise ValueError(_unit_hint(calc, name, spec, kinds[name]))
-        plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
-            units, skipna=True) in ("string", "empty")
-        coded = _coded(series, specs[name].options) if units is None and series.dtype.kind not in "biuf" else None
-        if coded is not None:
-            out[name] = coded
-        elif _simple(series) and plain_units:
-            values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
-            if series.dtype.kind in "biu" and units is None:
-                values = series.to_numpy()
-            out[name] = Pair(values, units if units is None or isinstance(units, str) else units.to_numpy(dtype=object))
-        else:
-            unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
-            out[name] = _cells(series.tolist(), unit_list)
+        found = _typed_column(frame, series, spec, fixed_unit, calc, name, arrow)
+        out[name] = found if found is not None else _column(frame, series, spec, fixed_unit, calc, specs[name])
     return out
+
+
+def _typed_column(frame: pd.DataFrame, series: pd.Series, spec: str, fixed_unit: str | None, calc: Calculator,
+                  name: str, arrow: bool) -> Any:
+    """The column read by its type alone, or None: an arrow-backed or struct<value, unit> column (dd.read_parquet,
+    pyarrow dtypes) through `arrow_columns`; a `category` column of text (pd.read_parquet's dictionary columns) by
+    its codes; numbers with a `category` unit column as numbers and unit codes (no pass over the text)."""
+    if arrow and _arrow_shaped(series):
+        return _as_arrow(frame, spec, fixed_unit, calc, name)
+    unit_col = f"{spec}{UNIT_SUFFIX}"
+    has_units = fixed_unit is None and unit_col in frame.columns
+    if isinstance(series.dtype, pd.CategoricalDtype) and fixed_unit is None and not has_units:
+        return category_codes(series)
+    if has_units and isinstance(frame[unit_col].dtype, pd.CategoricalDtype) and series.dtype.kind in "iuf":
+        by_code = category_codes(frame[unit_col])
+        return None if by_code is None else Pair(series.to_numpy(), by_code)
+    return None
+
+
+def _column(frame: pd.DataFrame, series: pd.Series, spec: str, fixed_unit: str | None, calc: Calculator,
+            inp: Any) -> Any:
+    """A column of any other layout: [value, unit] or [name, number, unit] cells (or their JSON text), values with
+    a `<column>_unit` column or a fixed unit, plain text, or cell by cell."""
+    name, kind = inp.name, inp.kind
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        series = series.astype(object)
+    named = _triples(series) if kind == InputKind.special and fixed_unit is None else None
+    if named is not None:  # [name, number, "unit"] cells (a drug and its dose)
+        return named
+    pairs = _pairs(series) if fixed_unit is None and f"{spec}{UNIT_SUFFIX}" not in frame.columns else None
+    if pairs is not None:
+        return pairs
+    if kind in NUMERIC_KINDS:
+        series = _numbers(series)
+    unit_col = f"{spec}{UNIT_SUFFIX}"
+    units: pd.Series | str | None = None
+    if fixed_unit is not None:
+        units = fixed_unit
+    elif unit_col in frame.columns:
+        column = frame[unit_col]
+        units = column.astype(object) if isinstance(column.dtype, pd.CategoricalDtype) else column
+    elif kind in UNIT_KINDS and series.dtype.kind in "iuf" and series.notna().any():
+        raise ValueError(_unit_hint(calc, name, spec, kind))
+    plain_units = units is None or isinstance(units, str) or pd.api.types.infer_dtype(
+        units, skipna=True) in ("string", "empty")
+    coded = _coded(series, inp.options) if units is None and series.dtype.kind not in "biuf" else None
+    if coded is not None:
+        return coded
+    if _simple(series) and plain_units:
+        values = series.to_numpy(dtype=object if series.dtype.kind not in "biuf" else None)
+        if series.dtype.kind in "biu" and units is None:
+            values = series.to_numpy()
+        return Pair(values, units if units is None or isinstance(units, str) else units.to_numpy(dtype=object))
+    unit_list = None if units is None else [units] * len(series) if isinstance(units, str) else units.tolist()
+    return _cells(series.tolist(), unit_list)
+
+
+def _arrow_shaped(series: pd.Series) -> bool:
+    """A column pandas holds as arrow data (`pd.ArrowDtype`), or of {"value", "unit"} dicts (a parquet struct
+    column as pandas reads it): read as the Arrow schema is (`arrow_columns`)."""
+    if isinstance(series.dtype, pd.ArrowDtype):
+        return True
+    if series.dtype != object or not len(series):
+        return False
+    first = next((c for c in series.array if not _absent(c)), None)
+    return isinstance(first, dict) and set(first) == {"value", "unit"}
+
+
+def _as_arrow(frame: pd.DataFrame, column: str, unit: str | None, calc: Calculator, name: str) -> Any:
+    """The column (and its `<column>_unit` column) read by `arrow_columns`; None: not the Arrow schema."""
+    import pyarrow as pa
+
+    part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in frame.columns else [])
+    try:
+        table = pa.Table.from_pandas(frame[part], preserve_index=False)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return None
+    if pa.types.is_struct(table.schema.field(column).type) and {f.name for f in table.schema.field(column).type} \
+            != {"value", "unit"}:
+        return None
+    found, _ = table_columns(table, calc, {name: (column, unit) if unit else column})
+    return found.get(name)
+
+
+def category_codes(series: pd.Series) -> Coded | None:
+    """A `category` column of text (what `pd.read_parquet` gives for a dictionary column) as its own codes and
+    categories (-1: not given), so no cell is read one by one; None when a category is not text."""
+    cats = series.cat.categories.tolist()
+    if not all(type(c) is str for c in cats) or any(c.startswith("[") for c in cats):
+        return None
+    return Coded(np.asarray(series.cat.codes.to_numpy()), cats)
 
 
 def _pairs(series: pd.Series) -> Pair | None:
@@ -679,12 +739,42 @@ def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray
     return {"unit": unit, "warnings": warns, "inputs": inputs, "working": working}, len(firsts)
 
 
-def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "published",
+def _read_table(frame: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None
+                ) -> tuple[dict[str, Any], int, pd.Index]:
+    """(the input columns, rows, the result's index) of a DataFrame or an Arrow table or record batch (read by
+    `arrow_columns`: no Python object per cell; the result is indexed 0..n-1)."""
+    if isinstance(frame, pd.DataFrame):
+        return entity_columns(frame, calc, columns), len(frame), frame.index
+    if type(frame).__module__.startswith("pyarrow"):
+        import pyarrow as pa
+
+        if isinstance(frame, (pa.Table, pa.RecordBatch)):
+            return _arrow_cells(frame, calc, columns), frame.num_rows, pd.RangeIndex(frame.num_rows)
+    raise TypeError(f"compute_many takes a pandas DataFrame or a pyarrow Table or RecordBatch, "
+                    f"not {type(frame).__name__}")
+
+
+def _arrow_cells(table: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None) -> dict[str, Any]:
+    """`arrow_columns.table_columns`, and each column of another shape (JSON text, lists) read by the pandas reader
+    on that column (and its unit column) alone."""
+    cells, other = table_columns(table, calc, columns)
+    for name, column, unit in other:
+        part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in table.schema.names
+                           else [])
+        got = entity_columns(table.select(part).to_pandas(), calc, {name: (column, unit) if unit else column},
+                             arrow=False)
+        if name in got:
+            cells[name] = got[name]
+    return cells
+
+
+def compute_many(calculator: str | int, frame: Any, *, variant: str = "published",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True,
                  details: bool = False) -> pd.DataFrame:
     # long: the columnar and the row-by-row path side by side, so that what they report is counted in one place
-    """Compute `calculator` for every row of `frame`; returns `value` and `error` columns (see module doc).
+    """Compute `calculator` for every row of `frame` (a DataFrame, or a pyarrow Table or RecordBatch in the schema
+    of `solver.library.arrow_columns`); returns `value` and `error` columns (see module doc).
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
     forces the row-by-row path (for comparison). `details=True` adds `unit`, `warnings` and `inputs`
@@ -695,8 +785,7 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
     calc = resolve(calculator, reg)
-    cells = entity_columns(frame, calc, columns)
-    n = len(frame)
+    cells, n, index = _read_table(frame, calc, columns)
     errors = np.empty(n, dtype=object)  # numpy fills an object array with None
     fn = columnar(calc.slug, reg) if vectorise else None
     parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
@@ -743,9 +832,9 @@ def compute_many(calculator: str | int, frame: pd.DataFrame, *, variant: str = "
     else:
         calls = n
     extra, detail_calls = _details(calc, cells, n, errors, variant, reg) if details else ({}, 0)
-    result = pd.concat([pd.Series(values, index=frame.index, dtype=values.dtype, copy=False, name="value"),  # no copy
-                        pd.Series(errors, index=frame.index, dtype=object, copy=False, name="error"),
-                        *(pd.Series(col, index=frame.index, dtype=object, copy=False, name=name)
+    result = pd.concat([pd.Series(values, index=index, dtype=values.dtype, copy=False, name="value"),  # no copy
+                        pd.Series(errors, index=index, dtype=object, copy=False, name="error"),
+                        *(pd.Series(col, index=index, dtype=object, copy=False, name=name)
                           for name, col in extra.items())], axis=1)
     result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
                          "unit": calc.output.unit, "vectorised": fn is not None,

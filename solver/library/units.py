@@ -184,9 +184,7 @@ class Converter:
     def height(self, parts: list, target: str) -> float:
         """Height in m, cm or in from [v, unit] or [ft, 'ft', in, 'in'], with the registry's factors."""
         if len(parts) == 4:
-            if parts[1] != "ft" or parts[3] != "in":
-                raise ConversionError("a four-part height must be [feet, 'ft', inches, 'in']")
-            parts = [parts[0] * self.units.length.inches_per_foot + parts[2], "in"]
+            parts = self.fold_height(parts)
         if len(parts) != 2:
             raise ConversionError("a height is [value, unit] or [feet, 'ft', inches, 'in']")
         v, unit = parts
@@ -199,6 +197,13 @@ class Converter:
         if factor is None:
             factor = self._ratios[("height", unit, target)] = self.height_factor(unit, target)
         return self.r(v * factor)
+
+    def fold_height(self, parts: list) -> list:
+        """[feet, 'ft', inches, 'in'] as the one [inches, 'in'] the library reads it as (the registry's inches per
+        foot); `formula convert` folds a four-part height with this same rule."""
+        if len(parts) != 4 or parts[1] != "ft" or parts[3] != "in":
+            raise ConversionError("a four-part height must be [feet, 'ft', inches, 'in']")
+        return [parts[0] * self.units.length.inches_per_foot + parts[2], "in"]
 
     def height_factor(self, src: str, target: str) -> float:
         """One `src` in `target` units (m, cm or in). The benchmark turns metres into inches with its own

@@ -70,14 +70,15 @@ _NEAR_HALF = 1e-6
 class Pair:
     """A column as arrays: values (NaN/None = not given) and each row's unit (or None: bare values).
 
-    `units` is an array (one unit per row), one string (the same unit for every row: a fixed unit
-    from `columns=`) or None. Numeric values with units are converted with numpy once per unit
+    `units` is an array (one unit per row), a `Coded` column of units (a dictionary or `category` column: the
+    distinct units and a code per row, -1 where none is given), one string (the same unit for every row: a
+    fixed unit from `columns=`) or None. Numeric values with units are converted with numpy once per unit
     group (`Columns.read`); anything else is read by the library's accessor once per distinct cell
     (distinct pairs are found with pandas' factorize).
     """
 
     values: np.ndarray
-    units: np.ndarray | str | None = None
+    units: "np.ndarray | Coded | str | None" = None
     # rows whose value was a Python int in a float column ([70, "kg"] among [70.5, "kg"] cells): read as the int
     ints: np.ndarray | None = None
     # the cells that are not a plain [number, "unit"] (a NaN, a bool, text, three parts), as given (None elsewhere):
@@ -89,6 +90,9 @@ class Pair:
                                                              itertools.repeat(None)), bool, len(self.odd))
 
     def unit_at(self, i: int) -> Any:
+        if isinstance(self.units, Coded):
+            c = int(self.units.codes[i])
+            return None if c < 0 else self.units.uniques[c]
         return self.units if self.units is None or isinstance(self.units, str) else _py(self.units[i])
 
     def value_at(self, i: int) -> Any:
@@ -101,7 +105,8 @@ class Pair:
         return _as_cell(self.value_at(i), self.unit_at(i))
 
     def take(self, rows: np.ndarray | slice) -> "Pair":
-        units = self.units if self.units is None or isinstance(self.units, str) else self.units[rows]
+        units = (self.units if self.units is None or isinstance(self.units, str) else
+                 self.units.take(rows) if isinstance(self.units, Coded) else self.units[rows])
         return Pair(self.values[rows], units, None if self.ints is None else self.ints[rows],
                     None if self.odd is None else self.odd[rows])
 
@@ -116,7 +121,9 @@ class Pair:
         if self.units is None or isinstance(self.units, str):
             codes, cells = vcodes, [_as_cell(v, self.units) for v in vals]
         else:
-            ucodes, uuniq = pd.factorize(self.units, use_na_sentinel=False)
+            ucodes, uuniq = unit_codes(self.units)
+            if (ucodes < 0).any():  # no unit given: its own group, read as a bare value
+                ucodes, uuniq = np.where(ucodes < 0, len(uuniq), ucodes), [*uuniq, None]
             combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
             codes, cuniq = pd.factorize(combined)
             nu = max(len(uuniq), 1)
@@ -280,6 +287,15 @@ def distinct(column: Any, n: int) -> tuple[np.ndarray, list[Any]]:
             uniques.append(cell)
         code_list.append(c)
     return np.array(code_list, dtype=np.int64), uniques
+
+
+def unit_codes(units: "np.ndarray | Coded") -> tuple[np.ndarray, list[Any]]:
+    """A column of units as a code per row (-1: none given) and the distinct units: a `Coded` column (a
+    dictionary or `category` column) gives its own codes, so no unit string is hashed per row."""
+    if isinstance(units, Coded):
+        return np.asarray(units.codes), list(units.uniques)
+    codes, uniq = pd.factorize(units, use_na_sentinel=True)
+    return codes, [_py(u) for u in uniq.tolist()]
 
 
 def cell_at(column: "Pair | Coded | Triples | list[Any]", i: int) -> Any:
@@ -671,9 +687,8 @@ class Columns:
         if isinstance(col.units, str):
             groups: list[tuple[str, np.ndarray]] = [(col.units, np.flatnonzero(given))]
         else:
-            codes, uniq = pd.factorize(col.units, use_na_sentinel=True)
-            groups = [(u, np.flatnonzero((codes == k) & given)) for k, u in enumerate(uniq.tolist())
-                      if isinstance(u, str)]
+            codes, uniq = unit_codes(col.units)
+            groups = [(u, np.flatnonzero((codes == k) & given)) for k, u in enumerate(uniq) if isinstance(u, str)]
         parts = []
         for unit, rows in groups:
             got = self._convert(method, spec, v[rows], unit, kw) if rows.size else None
@@ -1034,8 +1049,8 @@ class Columns:
             if column.units is None or isinstance(column.units, str):
                 out = np.full(self.n, same(column.units))
             else:
-                codes, uniques = pd.factorize(column.units, use_na_sentinel=True)
-                hits = np.array([same(u) for u in uniques.tolist()] + [False], dtype=bool)
+                codes, uniques = unit_codes(column.units)
+                hits = np.array([same(u) for u in uniques] + [False], dtype=bool)
                 out = hits[codes]  # (code -1, no unit, takes the appended False)
             if odd is not None and odd.any():
                 assert column.odd is not None

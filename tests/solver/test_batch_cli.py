@@ -121,3 +121,64 @@ def test_out_equal_to_the_input_is_refused(tmp_path, capsys):
         assert main(["batch", str(src), "--calculator", "6", "--out", out]) == 1
         assert "is the input table" in capsys.readouterr().err
     assert src.read_bytes() == before
+
+
+def test_a_table_without_a_required_input_is_refused_before_computing(tmp_path, capsys):
+    """exit 2, naming every missing input of every calculator asked for, the table's columns and a --columns
+    mapping (a near column name where there is one); nothing is written."""
+    src, dst = tmp_path / "c.parquet", tmp_path / "o.parquet"
+    pd.DataFrame({"Weight": [70.0], "Weight_unit": ["kg"], "ht": [170.0]}).to_parquet(src)
+    assert main(["batch", str(src), "--calculator", "body-mass-index", "--calculator", "2", "--out", str(dst)]) == 2
+    err = capsys.readouterr().err
+    assert "body-mass-index needs 'weight', 'height'" in err
+    assert "creatinine-clearance-cockcroft-gault needs 'sex', 'age', 'weight', 'height'" in err
+    assert "the table's columns: Weight, Weight_unit, ht" in err
+    assert '"weight": "Weight"' in err and '"height": "COLUMN"' in err
+    assert not dst.exists()
+    assert all(len(line) <= 80 for line in err.splitlines())
+
+
+def test_several_calculators_in_one_pass(tmp_path, capsys):
+    """Each calculator gets a <slug> and a <slug>_error column; --columns parts go to the calculators that read them."""
+    src = tmp_path / "c.parquet"
+    frame = _bmi_rows(5).assign(age=[40, 50, 60, 70, 80], sex=["Male", "Female", "Male", "Female", "x"],
+                                creatinine=[1.0, 1.1, 1.2, 1.3, 1.4])
+    frame.to_parquet(src)
+    for suffix in (".parquet", ".csv"):
+        dst = tmp_path / f"o{suffix}"
+        argv = ["batch", str(src), "--calculator", "body-mass-index,ckd-epi-2021", "--out", str(dst), "--columns",
+                '{"age": ["age", "years"], "creatinine": ["creatinine", "mg/dL"]}', "--allow-errors"]
+        assert main(argv) == 0
+        err = capsys.readouterr().err
+        assert "body-mass-index 1.0.1 (published, vectorised): 5 values, 0 row errors" in err
+        assert "ckd-epi-2021 1.2.1 (published, vectorised): 4 values, 1 row errors" in err
+        out = pd.read_parquet(dst) if suffix == ".parquet" else pd.read_csv(dst)
+        assert list(out.columns[-4:]) == ["body-mass-index", "body-mass-index_error", "ckd-epi-2021",
+                                          "ckd-epi-2021_error"]
+        want = compute("ckd-epi-2021", {"age": [50, "years"], "sex": "Female", "creatinine": [1.1, "mg/dL"]},
+                       variant="published").value
+        assert out["ckd-epi-2021"][1] == want and out["body-mass-index_error"].isna().all()
+        assert "'sex'" in out["ckd-epi-2021_error"][4]
+
+
+def test_convert_to_parquet_then_batch(tmp_path, capsys):
+    """Benchmark entity objects (one a line, or under "Relevant Entities") -> the schema; a four-part height is
+    folded into inches; the batch over it gives compute's answers on the original objects."""
+    import pyarrow.parquet as pq
+
+    rows = [{"weight": [150, "lbs"], "height": [5, "ft", 9, "in"]},
+            {"Relevant Entities": {"weight": [70.5, "kg"], "height": [170, "cm"]}}]
+    src, mid, dst = tmp_path / "e.jsonl", tmp_path / "c.parquet", tmp_path / "o.parquet"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    assert main(["convert", "--to", "parquet", str(src), str(mid)]) == 0
+    table = pq.read_table(mid)
+    assert table.column("height").to_pylist() == [69, 170] and table.column("height_unit").to_pylist() == ["in", "cm"]
+    assert str(table.schema.field("weight_unit").type).startswith("dictionary")
+    assert main(["batch", str(mid), "--calculator", "body-mass-index", "--out", str(dst)]) == 0
+    got = pd.read_parquet(dst)["value"].tolist()
+    assert got == [compute(6, {"weight": [150, "lbs"], "height": [5, "ft", 9, "in"]}, variant="published").value,
+                   compute(6, rows[1]["Relevant Entities"], variant="published").value]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{\n", encoding="utf-8")
+    assert main(["convert", "--to", "parquet", str(bad), str(tmp_path / "x.parquet")]) == 1
+    assert "bad.jsonl:1: not JSON" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()

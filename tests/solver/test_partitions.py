@@ -65,3 +65,26 @@ def test_compute_dask_on_two_worker_processes_keeps_the_columnar_path():
     assert len(set(pids.values())) == 2
     for res in runs:
         assert res.attrs["vectorised"] and res.attrs["row_by_row"] == int(res["error"].notna().sum())
+
+
+def test_dask_reads_the_cohort_parquet_schema(tmp_path):
+    """dd.read_parquet of a file in the cohort schema (dictionary units and choices, a struct<value, unit>
+    column, nulls) gives what compute_many gives on the Arrow table itself."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(5)
+    n = 300
+    creat = pa.StructArray.from_arrays([pa.array(np.round(rng.uniform(0.4, 6, n), 2)),
+                                        pa.array(rng.choice(["mg/dL", "µmol/L"], n))], names=["value", "unit"],
+                                       mask=pa.array(rng.random(n) < 0.1))
+    table = pa.table({"pid": np.arange(n), "sex": pa.array(rng.choice(["Male", "Female"], n)).dictionary_encode(),
+                      "age": pa.array(rng.integers(18, 95, n), mask=rng.random(n) < 0.05),
+                      "age_unit": pa.array(["years"] * n).dictionary_encode(), "creatinine": creat})
+    pq.write_table(table, tmp_path / "c.parquet")
+    whole = compute_many("ckd-epi-2021", table)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        out = compute_dask("ckd-epi-2021", dd.read_parquet(tmp_path / "c.parquet")).compute()
+    assert out["value"].tolist() == whole["value"].tolist() and out["error"].tolist() == whole["error"].tolist()
+    assert whole["error"].notna().any() and whole["error"].isna().any()
