@@ -222,6 +222,31 @@ def _policy(rev: Review, details: bool = True) -> list[str]:
     return out + [""]
 
 
+def _blocking(rev: Review) -> list[str]:
+    """What the head cannot vouch for itself, judged by the base: first, since each one fails the review."""
+    if not rev.blocking:
+        return []
+    out = [f"### Blocking: {plural(len(rev.blocking), 'finding')} judged by the base", ""]
+    shown = rev.blocking[:MAX_PROBLEMS]
+    out += [f"- **{esc(w, 600, lead=True)}**" for w in shown]
+    if len(rev.blocking) > len(shown):
+        out.append(f"- … and {len(rev.blocking) - len(shown)} more (`--format json` lists them all)")
+    return out + [""]
+
+
+def _paths(rev: Review) -> list[str]:
+    """Every path the change touches, beside whether the review read it (folded: the list can be long)."""
+    if not rev.paths:
+        return []
+    unread = sum(not p.read for p in rev.paths)
+    rows = [f"| {p.status} | {esc(p.path)}{f' (from {esc(p.old)})' if p.old else ''} | "
+            f"{'read' if p.read else '**not read**'} |" for p in rev.paths[:MAX_PROBLEMS]]
+    more = [f"… and {len(rev.paths) - len(rows)} more (`--format json` lists them all)"] if len(rows) < len(rev.paths) \
+        else []
+    return [f"<details><summary>Paths the change touches: {len(rev.paths)}, {unread} not read by this review"
+            "</summary>", "", "| status | path | review |", "|---|---|---|", *rows, *more, "", "</details>", ""]
+
+
 def _stale(rev: Review) -> list[str]:
     if not rev.stale_runs:
         return ["Stored runs under results/: none becomes stale.", ""]
@@ -254,6 +279,7 @@ def _header(rev: Review) -> list[str]:
             + (f"; who decides changed: {plural(len(rev.policy), 'file')} under formulas/policy/" if rev.policy else "")
             + (f"; {plural(len(rev.key_warnings), 'decision')} signed with a key the change adds" if rev.key_warnings
                else "")
+            + (f"; **{plural(len(rev.blocking), 'blocking finding')}**" if rev.blocking else "")
             + f"; {plural(stale, 'stored case')} in {plural(len(rev.stale_runs), 'run')} become stale.", ""]
 
 
@@ -278,13 +304,15 @@ def _cut_note(rev: Review, what: str) -> list[str]:
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
     table = summary_table(rev) + [""] + _legend(rev) if rev.calculators else []
-    top = _header(rev) + _policy(rev) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _blocking(rev) + _policy(rev) + table + _problems(rev) + _stale(rev) + _guidelines(rev) \
+        + _paths(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
-    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _blocking(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) \
+        + _guidelines(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:
