@@ -296,9 +296,10 @@ def _legend(rev: Review) -> list[str]:
 
 
 def _cut_note(rev: Review, what: str) -> list[str]:
-    base = esc(rev.base["revision"])
+    label = str(rev.base["revision"])
+    base = "" if label.startswith("merge-base with") else f" --base {esc(label)}"
     return ["", f"**This comment was cut to fit {LIMIT:,} characters: {what}.** The whole report: "
-            f"`formula review-pr --base {base} --format json`, or `--out FILE` for the full markdown.", ""]
+            f"`formula review-pr{base} --format json`, or `--out FILE` for the full markdown.", ""]
 
 
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:

@@ -203,6 +203,20 @@ def touched(repo: Path, base: str, head: str | None) -> list[tuple[str, str, str
     return out
 
 
+DEFAULT_BRANCH = "main"
+
+
+def merge_base(repo: Path, head: str | None) -> str:
+    """The commit where the head (None: HEAD, under the working tree) left `main`: the base a pull request into main
+    is reviewed against when no --base is given."""
+    main = resolve(repo, DEFAULT_BRANCH)
+    tip = resolve(repo, head) if head is not None else resolve(repo, "HEAD")
+    p = _git(repo, "merge-base", main, tip)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise RevisionError(f"{head or 'HEAD'} shares no history with {DEFAULT_BRANCH}: give the base with --base REV")
+    return p.stdout.strip()
+
+
 def subject(repo: Path, commit: str) -> str | None:
     """The commit's subject line (its message's first line)."""
     p = _git(repo, "log", "-1", "--format=%s", commit)
@@ -242,11 +256,16 @@ def _marked(changes: list[tuple[str, str, str | None]], base_read: frozenset[str
 
 
 @contextmanager
-def sides(root: Path, base: str, head: str | None) -> Iterator[tuple[Side, Side]]:
-    """The base and head registries (head None: the working tree at `root`), in folders removed afterwards; the head
-    carries every path the change touches and whether the review read it."""
+def sides(root: Path, base: str | None, head: str | None) -> Iterator[tuple[Side, Side]]:
+    """The base (None: the merge-base of the head with main) and head registries (head None: the working tree at
+    `root`), in folders removed afterwards; the head carries every path the change touches and whether the review
+    read it."""
     repo, prefix = repository(root)
-    base_commit = resolve(repo, base)
+    if base is None:
+        base_commit = merge_base(repo, head)
+        base = f"merge-base with {DEFAULT_BRANCH}"
+    else:
+        base_commit = resolve(repo, base)
     head_commit = resolve(repo, head) if head is not None else None
     folders = tuple(f"{prefix}{d}/" for d in (*REGISTRY_DIRS, RESULTS_DIR))
     with tempfile.TemporaryDirectory(prefix="formula-review-") as tmp:

@@ -593,6 +593,17 @@ def check(reg: Registry) -> None:
 # ---------------------------------------------------------------------- making a decision
 
 
+def not_future(day: dt.date) -> None:
+    """SigningError when `day` has not come on this machine's clock ($FORMULA_TODAY may replay a past day only)."""
+    from registry import clock
+
+    real = clock.real_today()
+    if day > real:
+        raise SigningError(f"the decision would be dated {day} (${clock.ENV}), after this machine's clock ({real}): "
+                           f"a decision is signed on the day it is made; unset ${clock.ENV} or set it to a day that "
+                           "has come")
+
+
 @dataclasses.dataclass(frozen=True)
 class Identity:
     """Who a signing key is: its principal in allowed_signers, their entry in people:, the key's fingerprint."""
@@ -610,6 +621,7 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
 
     from registry.governance.sshsig import public_key
 
+    not_future(day)
     _, blob = public_key(key)
     fp = fingerprint_of(base64.b64decode(blob))
     holders = t.principals_of(fp)
@@ -642,8 +654,11 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
 def decide(ident: Identity, role: str, *, slug: str, version: str, content: str, effective: dt.date,
            decision: str, day: dt.date, reason: str, previous: str | None,
            next_review: dt.date | None = None) -> dict[str, Any]:
-    """A signed decision, as the plain mapping written to the version entry."""
+    """A signed decision, as the plain mapping written to the version entry; never dated after the machine's clock
+    ($FORMULA_TODAY replays a day that has come, it cannot sign one that has not)."""
     from registry.governance.sshsig import sign
+
+    not_future(day)
 
     d = Decision(decision=decision, principal=ident.principal, role=role, name=ident.person.name, date=day,
                  reason=reason, previous=previous, next_review=next_review, signature="-")
