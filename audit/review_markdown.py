@@ -313,7 +313,7 @@ def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     if limit is None or len(full) <= limit:
         return full
     top = _header(rev) + _blocking(rev) + _policy(rev, details=False) + table + _problems(rev) + _stale(rev) \
-        + _guidelines(rev)
+        + _guidelines(rev) + _paths(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:

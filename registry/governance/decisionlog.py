@@ -266,12 +266,24 @@ def seal_problems(reg: Registry, t: Trust) -> list[Problem]:
     for slug, versions in sorted(t.legacy.items()) if day is not None else []:
         c = reg.calculators.get(slug)
         for v in c.versions if c is not None else []:
-            if v.version in versions and day is not None and v.effective > day:
-                out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)),
-                                   f"versions {v.version}", f"is effective {v.effective}, after the seal of history "
-                                   f"before signing ({day}), yet listed in {rel}: it needs signed decisions",
-                                   codes.SIGNATURE))
+            if v.version not in versions or day is None:
+                continue
+            where = (reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)), f"versions {v.version}")
+            if v.effective > day:
+                out.append(Problem(*where, f"is effective {v.effective}, after the seal of history before signing "
+                                   f"({day}), yet listed in {rel}: it needs signed decisions", codes.SIGNATURE))
+            late = sorted(d for d in typed_dates(v) if d > day)
+            if late:
+                out.append(Problem(*where, f"records a decision dated {late[-1]}, after the seal of history before "
+                                   f"signing ({day}), yet is listed in {rel}: what was decided after the seal needs "
+                                   "signed decisions", codes.SIGNATURE))
     return out
+
+
+def typed_dates(v: Version) -> list[dt.date]:
+    """The dates of a version's typed records (release, approval, sign-offs): what was decided before signing."""
+    out = [s.date for s in (v.released_by, v.approved_by) if s is not None] + [s.date for s in v.signoffs]
+    return out + ([v.approved] if v.approved is not None else [])
 
 
 def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
