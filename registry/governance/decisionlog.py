@@ -134,6 +134,7 @@ class Trust:
     legacy: dict[str, dict[str, dict[str, Any]]]
     seal: dict[str, str] | None = None  # what REGISTRY.lock fixes of the seal: {"digest", "date"}
     sealed: bool = False  # whether the seal file exists
+    policy_error: str | None = None  # the policy file is not valid: what depends on it is not checked (R-POLICY)
 
     def seal_date(self) -> dt.date | None:
         """The day the history before signing was sealed: no signed decision is dated before it."""
@@ -166,10 +167,11 @@ def trust(formulas_dir: Path) -> Trust:
     from registry.yamlio import load_file
 
     problems: list[tuple[str, int, str]] = []
+    policy_error = None
     try:
         pol = read_policy(formulas_dir)
-    except PolicyError:
-        pol = Policy()  # reported by the policy rule; the strict defaults hold meanwhile
+    except PolicyError as e:
+        pol, policy_error = Policy(), str(e)  # reported by the policy rule; the strict defaults hold meanwhile
     path = formulas_dir / SIGNERS_FILE
     rel = f"formulas/{SIGNERS_FILE.as_posix()}"
     from registry.regular import FileRefused, read_text
@@ -190,7 +192,7 @@ def trust(formulas_dir: Path) -> Trust:
     by_key: dict[str, set[str]] = {}
     for s in signers:
         by_key.setdefault(s.fingerprint, set()).add(s.principal)
-        if s.principal not in pol.people:
+        if s.principal not in pol.people and policy_error is None:
             problems.append((rel, s.line, f"principal {s.principal} has no entry in people: of "
                                           f"formulas/{POLICY_FILE.as_posix()} (a name and roles)"))
     problems += _shared_names(pol)
@@ -215,7 +217,7 @@ def trust(formulas_dir: Path) -> Trust:
         seal = lock_seal(formulas_dir / LOCK_FILE)
     except ValueError:
         seal = None  # an unreadable lock is the lock rule's problem
-    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath))
+    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath), policy_error)
 
 
 def _shared_names(pol: Policy) -> list[tuple[str, int, str]]:
@@ -579,6 +581,8 @@ def check(reg: Registry) -> None:
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
     reg.problems.extend(seal_problems(reg, t))
+    if t.policy_error is not None:
+        return  # the policy rule's one problem says so: decisions are judged by a policy that reads
     from registry.versions import LOCK_FORMAT, lock_format
 
     try:
