@@ -106,7 +106,8 @@ def summary_table(rev: Review) -> list[str]:
     out = ["| calculator | kind | version | changed values | reference answers changed | reclassified | "
            "dependants | decisions |", "|---|---|---|---|---|---|---|---|"]
     for r in rev.calculators:
-        states = ", ".join(sorted({d.state.replace("_", " ") for d in r.decisions}))
+        states = ", ".join(sorted({"not signed" if d.state == "unsigned" else d.state.replace("_", " ")
+                                   for d in r.decisions}))
         decided = f"{len(r.decisions)} ({states})" if states else "0"
         out.append(f"| {esc(r.slug)} | {r.kind} | {_version(r)} | {len(r.changes)} | {_answers(r.effect)} | "
                    f"{_reclass(r.effect)} | {len(r.dependants)} | {decided} |")
@@ -120,7 +121,7 @@ def _decision(d: Decision) -> str:
     if d.state == "verified":
         how = f"verified: key of {esc(d.principal)} ({esc(d.fingerprint)})"
     elif d.state == "unsigned":
-        how = "unsigned: a typed name, not verified by any key"
+        how = "not signed: a typed name, not verified by any key"
     elif d.state == "recorded_before_signing":
         how = "recorded before signing began, not verified"
     else:
