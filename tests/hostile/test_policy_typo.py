@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import copy_registry, run, solo
+from tests.helpers import copy_registry, solo
 from tests.hostile.helpers import problems
 
 POLICY = Path("formulas") / "policy" / "governance.yaml"
@@ -19,8 +19,9 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = copy_registry(tmp_path_factory.mktemp("typo") / "registry")
     with pytest.MonkeyPatch.context() as mp:
         solo(root, mp)
-        from registry.governance.deciding import KEY_ENV
         import os
+
+        from registry.governance.deciding import KEY_ENV
 
         code = run_fix(root, os.environ[KEY_ENV])
     assert code == 0
