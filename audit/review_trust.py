@@ -93,8 +93,9 @@ def rewritten(base: Registry, head: Registry) -> list[str]:
 
 
 def _hashes_on(reg: Registry, slug: str, version: str, locked: str | None) -> set[str]:
-    """Every content hash the head gives a released version: its lock entry, its snapshot's, and (active) its live
-    content's. Empty when the head no longer has it released."""
+    """Every content hash the head gives a released version: its lock entry and (active) its live content's. Its
+    snapshot is tied to that lock entry by the head's own validation (R-SNAPSHOT), whose problems block already.
+    Empty when the head no longer has it released."""
     from registry import versions as ver
     from registry.schema import VersionStatus
 
@@ -103,13 +104,11 @@ def _hashes_on(reg: Registry, slug: str, version: str, locked: str | None) -> se
     if c is None or v is None:
         return {locked} if locked else set()
     out = {locked or "none"}
-    try:
-        snap = ver.read_snapshot(reg.formulas_dir, slug, version)
-        out.add(ver.content_hash(snap) if snap is not None else "no snapshot")
-        if v.status == VersionStatus.active:
+    if v.status == VersionStatus.active:
+        try:
             out.add(ver.active_hash(reg, slug))
-    except (ValueError, LookupError, StopIteration, TypeError, OSError):
-        out.add("unreadable")
+        except (ValueError, LookupError, StopIteration, TypeError):
+            out.add("unreadable")
     return out
 
 
