@@ -11,6 +11,7 @@ from registry import clock
 from tests.helpers import copy_registry, run, solo
 
 CALCIUM = "calcium-correction"
+GENUINE = clock.real_today  # read at import, before tests/conftest.py lets the clock reach the fixed day
 
 
 @pytest.mark.parametrize("ahead", [1, 40, 3650])
@@ -19,6 +20,7 @@ def test_a_decision_dated_after_the_real_clock_is_refused(ahead: int, tmp_path: 
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     root = copy_registry(tmp_path)
     solo(root, monkeypatch)
+    monkeypatch.setattr(clock, "real_today", GENUINE)
     day = clock.real_today() + dt.timedelta(days=ahead)
     monkeypatch.setenv(clock.ENV, day.isoformat())
     path = root / "formulas" / f"{CALCIUM}.yaml"
