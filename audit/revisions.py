@@ -21,13 +21,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 REGISTRY_DIRS = ("formulas", "guidelines")
 RESULTS_DIR = "results"
 _GIT_TIMEOUT_S = 120
 MAX_ARCHIVE_BYTES = 512 * 2**20  # the shipped registry and its runs are about 10 MiB; a pull request cannot ask for more
 MAX_FILES = 100_000  # blobs a side's registry folders may hold
-BLOB, LINK, GITLINK = "100644", "120000", "160000"
+LINK, GITLINK = "120000", "160000"
+CHUNK = 1 << 20  # bytes of a blob held in memory at once
 
 
 class RevisionError(Exception):
@@ -108,23 +110,27 @@ def _present(repo: Path, commit: str, prefix: str) -> list[str]:
 
 
 def _listing(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, str, int, str]]:
-    """(mode, object id, size, path) of every entry under `paths` at `commit`, sizes summed against the cap."""
-    p = _git(repo, "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *paths, binary=True)
-    if p.returncode != 0:
-        raise RevisionError(f"cannot list revision {commit[:12]}: {p.stderr.decode(errors='replace').strip()}")
-    out, total = [], 0
-    for rec in p.stdout.split(b"\0"):
-        if not rec:
-            continue
-        meta, _, name = rec.partition(b"\t")
-        mode, _kind, oid, size = meta.decode("ascii", "replace").split()
-        path = name.decode("utf-8", "surrogateescape")
-        total += int(size) if size.isdigit() else 0
-        out.append((mode, oid, int(size) if size.isdigit() else 0, path))
-    if len(out) > MAX_FILES or total > MAX_ARCHIVE_BYTES:
-        raise RevisionError(f"revision {commit[:12]}'s registry folders hold {len(out):,} files, "
-                            f"{total / 2**20:.0f} MiB, more than the {MAX_FILES:,} files and "
-                            f"{MAX_ARCHIVE_BYTES // 2**20} MiB a registry review reads")
+    """(mode, object id, size, path) of every entry under `paths` at `commit`, read as git lists them and stopped
+    past MAX_FILES entries or MAX_ARCHIVE_BYTES of blobs (a hostile tree cannot make the listing itself large)."""
+    out: list[tuple[str, str, int, str]] = []
+    total, rest = 0, b""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    with subprocess.Popen(["git", "-C", str(repo), "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *paths],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(CHUNK):
+            *records, rest = (rest + chunk).split(b"\0")
+            for rec in records:
+                meta, _, name = rec.partition(b"\t")
+                mode, _kind, oid, size = meta.decode("ascii", "replace").split()
+                out.append((mode, oid, int(size) if size.isdigit() else 0, name.decode("utf-8", "surrogateescape")))
+                total += out[-1][2]
+            if len(out) > MAX_FILES or total > MAX_ARCHIVE_BYTES:
+                proc.kill()
+                raise RevisionError(f"revision {commit[:12]}'s registry folders hold more than the {MAX_FILES:,} "
+                                    f"files or {MAX_ARCHIVE_BYTES // 2**20} MiB a registry review reads")
+    if proc.returncode != 0:
+        raise RevisionError(f"cannot list revision {commit[:12]} (git ls-tree exit {proc.returncode})")
     return out
 
 
@@ -160,14 +166,25 @@ def _read_blobs(repo: Path, commit: str, listing: list[tuple[str, str, int, str]
                 header = proc.stdout.readline().split()
                 if len(header) != 3 or header[1] != b"blob" or int(header[2]) != size:
                     raise RevisionError(f"revision {commit[:12]}: git cannot read blob {oid} of {target.name}")
-                data = proc.stdout.read(size)
-                proc.stdout.read(1)  # the newline after the content
                 target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
+                _copy(proc.stdout, target, size)
+                proc.stdout.read(1)  # the newline after the content
         except OSError as e:
             raise RevisionError(f"revision {commit[:12]} cannot be unpacked safely: {e}") from None
         finally:
             proc.stdin.close()
+
+
+def _copy(stream: Any, target: Path, size: int) -> None:
+    """`size` bytes of `stream` into `target`, a chunk at a time: memory stays bounded whatever a blob holds."""
+    with open(target, "xb") as out:
+        left = size
+        while left:
+            chunk = stream.read(min(left, CHUNK))
+            if not chunk:
+                raise OSError(f"git stopped before the end of {target.name}")
+            out.write(chunk)
+            left -= len(chunk)
 
 
 def extract(repo: Path, commit: str, prefix: str, dest: Path, *, results: bool) -> tuple[Path, frozenset[str]]:

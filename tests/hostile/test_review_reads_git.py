@@ -152,3 +152,15 @@ def test_a_submodule_or_link_in_the_registry_refuses_the_revision(shared: Path, 
     repo, prefix = repository(shared)
     with pytest.raises(RevisionError, match="cannot be unpacked safely"):
         extract(repo, resolve(repo, branch), prefix, tmp_path / "side", results=True)
+
+
+@pytest.mark.parametrize("cap, value", [("MAX_FILES", 10), ("MAX_ARCHIVE_BYTES", 4096)])
+def test_a_side_past_the_review_caps_is_refused_before_it_is_read(shared: Path, tmp_path: Path, cap: str, value: int,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from audit import revisions
+
+    monkeypatch.setattr(revisions, cap, value)
+    repo, prefix = repository(shared)
+    with pytest.raises(RevisionError, match="more than the"):
+        extract(repo, resolve(repo, "main"), prefix, tmp_path / "side", results=True)
+    assert not (tmp_path / "side" / "formulas").exists()  # nothing was written
