@@ -54,8 +54,10 @@ def _one(base: Registry, head: Registry, slug: str, trusts: tuple[Any, Any, Any]
             out.append(f"{slug} {theirs.entry.version}: the {d.decision} by {d.principal} on {d.date} counts only "
                        f"under this change's own rules; under the base's it does not: {theirs.why}")
     known = {(p.field, p.problem) for p in own.problems} | {(p.field, p.problem) for p in before} | said
-    out += [f"{slug}: {p.field}: under the base's rules {p.problem} (the change loosens the rules it is judged by)"
-            for p in under_base.problems if (p.field, p.problem) not in known]
+    keyed = {x.entry.version for x in own.checked if x.fingerprint in new_keys}  # said with the new key already
+    out += [f"{slug}: {p.field}: under the base's rules, {p.problem} (the change loosens the rules it is judged by)"
+            for p in under_base.problems if (p.field, p.problem) not in known
+            and not (p.field.startswith("versions ") and p.field.split()[1] in keyed)]
     if any(x.entry.in_draft for x in own.checked):
         counted, need, _ = draft_state(th, own, slug)
         counted_b, need_b, _ = draft_state(judge, under_base, slug)
