@@ -86,3 +86,29 @@ def test_the_same_decision_under_unchanged_rules_passes(tmp_path: Path, capsys: 
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--format", "json")
     report = json.loads(out)
     assert (code, report["blocking"], report["problems"]) == (0, [], [])
+
+
+# (the base's policy, what the change loosens): the chair's one approval counts only under the change's own rules
+DRAFT_LOOSENINGS = {"count lowered": ({"approvals_required": 2, "approver_roles": []}, {"approvals_required": 1}),
+                    "roles opened": ({"approver_roles": ["renal pharmacist"]}, {"approver_roles": []})}
+
+
+@pytest.mark.parametrize("name", sorted(DRAFT_LOOSENINGS))
+def test_a_waiting_draft_approved_only_under_the_changes_rules_blocks(name: str, tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import datetime as dt
+
+    from registry import clock
+
+    base, loosen = DRAFT_LOOSENINGS[name]
+    repo = make_repo(tmp_path / "repo", four_eyes=True, **base)
+    set_policy(repo, **loosen)
+    later = (clock.today() + dt.timedelta(days=7)).isoformat()
+    assert run(capsys, "fix", CALCIUM, "--set", "albumin_coefficient=0.7", "--reason", "r", "--date", later,
+               "--root", str(repo), *key())[0] == 0
+    code, _, err = run(capsys, "approve", CALCIUM, "1.1.0", "--reason", "ok", "--root", str(repo), *key("chair"))
+    assert code == 0, err
+    code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo), "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and any("its draft is approved only under this change's own rules" in w
+                             for w in report["blocking"]), (report["blocking"], report["calculators"][0]["head_state"])
