@@ -13,7 +13,7 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from registry.model import Registry
-from registry.schema import Calculator, SignOff
+from registry.schema import Calculator, SignOff, Version, VersionStatus
 
 State = Literal["verified", "recorded_before_signing", "invalid", "unsigned"]
 
@@ -40,7 +40,7 @@ def decisions(base: Registry, head: Registry, a: Calculator | None, b: Calculato
     out = [Decision(version=v.version, decision=v.decision, name=v.name, role=v.role, date=str(v.date),
                     principal=v.principal, fingerprint=v.fingerprint, state=v.state, why=v.why, reason=v.reason)
            for v in _signed(head, b) if _key(v) not in seen]
-    return out + typed(a, b) + rejected(base, head, b.slug)
+    return out + typed(a, b) + typed_draft(base, head, b.slug) + rejected(base, head, b.slug)
 
 
 def rejected(base: Registry, head: Registry, slug: str) -> list[Decision]:
@@ -90,11 +90,27 @@ def typed(base: Calculator | None, head: Calculator) -> list[Decision]:
     before = {v.version: v for v in base.versions} if base is not None else {}
     out: list[Decision] = []
     for v in head.versions:
-        old = before.get(v.version)
-        if v.released_by is not None and (old is None or old.released_by != v.released_by):
-            out.append(_typed(v.version, "release", v.released_by))
-        if v.approved_by is not None and (old is None or old.approved_by != v.approved_by):
-            out.append(_typed(v.version, "approve", v.approved_by))
-        known = old.signoffs if old is not None else []
-        out += [_typed(v.version, "review", s) for s in v.signoffs if s not in known]
+        out += _typed_new(before.get(v.version), v)
     return out
+
+
+def typed_draft(base: Registry, head: Registry, slug: str) -> list[Decision]:
+    """The typed names on a waiting draft (formulas/drafts/) the base does not hold: its author, its approvals."""
+    from registry.versioned import draft_version
+
+    found = draft_version(head, slug)
+    if found is None:
+        return []
+    was = draft_version(base, slug)
+    return _typed_new(was[1] if was is not None and was[1].version == found[1].version else None, found[1])
+
+
+def _typed_new(old: Version | None, v: Version) -> list[Decision]:
+    out: list[Decision] = []
+    if v.released_by is not None and (old is None or old.released_by != v.released_by):
+        made = _typed(v.version, "release" if v.status != VersionStatus.draft else "draft", v.released_by)
+        out.append(made if made.reason else made.model_copy(update={"reason": v.changelog}))  # its reason: the changelog
+    if v.approved_by is not None and (old is None or old.approved_by != v.approved_by):
+        out.append(_typed(v.version, "approve", v.approved_by))
+    known = old.signoffs if old is not None else []
+    return out + [_typed(v.version, "review", s) for s in v.signoffs if s not in known]

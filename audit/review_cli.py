@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 TOOL_ERROR = 2  # an unknown revision, a shallow clone lacking the base, no git: nothing was reviewed
+NO_REGISTRY = 3  # no registry here (nor --root, nor $FORMULA_REGISTRY_ROOT): nothing was reviewed
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,8 +17,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "completeness, the effect on the shipped reference cases and their agreement with the "
                        "benchmark, dependants, and the "
                        "stored runs under results/ that become stale; then every validation problem of the head. "
-                       "Exit 0 when the head is valid, 1 when it has problems, 2 when a revision cannot be read.")
-    p.add_argument("--base", required=True, metavar="REV", help="the revision the change is proposed against")
+                       "Exit 0 when the head is valid and nothing blocks, 1 when it has problems or a blocking finding (a "
+                       "path the review did not read, a decision that counts only under the change's own rules, a "
+                       "released version or the seal rewritten), 2 when a revision cannot be read, 3 when there is "
+                       "no registry here.")
+    p.add_argument("--base", metavar="REV", default=None,
+                   help="the revision the change is proposed against (default: where the head left main, "
+                   "`git merge-base main HEAD`)")
     p.add_argument("--head", metavar="REV", default=None, help="the proposed revision (default: the working tree)")
     p.add_argument("--format", choices=["markdown", "json"], default="markdown",
                    help="markdown: a pull-request comment (at most 65,536 characters); json: everything")
@@ -29,11 +35,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
-def _root(given: Path | None) -> Path:
-    """Found as every command finds it (registry.loader.find_root); an installed copy is no repository."""
-    from registry.loader import resolve_root
+def _root(given: Path | None) -> Path | None:
+    """Found as every command finds it (registry.loader.find_root); None where no registry is found (the copy
+    installed with the package is no registry of the user's: reviewing it would say "validates" of the wrong one)."""
+    from registry.loader import INSTALLED, find_root
 
-    return resolve_root(given)
+    found = find_root(given)
+    return None if found.how == INSTALLED else found.path
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,8 +53,15 @@ def run(args: argparse.Namespace) -> int:
     if args.out is not None and args.out.is_dir():
         say(f"error: --out {printable(str(args.out))} is a folder; give a file", file=sys.stderr)
         return TOOL_ERROR
+    root = _root(args.root)
+    if root is None:
+        from registry.loader import ROOT_ENV
+
+        say("error: no registry here: review-pr reviews a registry repository (a folder holding formulas/ and "
+            f"guidelines/); run it inside one, or pass --root DIR (or set {ROOT_ENV})", file=sys.stderr)
+        return NO_REGISTRY
     try:
-        with sides(_root(args.root), args.base, args.head) as (base, head):
+        with sides(root, args.base, args.head) as (base, head):
             rev = review(base, head)
     except RevisionError as e:
         from registry.cliutil import in_registry

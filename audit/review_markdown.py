@@ -107,7 +107,8 @@ def summary_table(rev: Review) -> list[str]:
     out = ["| calculator | kind | version | changed values | reference answers changed | reclassified | "
            "dependants | decisions |", "|---|---|---|---|---|---|---|---|"]
     for r in rev.calculators:
-        states = ", ".join(sorted({d.state.replace("_", " ") for d in r.decisions}))
+        states = ", ".join(sorted({"not signed" if d.state == "unsigned" else d.state.replace("_", " ")
+                                   for d in r.decisions}))
         decided = f"{len(r.decisions)} ({states})" if states else "0"
         out.append(f"| {esc(r.slug)} | {r.kind} | {_version(r)} | {len(r.changes)} | {_answers(r.effect)} | "
                    f"{_reclass(r.effect)} | {len(r.dependants)} | {decided} |")
@@ -121,7 +122,7 @@ def _decision(d: Decision) -> str:
     if d.state == "verified":
         how = f"verified: key of {esc(d.principal)} ({esc(d.fingerprint)})"
     elif d.state == "unsigned":
-        how = "unsigned: a typed name, not verified by any key"
+        how = "not signed: a typed name, not verified by any key"
     elif d.state == "recorded_before_signing":
         how = "recorded before signing began, not verified"
     else:
@@ -223,6 +224,31 @@ def _policy(rev: Review, details: bool = True) -> list[str]:
     return out + [""]
 
 
+def _blocking(rev: Review) -> list[str]:
+    """What the head cannot vouch for itself, judged by the base: first, since each one fails the review."""
+    if not rev.blocking:
+        return []
+    out = [f"### Blocking: {plural(len(rev.blocking), 'finding')} judged by the base", ""]
+    shown = rev.blocking[:MAX_PROBLEMS]
+    out += [f"- **{esc(w, 600, lead=True)}**" for w in shown]
+    if len(rev.blocking) > len(shown):
+        out.append(f"- … and {len(rev.blocking) - len(shown)} more (`--format json` lists them all)")
+    return out + [""]
+
+
+def _paths(rev: Review) -> list[str]:
+    """Every path the change touches, beside whether the review read it (folded: the list can be long)."""
+    if not rev.paths:
+        return []
+    unread = sum(not p.read for p in rev.paths)
+    rows = [f"| {p.status} | {esc(p.path)}{f' (from {esc(p.old)})' if p.old else ''} | "
+            f"{'read' if p.read else '**not read**'} |" for p in rev.paths[:MAX_PROBLEMS]]
+    more = [f"… and {len(rev.paths) - len(rows)} more (`--format json` lists them all)"] if len(rows) < len(rev.paths) \
+        else []
+    return [f"<details><summary>Paths the change touches: {len(rev.paths)}, {unread} not read by this review"
+            "</summary>", "", "| status | path | review |", "|---|---|---|", *rows, *more, "", "</details>", ""]
+
+
 def _stale(rev: Review) -> list[str]:
     if not rev.stale_runs:
         return ["Stored runs under results/: none becomes stale.", ""]
@@ -255,6 +281,7 @@ def _header(rev: Review) -> list[str]:
             + (f"; who decides changed: {plural(len(rev.policy), 'file')} under formulas/policy/" if rev.policy else "")
             + (f"; {plural(len(rev.key_warnings), 'decision')} signed with a key the change adds" if rev.key_warnings
                else "")
+            + (f"; **{plural(len(rev.blocking), 'blocking finding')}**" if rev.blocking else "")
             + f"; {plural(stale, 'stored case')} in {plural(len(rev.stale_runs), 'run')} become stale.", ""]
 
 
@@ -271,9 +298,10 @@ def _legend(rev: Review) -> list[str]:
 
 
 def _cut_note(rev: Review, what: str) -> list[str]:
-    base = esc(rev.base["revision"])
+    label = str(rev.base["revision"])
+    base = "" if label.startswith("merge-base with") else f" --base {esc(label)}"
     return ["", f"**This comment was cut to fit {LIMIT:,} characters: {what}.** The whole report: "
-            f"`formula review-pr --base {base} --format json`, or `--out FILE` for the full markdown.", ""]
+            f"`formula review-pr{base} --format json`, or `--out FILE` for the full markdown.", ""]
 
 
 def safety_markdown(s: SafetyReview | None) -> list[str]:
@@ -299,15 +327,15 @@ def safety_markdown(s: SafetyReview | None) -> list[str]:
 def markdown(rev: Review, limit: int | None = LIMIT) -> str:
     """The comment; with `limit`, folded details and then whole calculator sections are cut to fit."""
     table = summary_table(rev) + [""] + _legend(rev) if rev.calculators else []
-    top = _header(rev) + _policy(rev) + table + _problems(rev) + safety_markdown(rev.safety) + _stale(rev) \
-        + _guidelines(rev)
+    top = _header(rev) + _blocking(rev) + _policy(rev) + table + _problems(rev) + safety_markdown(rev.safety) \
+        + _stale(rev) + _guidelines(rev) + _paths(rev)
     cores = [calculator_core(r) for r in rev.calculators]
     details = [calculator_details(r) for r in rev.calculators]
     full = "\n".join(top + [line for c, d in zip(cores, details) for line in (*c, *d, "")]) + "\n"
     if limit is None or len(full) <= limit:
         return full
-    top = _header(rev) + _policy(rev, details=False) + table + _problems(rev) + safety_markdown(rev.safety) \
-        + _stale(rev) + _guidelines(rev)
+    top = _header(rev) + _blocking(rev) + _policy(rev, details=False) + table + _problems(rev) \
+        + safety_markdown(rev.safety) + _stale(rev) + _guidelines(rev) + _paths(rev)
     lean = top + [line for c in cores for line in (*c, "")]
     note = _cut_note(rev, "the policy diffs, and the examples and text diffs of every calculator")
     if len("\n".join(lean + note)) + 1 <= limit:

@@ -153,6 +153,15 @@ class StaleRun(BaseModel):
     calculators: list[str]
 
 
+class TouchedPath(BaseModel):
+    """A path the change touches (git diff --name-status: A, M, D, T, R, C) and whether the review read it."""
+
+    status: str
+    path: str
+    old: str | None = None  # a rename's or copy's source
+    read: bool
+
+
 class Review(BaseModel):
     base: dict[str, Any]  # revision, commit, subject, working_tree (uncommitted changes on top of commit)
     head: dict[str, Any]
@@ -162,13 +171,15 @@ class Review(BaseModel):
     units_changed: bool
     policy: list[PolicyFileChange]
     key_warnings: list[str] = []  # a key this change adds that signs a decision in the same change
+    blocking: list[str] = []  # what the head cannot be trusted on by itself (audit.review_trust): exit 1
+    paths: list[TouchedPath] = []  # every path the change touches, beside whether the review read it
     stale_runs: list[StaleRun]
     problems: list[str]
     safety: SafetyReview | None = None  # the hazard log and the safety officer's sign-off (audit.review_safety)
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.problems or self.key_warnings else 0
+        return 1 if self.problems or self.key_warnings or self.blocking else 0
 
 
 # ---------------------------------------------------------------------- reading both sides
@@ -553,13 +564,20 @@ def _lock_seal(reg: Registry) -> dict[str, str] | None:
         return None
 
 
+def new_keys(base: Registry, head: Registry) -> set[str]:
+    """Fingerprints of the keys the change adds to allowed_signers."""
+    from registry.trust.decisionlog import trust_of
+
+    return {s.fingerprint for s in trust_of(head).signers} - {s.fingerprint for s in trust_of(base).signers}
+
+
 def keys_added_and_used(base: Registry, head: Registry) -> list[str]:
     """A key the change adds to allowed_signers that also signs a decision of the change: a new decider and their
     decision arrive together, so whoever reviews the key reviews its first use in the same breath."""
     from registry.trust.decisionlog import audit, trust_of
 
-    tb, th = trust_of(base), trust_of(head)
-    new = {s.fingerprint for s in th.signers} - {s.fingerprint for s in tb.signers}
+    th = trust_of(head)
+    new = new_keys(base, head)
     if not new:
         return []
     out = []
@@ -615,6 +633,15 @@ def _overall(items: Iterable[CalculatorReview]) -> Kind | None:
     return kinds[0] if kinds else None
 
 
+def blocking(base: Registry, head: Registry, head_side: Side, slugs: list[str]) -> list[str]:
+    """What the head cannot vouch for itself, judged by the base (audit.review_trust): decisions that count only
+    under the head's rules, released versions rewritten, the seal moved, touched paths the review did not read."""
+    from audit import review_trust as rt
+
+    return (rt.unread(head_side.touched) + rt.seal_moved(base, head) + rt.rewritten(base, head)
+            + rt.base_rules(base, head, slugs, new_keys(base, head)))
+
+
 def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) -> Review:
     """The review of `head_side` against `base_side` (each a registry root on disk)."""
     base, head = _load(base_side.root), _load(head_side.root)
@@ -625,7 +652,8 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     cases = read_cases(REFERENCE_CASES) if cases is None else cases
     clinical: set[str] = set()
     items: list[CalculatorReview] = []
-    for slug in _order(view, changed_slugs(base, head)):
+    slugs = changed_slugs(base, head)
+    for slug in _order(view, slugs):
         item = review_calculator((base_calc, head, view, head_calc), slug, cases, clinical, bool(head.problems))
         if item.kind == "clinical change":
             clinical.add(slug)
@@ -636,5 +664,7 @@ def review(base_side: Side, head_side: Side, cases: list[Case] | None = None) ->
     return Review(base=_side(base_side), head=_side(head_side), kind=_overall(items), calculators=items,
                   guidelines=guideline_reviews(base, head), units_changed=units_a != units_b,
                   policy=policy_changes(base, head), key_warnings=keys_added_and_used(base, head),
+                  blocking=blocking(base, head, head_side, slugs),
+                  paths=[TouchedPath(status=t.status, path=t.path, old=t.old, read=t.read) for t in head_side.touched],
                   stale_runs=stale_runs(base, head, head_side.root),
                   problems=problems, safety=review_safety(base, head))

@@ -1,25 +1,35 @@
-"""A registry as it stands at a git revision, read through git itself (`git archive`), never from .git's files.
+"""A registry as it stands at a git revision: the blobs git stores, read through git itself, never from .git's files.
 
-`formula review-pr` compares two revisions of a registry repository. Each side is extracted into a
-private temporary folder; the working tree is used as it is when no head revision is given. Every
-failure to reach a revision (not a repository, an unknown revision, a shallow clone that lacks it)
-is a `RevisionError` whose message says how to fetch what is missing.
+`formula review-pr` compares two revisions of a registry repository. Each side's registry folders are
+listed with `git ls-tree -r -z` and their blobs read with `git cat-file --batch` into a private
+temporary folder: byte for byte what is committed. `git archive` is not used, because it obeys the
+revision's own `.gitattributes` (export-ignore hides a file; export-subst, ident, filters and
+encodings rewrite one), so a change could show the review other files than it merges. A link or a
+submodule inside the registry folders is refused. The working tree is used as it is when no head
+revision is given. Every path the change touches (`git diff --name-status`, renames and copies
+included) is listed with whether the review read it (`touched`). Every failure to reach a revision
+(not a repository, an unknown revision, a shallow clone that lacks it) is a `RevisionError` whose
+message says how to fetch what is missing.
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
-import tarfile
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
 
 REGISTRY_DIRS = ("formulas", "guidelines")
 RESULTS_DIR = "results"
 _GIT_TIMEOUT_S = 120
 MAX_ARCHIVE_BYTES = 512 * 2**20  # the shipped registry and its runs are about 10 MiB; a pull request cannot ask for more
+MAX_FILES = 100_000  # blobs a side's registry folders may hold
+LINK, GITLINK = "120000", "160000"
+CHUNK = 1 << 20  # bytes of a blob held in memory at once
 
 
 class RevisionError(Exception):
@@ -37,6 +47,19 @@ class Side:
     root: Path
     subject: str | None = None
     working_tree: bool = False
+    read: frozenset[str] = field(default_factory=frozenset)  # repository paths the review read (committed sides)
+    touched: tuple[Touched, ...] = ()  # the head only: every path the change touches against the base
+
+
+@dataclass(frozen=True)
+class Touched:
+    """One path the change touches, as `git diff --name-status` names it: A, M, D, T, R or C (renames and copies
+    carry their source in `old`); `read`: whether the review read it on the side(s) where it exists."""
+
+    status: str
+    path: str
+    old: str | None
+    read: bool
 
 
 def _git(repo: Path, *args: str, binary: bool = False) -> subprocess.CompletedProcess:
@@ -86,32 +109,129 @@ def _present(repo: Path, commit: str, prefix: str) -> list[str]:
     return sorted(set(p.stdout.split()))
 
 
-def extract(repo: Path, commit: str, prefix: str, dest: Path, *, results: bool) -> Path:
-    """Write the registry folders of `commit` (and results/ when asked) under `dest`; returns the registry root.
+def _listing(repo: Path, commit: str, paths: list[str]) -> list[tuple[str, str, int, str]]:
+    """(mode, object id, size, path) of every entry under `paths` at `commit`, read as git lists them and stopped
+    past MAX_FILES entries or MAX_ARCHIVE_BYTES of blobs (a hostile tree cannot make the listing itself large)."""
+    out: list[tuple[str, str, int, str]] = []
+    total, rest = 0, b""
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    with subprocess.Popen(["git", "-C", str(repo), "ls-tree", "-r", "-l", "-z", "--full-tree", commit, "--", *paths],
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+        assert proc.stdout is not None
+        while chunk := proc.stdout.read(CHUNK):
+            *records, rest = (rest + chunk).split(b"\0")
+            for rec in records:
+                meta, _, name = rec.partition(b"\t")
+                mode, _kind, oid, size = meta.decode("ascii", "replace").split()
+                out.append((mode, oid, int(size) if size.isdigit() else 0, name.decode("utf-8", "surrogateescape")))
+                total += out[-1][2]
+            if len(out) > MAX_FILES or total > MAX_ARCHIVE_BYTES:
+                proc.kill()
+                raise RevisionError(f"revision {commit[:12]}'s registry folders hold more than the {MAX_FILES:,} "
+                                    f"files or {MAX_ARCHIVE_BYTES // 2**20} MiB a registry review reads")
+    if proc.returncode != 0:
+        raise RevisionError(f"cannot list revision {commit[:12]} (git ls-tree exit {proc.returncode})")
+    return out
 
-    `git archive` produces the tree; the tar is unpacked with the `data` filter, which refuses absolute
-    paths and links that leave `dest` (a revision's files are untrusted: they come from a pull request).
-    """
+
+def _target(dest: Path, commit: str, mode: str, path: str) -> Path:
+    """Where a blob is written; a link, a submodule or a path that could leave `dest` refuses the revision."""
+    why = None
+    if mode == LINK:
+        why = "is a symbolic link (a registry file is a file)"
+    elif mode == GITLINK:
+        why = "is a submodule, whose files the review cannot read"
+    elif not mode.startswith("100"):
+        why = f"has git mode {mode}"
+    parts = PurePosixPath(path).parts
+    if why is None and (not parts or path.startswith("/") or any(x in ("", ".", "..", ".git") for x in parts)):
+        why = "is not a plain relative path"
+    if why is not None:
+        raise RevisionError(f"revision {commit[:12]} cannot be unpacked safely: {path!r} {why}")
+    return dest.joinpath(*parts)
+
+
+def _read_blobs(repo: Path, commit: str, listing: list[tuple[str, str, int, str]], dest: Path) -> None:
+    """Each blob's stored bytes, one at a time through `git cat-file --batch` (no attribute, filter or
+    conversion applies), written under `dest`."""
+    targets = [(oid, size, _target(dest, commit, mode, path)) for mode, oid, size, path in listing]
+    env = dict(os.environ, GIT_TERMINAL_PROMPT="0", LC_ALL="C")
+    with subprocess.Popen(["git", "-C", str(repo), "cat-file", "--batch"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            for oid, size, target in targets:
+                proc.stdin.write(oid.encode("ascii") + b"\n")
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
+                if len(header) != 3 or header[1] != b"blob" or int(header[2]) != size:
+                    raise RevisionError(f"revision {commit[:12]}: git cannot read blob {oid} of {target.name}")
+                target.parent.mkdir(parents=True, exist_ok=True)
+                _copy(proc.stdout, target, size)
+                proc.stdout.read(1)  # the newline after the content
+        except OSError as e:
+            raise RevisionError(f"revision {commit[:12]} cannot be unpacked safely: {e}") from None
+        finally:
+            proc.stdin.close()
+
+
+def _copy(stream: Any, target: Path, size: int) -> None:
+    """`size` bytes of `stream` into `target`, a chunk at a time: memory stays bounded whatever a blob holds."""
+    with open(target, "xb") as out:
+        left = size
+        while left:
+            chunk = stream.read(min(left, CHUNK))
+            if not chunk:
+                raise OSError(f"git stopped before the end of {target.name}")
+            out.write(chunk)
+            left -= len(chunk)
+
+
+def extract(repo: Path, commit: str, prefix: str, dest: Path, *, results: bool) -> tuple[Path, frozenset[str]]:
+    """Write the registry folders of `commit` (and results/ when asked) under `dest`, as git stores them; returns the
+    registry root and the repository paths written."""
     paths = [p for p in _present(repo, commit, prefix) if results or not p.endswith(RESULTS_DIR)]
     if prefix + "formulas" not in paths:
         raise RevisionError(f"revision {commit[:12]} holds no {prefix}formulas/ folder: is it a registry revision?")
     dest.mkdir(parents=True, exist_ok=True)
-    archive = dest.with_suffix(".tar")
-    p = _git(repo, "archive", "--format=tar", f"--output={archive}", commit, "--", *paths, binary=True)
+    listing = _listing(repo, commit, paths)
+    _read_blobs(repo, commit, listing, dest)
+    return (dest / prefix if prefix else dest), frozenset(path for *_, path in listing)
+
+
+def touched(repo: Path, base: str, head: str | None) -> list[tuple[str, str, str | None]]:
+    """(status, path, source) of every path `head` (None: the working tree) changes against `base`, renames and
+    copies found, whatever the repository's diff settings say."""
+    p = _git(repo, "diff", "--name-status", "-z", "-M", "-C", "--no-ext-diff", "--no-textconv", "--ignore-submodules=none",
+             base, *([head] if head else []), "--", binary=True)
     if p.returncode != 0:
-        raise RevisionError(f"git archive {commit[:12]} failed: {p.stderr.decode(errors='replace').strip()}")
-    size = archive.stat().st_size
-    if size > MAX_ARCHIVE_BYTES:
-        raise RevisionError(f"revision {commit[:12]}'s registry folders hold {size / 2**20:.0f} MiB, more than the "
-                            f"{MAX_ARCHIVE_BYTES // 2**20} MiB a registry review reads")
-    try:
-        with tarfile.open(archive) as tar:
-            tar.extractall(dest, filter="data")
-    except (tarfile.TarError, OSError) as e:
-        raise RevisionError(f"revision {commit[:12]} cannot be unpacked safely: {e}") from None
-    finally:
-        archive.unlink(missing_ok=True)
-    return dest / prefix if prefix else dest
+        raise RevisionError(f"git diff {base[:12]} failed: {p.stderr.decode(errors='replace').strip()}")
+    fields = [f.decode("utf-8", "surrogateescape") for f in p.stdout.split(b"\0")]
+    out: list[tuple[str, str, str | None]] = []
+    i = 0
+    while i < len(fields) and fields[i]:
+        status = fields[i][:1]
+        if status in ("R", "C"):
+            out.append((status, fields[i + 2], fields[i + 1]))
+            i += 3
+        else:
+            out.append((status, fields[i + 1], None))
+            i += 2
+    return out
+
+
+DEFAULT_BRANCH = "main"
+
+
+def merge_base(repo: Path, head: str | None) -> str:
+    """The commit where the head (None: HEAD, under the working tree) left `main`: the base a pull request into main
+    is reviewed against when no --base is given."""
+    main = resolve(repo, DEFAULT_BRANCH)
+    tip = resolve(repo, head) if head is not None else resolve(repo, "HEAD")
+    p = _git(repo, "merge-base", main, tip)
+    if p.returncode != 0 or not p.stdout.strip():
+        raise RevisionError(f"{head or 'HEAD'} shares no history with {DEFAULT_BRANCH}: give the base with --base REV")
+    return p.stdout.strip()
 
 
 def subject(repo: Path, commit: str) -> str | None:
@@ -135,18 +255,45 @@ def _checked_out(repo: Path, root: Path, prefix: str) -> Side | None:
     return Side(label, commit, root, subject(repo, commit), working_tree=not clean)
 
 
+def _marked(changes: list[tuple[str, str, str | None]], base_read: frozenset[str], head_read: frozenset[str] | None,
+            folders: tuple[str, ...]) -> tuple[Touched, ...]:
+    """Each touched path with whether the review read it: on the head where it exists there, on the base where the
+    change deletes it (or renames it away). `head_read` None: the working tree, read whole under `folders`."""
+    def on_head(path: str) -> bool:
+        return path.startswith(folders) if head_read is None else path in head_read
+
+    def gone(path: str) -> bool:
+        return path in base_read or path.startswith(folders[-1:])  # a deleted run is simply absent from results/
+
+    out = []
+    for status, path, old in changes:
+        ok = gone(path) if status == "D" else on_head(path) and (status != "R" or old is None or gone(old))
+        out.append(Touched(status, path, old, ok))
+    return tuple(out)
+
+
 @contextmanager
-def sides(root: Path, base: str, head: str | None) -> Iterator[tuple[Side, Side]]:
-    """The base and head registries (head None: the working tree at `root`), in folders removed afterwards."""
+def sides(root: Path, base: str | None, head: str | None) -> Iterator[tuple[Side, Side]]:
+    """The base (None: the merge-base of the head with main) and head registries (head None: the working tree at
+    `root`), in folders removed afterwards; the head carries every path the change touches and whether the review
+    read it."""
     repo, prefix = repository(root)
-    base_commit = resolve(repo, base)
+    if base is None:
+        base_commit = merge_base(repo, head)
+        base = f"merge-base with {DEFAULT_BRANCH}"
+    else:
+        base_commit = resolve(repo, base)
     head_commit = resolve(repo, head) if head is not None else None
+    folders = tuple(f"{prefix}{d}/" for d in (*REGISTRY_DIRS, RESULTS_DIR))
     with tempfile.TemporaryDirectory(prefix="formula-review-") as tmp:
-        base_root = extract(repo, base_commit, prefix, Path(tmp) / "base", results=False)
+        base_root, base_read = extract(repo, base_commit, prefix, Path(tmp) / "base", results=False)
+        changes = touched(repo, base_commit, head_commit)
         if head_commit is None:
-            head_side = _checked_out(repo, root, prefix) or Side("working tree", None, root, working_tree=True)
+            found = _checked_out(repo, root, prefix) or Side("working tree", None, root, working_tree=True)
+            head_side = dataclasses.replace(found, touched=_marked(changes, base_read, None, folders))
         else:
             assert head is not None
-            head_side = Side(head, head_commit, extract(repo, head_commit, prefix, Path(tmp) / "head", results=True),
-                             subject(repo, head_commit))
-        yield Side(base, base_commit, base_root, subject(repo, base_commit)), head_side
+            head_root, head_read = extract(repo, head_commit, prefix, Path(tmp) / "head", results=True)
+            head_side = Side(head, head_commit, head_root, subject(repo, head_commit), read=head_read,
+                             touched=_marked(changes, base_read, head_read, folders))
+        yield Side(base, base_commit, base_root, subject(repo, base_commit), read=base_read), head_side

@@ -127,7 +127,7 @@ def _fields(title: str, schema: dict) -> list[str]:
 
 
 def json_shapes() -> list[str]:
-    from registry.governance.policy import Policy
+    from registry.trust.policy import Policy
     from registry.schema import Calculator, Guideline, UnitsFile
     from solver.records import AnswerRecord
     from solver.runner.manifest import Manifest

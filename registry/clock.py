@@ -23,3 +23,9 @@ def today() -> dt.date:
         from registry.toolerror import CommandError
 
         raise CommandError(f"${ENV} must be a date YYYY-MM-DD (or unset, for the calendar's), got {raw!r}") from None
+
+
+def real_today() -> dt.date:
+    """The machine's calendar date, whatever $FORMULA_TODAY says (the later of local and UTC, so no time zone makes
+    an honest day look future): a decision may be replayed on a fixed day, never signed on a day not yet come."""
+    return max(dt.date.today(), dt.datetime.now(dt.timezone.utc).date())

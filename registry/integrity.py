@@ -32,9 +32,10 @@ def _policy(reg: Registry) -> None:
 
     try:
         read_policy(reg.formulas_dir)
-    except PolicyError as e:
-        reg.problems.append(Problem(reg.rel(policy_path(reg.formulas_dir)), 1, "(policy)",
-                                    f"{e}; approvals are refused until it is fixed", codes.POLICY))
+    except PolicyError as e:  # one problem, at its line: what depends on the policy is not checked (the signature rule)
+        reg.problems.append(Problem(reg.rel(policy_path(reg.formulas_dir)), e.line, e.field,
+                                    f"{e.problem}; decisions are refused, and signatures, roles and approvals are "
+                                    "not checked until it is fixed", codes.POLICY))
 
 
 def _journal(reg: Registry) -> None:

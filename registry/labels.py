@@ -8,7 +8,8 @@ leftovers: in the names (the calculator's `name` and `formula.name`) any word th
 ("Hillier": "factor" is in both); in prose (the active text as written, constants' and inputs' descriptions)
 the old label as a phrase, since prose may rightly compare the variants ("Katz (1973) proposed a smaller
 factor than Hillier (1999)"). `formula fix` warns, naming `--name`; `formula validate` reports
-R-LABEL-NAME (a warning: the registry stays valid).
+R-LABEL-NAME (a warning: the registry stays valid). The formula's cited publication is checked the same way, for an
+old label and for an old formula name (`fix --name`): `--publication FILE` cites the new source in the same release.
 """
 from __future__ import annotations
 
@@ -53,6 +54,7 @@ def leftovers(calc: Calculator, changed: Mapping[str, tuple[str, str]]) -> list[
             if hits:
                 out.append((loc, fld, f"{text!r} still names {', '.join(hits)} of constant {const!r}'s old label "
                                       f"{old!r}; its label is now {new!r}"))
+        out += citation_leftovers(calc, words, f"constant {const!r}'s old label {old!r}; its label is now {new!r}")
         last = calc.versions[-1]  # the version as released or proposed (a draft's own file included)
         prose: list[tuple[tuple[Any, ...], str, str]] = [
             (("versions", len(calc.versions) - 1, "text"), f"versions[{last.version}].text", last.text)]
@@ -65,6 +67,17 @@ def leftovers(calc: Calculator, changed: Mapping[str, tuple[str, str]]) -> list[
                 out.append((loc, fld, f"still says {old!r}, constant {const!r}'s old label; its label is now "
                                       f"{new!r} (write {{{{ label.{const} }}}} in texts)"))
     return out
+
+
+def citation_leftovers(calc: Calculator, words: set[str], what: str) -> list[tuple[tuple[Any, ...], str, str]]:
+    """The formula's cited publication when its authors or title name one of `words` (the distinctive words of an old
+    label or name, `what`): a Katz formula still cited to Hillier (1999)."""
+    pub = calc.formula.publication
+    hits = _named(" ".join([*pub.authors, pub.title]), words)
+    if not hits:
+        return []
+    return [(("formula", "publication"), "formula.publication",
+             f"cites {pub.authors[0]} ({pub.year}) {pub.title!r}, which names {', '.join(hits)} of {what}")]
 
 
 def label_changes(before: Mapping[str, Any] | None, calc: Calculator) -> dict[str, tuple[str, str]]:

@@ -467,6 +467,8 @@ def warnings(reg: Registry) -> list[Problem]:
                 continue  # the lock rule reports an unreadable snapshot
             changed.update(label_changes(snap, c))
         for loc, fld, what in leftovers(c, changed):
-            out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw[slug], loc), fld,
-                               what + ": rename it (`formula fix ... --name`, or edit and release)", codes.LABEL_NAME))
+            fix = "cite the new source (`formula fix ... --publication FILE`)" if fld == "formula.publication" else \
+                "rename it (`formula fix ... --name`, or edit and release)"
+            out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw[slug], loc), fld, f"{what}: {fix}",
+                               codes.LABEL_NAME))
     return out

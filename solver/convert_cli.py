@@ -17,7 +17,7 @@ INPUTS = (".jsonl", ".csv")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("convert", help="benchmark-shaped entity objects (JSONL or CSV) as a parquet cohort",
+    p = sub.add_parser("convert",
                        description="Turn entity objects as the benchmark writes them (one JSON object a line, or a "
                        "'Relevant Entities' column of a CSV) into the cohort schema that `formula batch` reads: a "
                        "number column and a dictionary <name>_unit column per quantity (four-part heights folded "

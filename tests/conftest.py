@@ -63,6 +63,18 @@ os.environ["FORMULA_CACHE_DIR"] = _CACHE  # registry.loader.CACHE_ENV; tests of 
 atexit.register(shutil.rmtree, _CACHE, True)
 
 
+@pytest.fixture(autouse=True)
+def _clock_reached_the_fixed_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The suite fixes the day ($FORMULA_TODAY) at the registry's dates, and walkthroughs move it on a few days;
+    the machine's clock, past which nothing is signed (registry.clock.real_today), is taken to have reached that
+    day in this process (tests/registry/test_signing_clock.py restores the real one). Subprocesses see the real
+    clock: they sign on the last release day, which a machine's clock has passed."""
+    from registry import clock
+
+    genuine = clock.real_today
+    monkeypatch.setattr(clock, "real_today", lambda: max(genuine(), clock.today()))
+
+
 @pytest.fixture()
 def registry_copy(tmp_path):
     """A private copy of the registry (formulas/ and guidelines/) that a test may edit."""

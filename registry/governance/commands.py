@@ -87,6 +87,9 @@ def _register_releasing(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", dest="formula_name", default=None, metavar="TEXT",
                    help="the formula's new name (formula.name), when it names the old label (e.g. 'Katz sodium "
                    "correction for hyperglycemia'): the fix warns when a name or text keeps a replaced label")
+    p.add_argument("--publication", default=None, metavar="FILE",
+                   help="a YAML file with the formula's new cited publication (authors, title, journal, year; doi "
+                   "where certain), when a rename leaves the old citation behind: the fix warns when it does")
     _release_args(p)
     p.set_defaults(handler=cmd_fix)
 
@@ -292,7 +295,8 @@ def cmd_release(args: argparse.Namespace) -> int:
 def cmd_fix(args: argparse.Namespace) -> int:
     from registry.governance.release import release
 
-    ask = _release_request(args, sets=args.assignments or [], labels=args.labels or [], name=args.formula_name)
+    ask = _release_request(args, sets=args.assignments or [], labels=args.labels or [], name=args.formula_name,
+                           publication=None if args.publication is None else str(args.publication))
     return maintain(args.root, lambda: release(args.root, ask))
 
 

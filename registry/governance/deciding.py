@@ -42,6 +42,8 @@ def identity(reg: Registry, key: str | Path | None, by: str | None, role: str | 
         raise DecisionRefused(f"this decision is signed: give --key PATH (your OpenSSH key, or its .pub with the key in "
                               f"ssh-agent) or set ${KEY_ENV}; formulas/{POLICY_FILE.as_posix()} requires signatures")
     t = sg.trust(reg.formulas_dir)
+    if t.policy_error is not None:
+        raise DecisionRefused(f"{t.policy_error}; decisions are refused until it is fixed")
     if t.problems:
         f, line, why = t.problems[0]
         raise DecisionRefused(f"{f}:{line}: {why}; decisions are refused until the keys are in order")

@@ -49,11 +49,14 @@ if TYPE_CHECKING:
 
 
 def _apply_sets(calc: Calculator, rt: Any, assignments: dict[str, int | float], names: dict[str, str],
-                formula_name: str | None = None) -> None:
-    """Set constants (and their labels, and the formula's name) in a round-trip file, each checked first."""
+                formula_name: str | None = None, publication: dict[str, Any] | None = None) -> None:
+    """Set constants (and their labels, the formula's name and its cited publication) in a round-trip file, each
+    checked first."""
     slug = calc.slug
     if formula_name is not None:
         rt["formula"]["name"] = formula_name
+    if publication is not None:
+        rt["formula"]["publication"] = publication
     consts = rt.get("constants") or {}
     for name, value in assignments.items():
         if name not in consts:
@@ -119,6 +122,7 @@ class _Request:
     assignments: Any
     names: Any
     formula_name: str | None = None
+    publication: dict[str, Any] | None = None  # the formula's new cited publication, checked (schema.Citation)
 
 
 class ReleaseRequest(BaseModel):
@@ -126,7 +130,8 @@ class ReleaseRequest(BaseModel):
 
     `sets`: constant values (`NAME=VALUE`); `labels`: their new names (`NAME=LABEL`); `name`: the formula's new
     name, for a fix whose new label the old name contradicts (registry.labels: the fix warns when a name or text
-    keeps the old label). With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four
+    keeps the old label); `publication`: a YAML file with its new cited publication, for a rename whose old citation
+    no longer matches. With `draft`, the version waits in formulas/drafts/ for `formula approve`; under four
     eyes every version does (the author's key cannot approve it). With a future effective `date`, an approved
     version waits there until `formula activate`."""
 
@@ -143,6 +148,7 @@ class ReleaseRequest(BaseModel):
     draft: bool = False
     with_dependants: bool = False
     key: str | None = None
+    publication: str | None = None  # a YAML file holding the formula's new cited publication (schema.Citation)
 
 
 def release(root: Path | str | None, ask: ReleaseRequest) -> str:
@@ -151,14 +157,15 @@ def release(root: Path | str | None, ask: ReleaseRequest) -> str:
     if ask.part not in ("major", "minor", "patch"):
         raise ReleaseError(f"--part must be major, minor or patch, got {ask.part!r}")
     req = _Request(reason, ask.part, parse_date(ask.date, "--date"), clock.today(), parse_assignments(ask.sets),
-                   parse_labels(ask.labels), _formula_name(ask.name))
+                   parse_labels(ask.labels), _formula_name(ask.name), _publication(ask.publication))
     with writing(root) as base:
         reg = loaded(base, "releasing")
         pol = policy_of(reg)
         c = calculator(reg, ask.calculator)
         targets = [c.slug] + (dependants(reg, c.slug) if ask.with_dependants else [])
         dirty = _releasable(reg, c, targets, req)
-        _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names, req.formula_name)  # refused before who decides
+        _apply_sets(c, rt_load(reg.paths[c.slug]), req.assignments, req.names, req.formula_name,
+                    req.publication)  # refused before who decides
         d = _deciders(reg, pol, targets, (ask.key, ask.by, ask.role), ask.draft, req.effective, req.today)
         plan = Plan(reg)
         released: list[str] = []
@@ -181,20 +188,49 @@ def _formula_name(name: str | None) -> str | None:
     return name.strip()
 
 
+def _publication(path: str | Path | None) -> dict[str, Any] | None:
+    """The citation in the YAML file `path` (--publication), checked as the schema checks a formula's publication."""
+    if path is None:
+        return None
+    from pydantic import ValidationError
+
+    from registry.schema import Citation
+    from registry.yamlio import YamlError, load_file
+
+    try:
+        data = load_file(Path(path))
+    except (YamlError, OSError) as e:
+        raise ReleaseError(f"--publication {path}: cannot be read ({e})") from None
+    try:
+        cited = Citation.model_validate(data)
+    except ValidationError as e:
+        err = e.errors(include_url=False)[0]
+        where = ".".join(str(x) for x in err["loc"]) or "(file)"
+        raise ReleaseError(f"--publication {path}: {where}: {err['msg']} (a citation: authors, title, journal or "
+                           "body, year; doi, pmid, url where certain)") from None
+    return cited.model_dump(mode="json", exclude_none=True, exclude_defaults=True)
+
+
 def _warn_old_labels(before: Calculator, after: Calculator, req: _Request) -> None:
-    """A name or text that keeps a label the fix replaced: a warning naming --name (registry.labels)."""
+    """A name, text or citation that keeps a label (or name) the fix replaced: a warning naming --name or
+    --publication (registry.labels)."""
     import sys
 
-    from registry.labels import leftovers
+    from registry.labels import citation_leftovers, distinctive, leftovers
 
     changed: dict[str, tuple[str, str]] = {}
     for n, new in req.names.items():
         old = before.constants[n].label if n in before.constants else None
         if old and old.casefold() != new.casefold():
             changed[n] = (old, new)
-    for _, fld, what in leftovers(after, changed):
-        fix = "--name NAME renames the formula in the same release" if fld == "formula.name" else \
-            "edit it and release again"
+    found = leftovers(after, changed)
+    was, now = before.formula.name, after.formula.name
+    if was.casefold() != now.casefold() and not any(f == "formula.publication" for _, f, _ in found):
+        found += citation_leftovers(after, distinctive(was, now), f"its old name {was!r}; it is now {now!r}")
+    for _, fld, what in found:
+        fix = {"formula.name": "--name NAME renames the formula in the same release",
+               "formula.publication": "--publication FILE cites the new source in the same release"}.get(
+                   fld, "edit it and release again")
         print(f"warning: formulas/{after.slug}.yaml {fld}: {what}: {fix} [R-LABEL-NAME]", file=sys.stderr)
 
 
@@ -247,7 +283,7 @@ def _release_one(reg: Registry, plan: Plan, c: Calculator, slug: str, req: _Requ
     path = reg.paths[slug]
     rt = rt_load(path)
     if slug == c.slug:
-        _apply_sets(calc, rt, req.assignments, req.names, req.formula_name)
+        _apply_sets(calc, rt, req.assignments, req.names, req.formula_name, req.publication)
     new_version = ver.bump(old.version, req.part)
     note = req.reason if slug == c.slug else f"{req.reason} (released with its dependency {c.slug})"
     entry = _new_entry(rt, new_version, note, req, d)

@@ -15,7 +15,7 @@ from registry import clock
 from registry.atomic import commit
 from registry.governance.acting import identity_of
 from registry.governance.deciding import DecisionRefused
-from registry.governance.errors import ReleaseError
+from registry.errors import ReleaseError
 from registry.governance.safety_signoff import (
     SIGNOFFS,
     SafetySignOff,
@@ -72,7 +72,7 @@ def sign_off(root: Path | str | None, key: str | Path | None, reason: str, role:
 
 
 def _sign(key: Path, data: bytes) -> str:
-    from registry.governance.sshsig import SigningError, sign
+    from registry.trust.sshsig import SigningError, sign
 
     try:
         return sign(key, data)

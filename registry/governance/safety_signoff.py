@@ -1,6 +1,6 @@
 """The clinical safety officer's sign-off of the safety case: a signed decision, stored in formulas/safety/signoffs.yaml.
 
-It is made with the machinery of every other decision (registry.governance.decisionlog: the key's identity in
+It is made with the machinery of every other decision (registry.trust.decisionlog: the key's identity in
 allowed_signers and people:, `ssh-keygen -Y sign` in the formula-registry namespace, a chain of previous hashes,
 a date never after today nor before the sign-off it follows). Its statement covers every active version by
 content hash and the hazard log by its digest and each hazard's own, so a later release or log change is named:
@@ -21,7 +21,7 @@ from registry import clock
 from registry import versions as ver
 from registry.governance import decisionlog as sg
 from registry.governance.deciding import DecisionRefused, key_path
-from registry.governance.policy import POLICY_FILE
+from registry.trust.policy import POLICY_FILE
 from registry.hazards import ALL, SIGNOFFS_FILE, Log, hazard_hash, read_log
 from registry.model import Registry
 from registry.schema import Strict
@@ -97,7 +97,7 @@ def read_signoffs(root: Path) -> tuple[list[SafetySignOff], str | None]:
 
 def check(t: sg.Trust, entries: list[SafetySignOff], today: dt.date) -> list[str | None]:
     """For each sign-off, why it fails (key, role, signature, chain, date) or None."""
-    from registry.governance.sshsig import SigningError, fingerprint_of, signature_key, verify
+    from registry.trust.sshsig import SigningError, fingerprint_of, signature_key, verify
 
     out: list[str | None] = []
     for i, s in enumerate(entries):

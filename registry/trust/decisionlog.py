@@ -134,6 +134,7 @@ class Trust:
     legacy: dict[str, dict[str, dict[str, Any]]]
     seal: dict[str, str] | None = None  # what REGISTRY.lock fixes of the seal: {"digest", "date"}
     sealed: bool = False  # whether the seal file exists
+    policy_error: str | None = None  # the policy file is not valid: what depends on it is not checked (R-POLICY)
 
     def seal_date(self) -> dt.date | None:
         """The day the history before signing was sealed: no signed decision is dated before it."""
@@ -166,10 +167,11 @@ def trust(formulas_dir: Path) -> Trust:
     from registry.yamlio import load_file
 
     problems: list[tuple[str, int, str]] = []
+    policy_error = None
     try:
         pol = read_policy(formulas_dir)
-    except PolicyError:
-        pol = Policy()  # reported by the policy rule; the strict defaults hold meanwhile
+    except PolicyError as e:
+        pol, policy_error = Policy(), str(e)  # reported by the policy rule; the strict defaults hold meanwhile
     path = formulas_dir / SIGNERS_FILE
     rel = f"formulas/{SIGNERS_FILE.as_posix()}"
     from registry.regular import FileRefused, read_text
@@ -190,7 +192,7 @@ def trust(formulas_dir: Path) -> Trust:
     by_key: dict[str, set[str]] = {}
     for s in signers:
         by_key.setdefault(s.fingerprint, set()).add(s.principal)
-        if s.principal not in pol.people:
+        if s.principal not in pol.people and policy_error is None:
             problems.append((rel, s.line, f"principal {s.principal} has no entry in people: of "
                                           f"formulas/{POLICY_FILE.as_posix()} (a name and roles)"))
     problems += _shared_names(pol)
@@ -215,7 +217,7 @@ def trust(formulas_dir: Path) -> Trust:
         seal = lock_seal(formulas_dir / LOCK_FILE)
     except ValueError:
         seal = None  # an unreadable lock is the lock rule's problem
-    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath))
+    return Trust(pol, text, signers, problems, legacy, seal, os.path.lexists(lpath), policy_error)
 
 
 def _shared_names(pol: Policy) -> list[tuple[str, int, str]]:
@@ -266,12 +268,24 @@ def seal_problems(reg: Registry, t: Trust) -> list[Problem]:
     for slug, versions in sorted(t.legacy.items()) if day is not None else []:
         c = reg.calculators.get(slug)
         for v in c.versions if c is not None else []:
-            if v.version in versions and day is not None and v.effective > day:
-                out.append(Problem(reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)),
-                                   f"versions {v.version}", f"is effective {v.effective}, after the seal of history "
-                                   f"before signing ({day}), yet listed in {rel}: it needs signed decisions",
-                                   codes.SIGNATURE))
+            if v.version not in versions or day is None:
+                continue
+            where = (reg.rel(reg.paths[slug]), line_of(reg.raw.get(slug), ("versions",)), f"versions {v.version}")
+            if v.effective > day:
+                out.append(Problem(*where, f"is effective {v.effective}, after the seal of history before signing "
+                                   f"({day}), yet listed in {rel}: it needs signed decisions", codes.SIGNATURE))
+            late = sorted(d for d in typed_dates(v) if d > day)
+            if late:
+                out.append(Problem(*where, f"records a decision dated {late[-1]}, after the seal of history before "
+                                   f"signing ({day}), yet is listed in {rel}: what was decided after the seal needs "
+                                   "signed decisions", codes.SIGNATURE))
     return out
+
+
+def typed_dates(v: Version) -> list[dt.date]:
+    """The dates of a version's typed records (release, approval, sign-offs): what was decided before signing."""
+    out = [s.date for s in (v.released_by, v.approved_by) if s is not None] + [s.date for s in v.signoffs]
+    return out + ([v.approved] if v.approved is not None else [])
 
 
 def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[str, dict[str, str]]) -> str | None:
@@ -567,6 +581,8 @@ def check(reg: Registry) -> None:
     for f, line, why in t.problems:
         reg.problems.append(Problem(f, line, "(signers)", why, codes.SIGNATURE))
     reg.problems.extend(seal_problems(reg, t))
+    if t.policy_error is not None:
+        return  # the policy rule's one problem says so: decisions are judged by a policy that reads
     from registry.versions import LOCK_FORMAT, lock_format
 
     try:
@@ -593,6 +609,17 @@ def check(reg: Registry) -> None:
 # ---------------------------------------------------------------------- making a decision
 
 
+def not_future(day: dt.date) -> None:
+    """SigningError when `day` has not come on this machine's clock ($FORMULA_TODAY may replay a past day only)."""
+    from registry import clock
+
+    real = clock.real_today()
+    if day > real:
+        raise SigningError(f"the decision would be dated {day} (${clock.ENV}), after this machine's clock ({real}): "
+                           f"a decision is signed on the day it is made; unset ${clock.ENV} or set it to a day that "
+                           "has come")
+
+
 @dataclasses.dataclass(frozen=True)
 class Identity:
     """Who a signing key is: its principal in allowed_signers, their entry in people:, the key's fingerprint."""
@@ -610,6 +637,7 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
 
     from registry.trust.sshsig import public_key
 
+    not_future(day)
     _, blob = public_key(key)
     fp = fingerprint_of(base64.b64decode(blob))
     holders = t.principals_of(fp)
@@ -642,8 +670,11 @@ def identify(t: Trust, key: Path, by: str | None, role: str | None, day: dt.date
 def decide(ident: Identity, role: str, *, slug: str, version: str, content: str, effective: dt.date,
            decision: str, day: dt.date, reason: str, previous: str | None,
            next_review: dt.date | None = None) -> dict[str, Any]:
-    """A signed decision, as the plain mapping written to the version entry."""
+    """A signed decision, as the plain mapping written to the version entry; never dated after the machine's clock
+    ($FORMULA_TODAY replays a day that has come, it cannot sign one that has not)."""
     from registry.trust.sshsig import sign
+
+    not_future(day)
 
     d = Decision(decision=decision, principal=ident.principal, role=role, name=ident.person.name, date=day,
                  reason=reason, previous=previous, next_review=next_review, signature="-")

@@ -23,7 +23,11 @@ FIELDS = ("require_signatures, four_eyes, approver_roles, approvals_required, ap
 
 
 class PolicyError(Exception):
-    pass
+    """The policy file is not valid: `line` and `field` say where, `problem` what (str(e) says all three)."""
+
+    def __init__(self, message: str, line: int = 1, field: str = "(file)", problem: str | None = None) -> None:
+        super().__init__(message)
+        self.line, self.field, self.problem = line, field, problem or message
 
 
 class Person(Strict):
@@ -91,15 +95,25 @@ def read_policy(formulas_dir: Path) -> Policy:
     try:
         data = load_file(p)
     except YamlError as e:
-        raise PolicyError(f"{rel}:{e.line}: {e.problem}") from None
+        raise PolicyError(f"{rel}:{e.line}: {e.problem}", e.line, "(file)", e.problem) from None
     if data is None:
         return Policy()
     if not isinstance(data, dict):
-        raise PolicyError(f"{rel}: expected a mapping ({FIELDS})")
+        raise PolicyError(f"{rel}: expected a mapping ({FIELDS})", 1, "(file)", f"expected a mapping ({FIELDS})")
+    from registry.yamlio import line_of
+
+    people = data.get("people")
+    for who in people if isinstance(people, dict) else {}:
+        if not isinstance(who, str) or not re.match(PRINCIPAL_RE, who):  # said at the principal's own line
+            msg = (f"principal {who!r} must be one literal identity such as ana@example.org (letters, digits, "
+                   ". _ + - and one @; no patterns)")
+            raise PolicyError(f"{rel}: people: {msg}", line_of(data, ("people", who)), "people", msg)
     try:
         return Policy.model_validate(data)
     except ValidationError as e:
-        err = e.errors(include_url=False)[0]
+
+        err = sorted(e.errors(include_url=False), key=lambda x: x["type"] != "extra_forbidden")[0]  # a typo first
         where = ".".join(str(x) for x in err["loc"]) or "(file)"
-        msg = f"unknown field ({FIELDS})" if err["type"] == "extra_forbidden" else err["msg"]
-        raise PolicyError(f"{rel}: {where}: {msg}") from None
+        known = "name, roles" if err["loc"][:1] == ("people",) else FIELDS
+        msg = f"unknown field ({known})" if err["type"] == "extra_forbidden" else err["msg"]
+        raise PolicyError(f"{rel}: {where}: {msg}", line_of(data, tuple(err["loc"])), where, msg) from None

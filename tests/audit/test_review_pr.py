@@ -392,6 +392,7 @@ def test_a_key_added_and_used_in_the_same_change_is_a_warning_and_exits_1(repo, 
     assert code == 1 and report["problems"] == []  # it validates: the warning alone fails the review
     [warning] = report["key_warnings"]
     assert CALCIUM in warning and "newcomer" in warning and "which this change adds" in warning
+    assert report["blocking"] == []  # the new key's decision is said once, as a key warning
     assert {p["path"] for p in report["policy"]} == {"formulas/policy/allowed_signers",
                                                      "formulas/policy/governance.yaml"}
     code, out, _ = run(capsys, "review-pr", "--base", "main", "--root", str(repo))

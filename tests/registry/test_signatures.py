@@ -550,8 +550,14 @@ def test_a_decision_dated_before_the_one_it_follows(capsys, root: Path, monkeypa
            "before the decision it follows (draft by author on 2026-12-03)")
 
 
-def test_a_key_valid_only_later_cannot_sign_a_decision_dated_in_the_future(capsys, root: Path) -> None:
+def test_a_key_valid_only_later_cannot_sign_a_decision_dated_in_the_future(capsys, root: Path, monkeypatch) -> None:
+    import datetime as dt
+
+    from registry import clock
+
+    monkeypatch.setattr(clock, "real_today", lambda: dt.date(2099, 12, 31))  # a forger's clock: `formula` refuses it
     _forge_approval(root, "chair", "2099-06-01", valid_after="20990101")
+    monkeypatch.undo()
     _fails(capsys, root, FILE, f"versions {NEWER} approve decision (chair, 2099-06-01)", "after today")
 
 
