@@ -399,28 +399,36 @@ def cmd_recover(args: argparse.Namespace) -> int:
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     """Rows of a JSON-lines file with their line numbers, and one problem per unreadable line (its own number).
 
-    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted.
-    """
+    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted. Bounded: a line
+    over `jsontext.LINE_MAX` bytes is a problem, never read whole; a file over `jsontext.RESULTS_MAX` bytes or
+    values is refused (FileRefused, naming it)."""
+    from registry.regular import TooBig, lines
+
     rows: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                bad.append(f"line {n}: not UTF-8 text")
-                continue
-            if not line.strip():
-                continue
-            try:
-                row = jsontext.loads(line)
-            except ValueError as e:
-                bad.append(f"line {n}: not JSON ({e})")
-                continue
-            if not isinstance(row, dict):
-                bad.append(f"line {n}: not a JSON object")
-                continue
-            rows.append((n, row))
+    budget = jsontext.Budget()
+    for n, raw in lines(path, jsontext.LINE_MAX, jsontext.RESULTS_MAX):
+        if raw is None:
+            bad.append(f"line {n}: over {jsontext.LINE_MAX:,} bytes, more than a results line may hold")
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(f"line {n}: not UTF-8 text")
+            continue
+        if not line.strip():
+            continue
+        try:
+            row = jsontext.loads(line, budget=budget)
+        except jsontext.OverBudget as e:
+            raise TooBig(path, f"line {n}: {e}") from None
+        except ValueError as e:
+            bad.append(f"line {n}: not JSON ({e})")
+            continue
+        if not isinstance(row, dict):
+            bad.append(f"line {n}: not a JSON object")
+            continue
+        rows.append((n, row))
     return rows, bad
 
 
@@ -457,7 +465,7 @@ def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any
     try:
         rows, bad = read_jsonl(path)
     except OSError as e:
-        raise CommandError(f"cannot read {path}: {e.strerror}") from None
+        raise CommandError(f"cannot read {path}: {e.strerror or e}") from None
     out, problems = stale(reg, rows)
     for p in bad + problems:
         say(printable(f"{path}: {p}"), file=sys.stderr)

@@ -13,6 +13,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Iterator
 
 
 class FileRefused(OSError):
@@ -31,10 +32,8 @@ LINK = "is a symbolic link: a registry file is a plain file, never a link (repla
 SPECIAL = "is not a regular file (a device, pipe, socket or folder): a registry file is plain text"
 
 
-def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
-    """The bytes of the plain file `path` (at most `limit` + 1 of them, so a caller can tell it is too big).
-
-    FileNotFoundError when nothing is there; FileRefused, naming the path, for a link or a special file."""
+def _open_plain(path: Path | str) -> int:
+    """A descriptor on the plain file `path`; FileRefused for a link or a special file (closed again)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -44,9 +43,18 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
         if e.errno == errno.ELOOP or (e.errno == errno.EMLINK and os.path.islink(path)):
             raise FileRefused(path, LINK) from None
         raise FileRefused(path, f"cannot be opened ({e.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise FileRefused(path, SPECIAL)
+    return fd
+
+
+def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
+    """The bytes of the plain file `path` (at most `limit` + 1 of them, so a caller can tell it is too big).
+
+    FileNotFoundError when nothing is there; FileRefused, naming the path, for a link or a special file."""
+    fd = _open_plain(path)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise FileRefused(path, SPECIAL)
         chunks, left = [], (limit + 1 if limit is not None else -1)
         while left:
             chunk = os.read(fd, 1 << 20 if left < 0 else min(left, 1 << 20))
@@ -55,12 +63,47 @@ def read_bytes(path: Path | str, limit: int | None = None) -> bytes:
             chunks.append(chunk)
             left = left - len(chunk) if left > 0 else left
         return b"".join(chunks)
-    except FileRefused:
-        raise
     except OSError as e:
         raise FileRefused(path, f"cannot be read ({e.strerror})") from None
     finally:
         os.close(fd)
+
+
+class TooBig(FileRefused):
+    """A file (or one line of it) over the size its reader accepts; the message names the file and the limit."""
+
+
+def read_capped(path: Path | str, limit: int, what: str = "file") -> bytes:
+    """`read_bytes`, refused (TooBig, naming the file and the limit) when the file is over `limit` bytes."""
+    blob = read_bytes(path, limit)
+    if len(blob) > limit:
+        raise TooBig(path, f"is over {limit:,} bytes, more than a {what} may hold; it is not read (is it the "
+                     "right file, or damaged?)")
+    return blob
+
+
+def lines(path: Path | str, line_limit: int, file_limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes without the newline) for each line of the plain file `path`, read a block at a time:
+    a line over `line_limit` bytes comes as None, never held whole; TooBig past `file_limit` bytes in all."""
+    fd = _open_plain(path)
+    with os.fdopen(fd, "rb", buffering=1 << 16) as f:
+        total, n = 0, 0
+        while True:
+            raw = f.readline(line_limit + 1)
+            if not raw:
+                return
+            n += 1
+            total += len(raw)
+            long = len(raw) > line_limit and not raw.endswith(b"\n")
+            while long and not raw.endswith(b"\n") and raw:  # skip the rest of an over-long line, a block at a time
+                raw = f.readline(1 << 16)
+                total += len(raw)
+                if total > file_limit:
+                    break
+            if total > file_limit:
+                raise TooBig(path, f"is over {file_limit:,} bytes, more than a results or log file may hold; "
+                             "split it or check that it is the right file")
+            yield n, None if long else raw.rstrip(b"\n")
 
 
 def read_text(path: Path | str, limit: int | None = None) -> str:

@@ -26,9 +26,14 @@ def encode(row: dict[str, Any]) -> bytes:
 
 def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]:
     """The complete rows of a results file, and how many bytes of a torn last line were dropped."""
+    from registry.regular import FileRefused, read_capped
+
     if not path.exists():
         return [], 0
-    data = path.read_bytes()
+    try:
+        data = read_capped(path, jsontext.RESULTS_MAX, "results file")
+    except FileRefused as e:
+        raise ResultsError(f"{e}; resume into a new --out folder") from None
     torn = 0
     if data and not data.endswith(b"\n"):
         cut = data.rfind(b"\n") + 1
@@ -40,11 +45,12 @@ def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]
                 os.fsync(f.fileno())
         data = data[:cut]
     rows = []
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
+    budget = jsontext.Budget()
+    for n, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
         if not line.strip():
             continue
         try:
-            rows.append(jsontext.loads(line))
+            rows.append(jsontext.loads(line, budget=budget))
         except jsontext.JsonError:
             raise ResultsError(f"{path}:{n}: not a JSON line; the file was changed by hand or by another tool") from None
     return rows, torn
