@@ -39,6 +39,10 @@ class OverBudget(JsonError):
     """A text (or the file it is a line of) that would build more values than its budget allows."""
 
 
+class TooDeep(JsonError):
+    """A text nested deeper than its reader allows."""
+
+
 class Budget:
     """How many more JSON values (containers, elements, keys) the readers sharing it may build."""
 
@@ -84,7 +88,7 @@ def check(text: str | bytes, budget: Budget | None = None, max_depth: int = MAX_
     containers = counts[0] + counts[1]
     (budget or Budget()).spend(sum(counts) + 1)
     if containers > max_depth and _depth(skel) > max_depth:
-        raise JsonError("nested too deeply")
+        raise TooDeep("nested too deeply")
 
 
 def _no_constant(name: str) -> Any:
@@ -114,7 +118,7 @@ def loads(text: str | bytes, *, budget: Budget | None = None, max_depth: int = M
     except json.JSONDecodeError as e:
         raise JsonError(f"{e.msg} at line {e.lineno} column {e.colno}") from None
     except RecursionError:
-        raise JsonError("nested too deeply") from None
+        raise TooDeep("nested too deeply") from None
     except JsonError:
         raise
     except ValueError as e:

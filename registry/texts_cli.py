@@ -150,7 +150,7 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
     p = Path(ref)
     if p.is_file():
         try:
-            data = jsontext.loads(p.read_text(encoding="utf-8"))
+            data = jsontext.read_file(p, jsontext.LOCK_MAX, "catalogue index")
             if not isinstance(data, dict) or not isinstance(data.get("texts"), list):
                 raise ValueError("it has no 'texts' list")
             return data
