@@ -32,8 +32,36 @@ LINK = "is a symbolic link: a registry file is a plain file, never a link (repla
 SPECIAL = "is not a regular file (a device, pipe, socket or folder): a registry file is plain text"
 
 
+LINKED_FOLDER = ("is a symbolic link: a registry folder is a plain folder, never a link (replace the link by the "
+                 "folder itself); nothing in it was read")
+FOLDER_LINK = ("is inside a registry folder that is a symbolic link ({folder}): registry folders are plain "
+               "folders, never links (replace the link by the folder itself)")
+TOP_FOLDERS = ("formulas", "guidelines", "results")  # a registry's own folders; policy, history, texts, drafts below
+
+
+def linked_folder(path: Path | str) -> Path | None:
+    """The first folder between `path` and its registry folder (formulas/, guidelines/ or results/, that one
+    included) that is a symbolic link, or None; None too for a path under none of them (a file given by hand).
+
+    O_NOFOLLOW guards the file's own name only: a linked `formulas/policy` would still be followed to its target."""
+    chain: list[Path] = []
+    folder = Path(path).parent
+    for _ in range(6):
+        chain.append(folder)
+        if folder.name in TOP_FOLDERS:
+            return next((d for d in chain if os.path.islink(d)), None)
+        if folder.parent == folder:
+            return None
+        folder = folder.parent
+    return None
+
+
 def _open_plain(path: Path | str) -> int:
-    """A descriptor on the plain file `path`; FileRefused for a link or a special file (closed again)."""
+    """A descriptor on the plain file `path`; FileRefused for a link, a file in a linked registry folder or a
+    special file (closed again)."""
+    folder = linked_folder(path)
+    if folder is not None:
+        raise FileRefused(path, FOLDER_LINK.format(folder=folder.name))
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)

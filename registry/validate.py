@@ -440,7 +440,7 @@ def warnings(reg: Registry) -> list[Problem]:
         for v in sorted((v for v in c.versions if v.status == VersionStatus.superseded), key=lambda v: v.key):
             try:
                 snap = read_snapshot(reg.formulas_dir, slug, v.version)
-            except (OSError, ValueError):
+            except (OSError, ValueError, YamlError):
                 continue  # the lock rule reports an unreadable snapshot
             changed.update(label_changes(snap, c))
         for loc, fld, what in leftovers(c, changed):
