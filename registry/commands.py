@@ -280,9 +280,12 @@ def cmd_lock(args: argparse.Namespace) -> int:
             reg = load(base)
             if reg.problems:
                 raise ReleaseError("\n".join(map(str, reg.problems)))
-            if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
+            try:
+                fmt, lock = ver.lock_format(reg.lock_path), ver.read_lock(reg.lock_path)
+            except ValueError as e:  # a lock that is not one (registry.versions._lock_data says why)
+                raise ReleaseError(str(e)) from None
+            if fmt != ver.LOCK_FORMAT:
                 raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
-            lock = ver.read_lock(reg.lock_path)
             changes: dict[Path, str | None] = {}
             added = 0
             new: list[tuple[Calculator, str, str]] = []
@@ -319,7 +322,10 @@ def _rehash(reg: Registry) -> int:
     snapshot holds) and its snapshot rewritten in the current form: it keeps only what the older
     format recorded, and the dependency hashes it was released with.
     """
-    fmt = ver.lock_format(reg.lock_path)
+    try:
+        fmt = ver.lock_format(reg.lock_path)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     if fmt == ver.LOCK_FORMAT:
         print(f"{reg.rel(reg.lock_path)} is already format {fmt}; nothing to rehash")
         return 0
