@@ -17,7 +17,7 @@ from solver.importers import ImportFailure
 from solver.importers.run import import_run, read_sources
 from tests.hostile.helpers import formula
 from tests.hostile.memory import LIMIT_MB, grown_mb
-from tests.solver.importers_helpers import line, write, zstd_zip
+from tests.solver.importers_helpers import line, zstd_zip
 
 DATA = Path(__file__).resolve().parents[1] / "solver" / "data"
 GOOD = line(1, 2, "25.9", answer="25.9")
