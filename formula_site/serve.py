@@ -25,15 +25,19 @@ class PreviewServer(http.server.ThreadingHTTPServer):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.limit = MAX_CONNECTIONS
+        self.slots = threading.BoundedSemaphore(self.limit)
+        self.serving = 0  # connections holding a slot now (read by tests and nothing else)
 
     def process_request(self, request: Any, client_address: Any) -> None:
         if not self.slots.acquire(blocking=False):
             self.shutdown_request(request)  # full: closed at once, no thread started
             return
+        self.serving += 1
         try:
             super().process_request(request, client_address)
         except BaseException:
+            self.serving -= 1
             self.slots.release()
             raise
 
@@ -41,6 +45,7 @@ class PreviewServer(http.server.ThreadingHTTPServer):
         try:
             super().process_request_thread(request, client_address)
         finally:
+            self.serving -= 1  # (+= and -= on an int happen under the GIL, one bytecode each on this path)
             self.slots.release()
 
 
