@@ -35,7 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # call on 3.13), a compile-time SyntaxWarning needs warnings, and 3.12+ needs
 # _pylong for big-int division.  All are imported here, before any program
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
+# Library code the program may call imports through the real __import__ and finds these in sys.modules.
 import _strptime  # noqa: F401,E402
+import heapq  # noqa: F401,E402  statistics.mode -> Counter.most_common imports it on its first call
 import unicodedata  # noqa: F401,E402
 
 try:  # Python 3.12+
