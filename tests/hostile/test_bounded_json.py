@@ -137,3 +137,26 @@ def test_a_hostile_results_file_costs_under_256_mb_and_is_refused_by_name(reader
         return  # an over-long line is one problem of the file, reported by line (printed above)
     assert error is not None and "Traceback" not in error["message"], out
     assert "results.jsonl" in error["message"] and error["type"] not in ("MemoryError", "RecursionError"), error
+
+
+_MANY = """
+import tempfile
+from pathlib import Path
+folder = Path(tempfile.mkdtemp())
+path = folder / "results.jsonl"
+per = 1_000_000 // ({size} + 1)
+with open(path, "wb") as f:
+    for n in range(70):  # 70 lines just under the line cap: 70 MB, past the file cap too
+        f.write(b'{{"row_number":%d,"calculator_id":1,"seed":0,"correct":true,"outcome":"answered","calls":[' % n)
+        f.write(({item!r} + b",") * (per - 1) + {item!r} + b"]}}\\n")
+from registry.commands import read_jsonl
+"""
+COSTLY = [b"{}", b"[]", b'"ab"', b'{"a":0}', b'{"ab":"cd"}', b"1.5", b'["cd"]', b'"abcdefgh"']
+
+
+@pytest.mark.parametrize("item", COSTLY, ids=[i.decode() for i in COSTLY])
+def test_the_costliest_values_per_byte_kept_by_a_reader_stay_under_256_mb(item: bytes) -> None:
+    """read_jsonl keeps every row it reads (review-pr, stale): the budget alone bounds what it holds."""
+    out = grown_mb(_MANY.format(item=item, size=len(item)), "read_jsonl(path)")
+    assert out["grown_mb"] < LIMIT_MB, out
+    assert out["error"] is not None and "results.jsonl" in out["error"]["message"], out
