@@ -280,12 +280,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             reg = load(base)
             if reg.problems:
                 raise ReleaseError("\n".join(map(str, reg.problems)))
-            try:
-                fmt, lock = ver.lock_format(reg.lock_path), ver.read_lock(reg.lock_path)
-            except ValueError as e:  # a lock that is not one (registry.versions._lock_data says why)
-                raise ReleaseError(str(e)) from None
-            if fmt != ver.LOCK_FORMAT:
-                raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
+            lock = _current_lock(reg)
             changes: dict[Path, str | None] = {}
             added = 0
             new: list[tuple[Calculator, str, str]] = []
@@ -400,6 +395,19 @@ def cmd_recover(args: argparse.Namespace) -> int:
         return ("rolled back " + ", ".join(restored)) if restored else "nothing to recover"
 
     return maintain(args.root, run)
+
+
+def _current_lock(reg: Registry) -> dict[str, dict[str, str]]:
+    """The lock's entries, refused (ReleaseError, saying why) when it is not a lock or is in an older format."""
+    from registry.governance.errors import ReleaseError
+
+    try:
+        fmt, lock = ver.lock_format(reg.lock_path), ver.read_lock(reg.lock_path)
+    except ValueError as e:  # a lock that is not one (registry.versions._lock_data says why)
+        raise ReleaseError(str(e)) from None
+    if fmt != ver.LOCK_FORMAT:
+        raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
+    return lock
 
 
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
