@@ -45,7 +45,7 @@ def _load(path: Path) -> tuple[dict[str, Any], Samples]:
             if not isinstance(log, dict):
                 raise ImportFailure(f"{path}: not an inspect_ai log (expected a JSON object)")
             header = log
-            samples = iter([(f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or [])])
+            samples = ((f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or []))
     except FileNotFoundError:
         raise ImportFailure(f"{path}: no such file") from None
     except (OSError, ValueError, zipfile.BadZipFile) as e:  # (jsontext.JsonError and MemberError are ValueErrors)

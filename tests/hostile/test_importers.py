@@ -169,3 +169,25 @@ def test_a_plain_zip_whose_member_lies_about_its_size(tmp_path: Path) -> None:
     struct.pack_into("<L", blob, entry + 24, 10)  # declares 10 bytes uncompressed
     path.write_bytes(bytes(blob))
     _refused("inspect-ai", path, tmp_path / "out")
+
+
+_JSON_LOG = '''
+import tempfile
+from pathlib import Path
+path = Path(tempfile.mkdtemp()) / "log.json"
+with open(path, "wb") as f:  # a 60 MB inspect_ai .json log, written a block at a time
+    f.write(b'{{"eval": {{"task": "t", "dataset": {{"name": "medcalc-bench"}}}}, "samples": [')
+    for _ in range({n} // 1000):
+        f.write(({item!r} + b",") * 1000)
+    f.write({item!r} + b"]}}")
+from solver.importers.run import read_sources
+'''
+JSON_LOG_ITEMS = [b"{}", b"[]", b'"ab"', b'"' + b"x" * 30 + b'"', b'"' + b"x" * 1000 + b'"', b'{"a":"bc"}', b"0"]
+
+
+@pytest.mark.parametrize("item", JSON_LOG_ITEMS, ids=[f"{len(i)} bytes" for i in JSON_LOG_ITEMS])
+def test_a_60_mb_json_log_of_any_shape_costs_under_256_mb(item: bytes) -> None:
+    n = 60_000_000 // (len(item) + 1)
+    out = grown_mb(_JSON_LOG.format(item=item, n=n), "read_sources('inspect-ai', [path], 'medcalc-bench-2024')")
+    assert out["grown_mb"] < LIMIT_MB, out
+    assert out["error"]["type"] == "ImportFailure" and "log.json" in out["error"]["message"], out
