@@ -25,8 +25,13 @@ LINE_MAX = 1 << 20  # bytes in one results or log line; a shipped results line h
 RESULTS_MAX = 64 << 20  # bytes in one results file (1,100 cases x 5 seeds with replies is about 30 MB)
 LOCK_MAX = 1 << 20  # bytes in REGISTRY.lock (the shipped one has 16 kB)
 LOG_MAX = 64 << 20  # bytes in one imported log, JSON-lines file or archive member, uncompressed
-_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
-_BYTE_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+_BYTE_STRING = re.compile(rb'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+CHUNK = 1 << 20  # characters of text whose strings are removed at once (registry.jsontext._pieces)
+# The longest run of whole strings and text outside strings: where a piece may be cut. Possessive, so the engine
+# keeps no backtracking stack over a long run.
+_PREFIX = re.compile(r'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
+_BYTE_PREFIX = re.compile(rb'(?:[^"]++|"[^"\\]*+(?:\\.[^"\\]*+)*+")*+', re.DOTALL)
 _BRACKETS = re.compile(r"[\[\]{}]")
 _BYTE_BRACKETS = re.compile(rb"[\[\]{}]")
 
@@ -57,18 +62,33 @@ class Budget:
         self.left -= n
 
 
-def _skeleton(text: str | bytes) -> str | bytes:
-    """The text with every string removed: only numbers, literals, brackets, commas and colons are left."""
+def _pieces(text: str | bytes) -> Iterator[str | bytes]:
+    """The text's skeleton (every string removed: numbers, literals, brackets, commas and colons are left), a
+    piece of at most `CHUNK` characters of text at a time, each cut outside a string, so the regular-expression
+    engine never holds the fragments of more than one piece (60 MB of `"a",` would be 15 million of them)."""
+    string: Any
+    prefix: Any
+    empty: Any
     if isinstance(text, (bytes, bytearray)):
-        return _BYTE_STRING.sub(b"", text)
-    return _STRING.sub("", text)
+        string, prefix, empty = _BYTE_STRING, _BYTE_PREFIX, b""
+    else:
+        string, prefix, empty = _STRING, _PREFIX, ""
+    pos, end = 0, len(text)
+    while pos < end:
+        stop = prefix.match(text, pos, min(end, pos + CHUNK)).end()  # the pattern matches at least ""
+        if stop == pos:  # a string longer than a piece starts here (or one that never ends): nothing to count
+            whole = string.match(text, pos)
+            pos = whole.end() if whole else end
+            continue
+        yield string.sub(empty, text[pos:stop])
+        pos = stop
 
 
-def _depth(skeleton: str | bytes) -> int:
-    """The deepest nesting of brackets (a loop over brackets only; the caller has bounded their count)."""
+def _deepest(skeleton: str | bytes, depth: int) -> int:
+    """The deepest nesting reached in `skeleton`, entered at `depth` (a loop over its brackets only)."""
     found = _BYTE_BRACKETS.finditer(skeleton) if isinstance(skeleton, (bytes, bytearray)) else \
         _BRACKETS.finditer(skeleton)
-    depth = deepest = 0
+    deepest = depth
     for m in found:
         if m.group() in ("[", "{", b"[", b"{"):
             depth += 1
@@ -79,16 +99,18 @@ def _depth(skeleton: str | bytes) -> int:
 
 
 def check(text: str | bytes, budget: Budget | None = None, max_depth: int = MAX_DEPTH) -> None:
-    """Refuse, unparsed, a text that would build more values than `budget` allows or nest past `max_depth`."""
-    skel = _skeleton(text)
-    if isinstance(skel, (bytes, bytearray)):
-        counts = [skel.count(c) for c in (b"[", b"{", b",", b":")]
-    else:
-        counts = [skel.count(c) for c in ("[", "{", ",", ":")]
-    containers = counts[0] + counts[1]
-    (budget or Budget()).spend(sum(counts) + 1)
-    if containers > max_depth and _depth(skel) > max_depth:
-        raise TooDeep("nested too deeply")
+    """Refuse, unparsed, a text that would build more values than `budget` allows or nest past `max_depth`:
+    the values are its commas, colons and opening brackets outside strings, plus one."""
+    budget = budget or Budget()
+    budget.spend(1)
+    depth = 0
+    for piece in _pieces(text):
+        marks = ("[", "{", ",", ":", "]", "}") if isinstance(piece, str) else (b"[", b"{", b",", b":", b"]", b"}")
+        n = [piece.count(m) for m in marks]  # type: ignore[arg-type]
+        budget.spend(n[0] + n[1] + n[2] + n[3])
+        if depth + n[0] + n[1] > max_depth and _deepest(piece, depth) > max_depth:
+            raise TooDeep("nested too deeply")
+        depth += n[0] + n[1] - n[4] - n[5]
 
 
 def _no_constant(name: str) -> Any:

@@ -160,3 +160,21 @@ def test_the_costliest_values_per_byte_kept_by_a_reader_stay_under_256_mb(item: 
     out = grown_mb(_MANY.format(item=item, size=len(item)), "read_jsonl(path)")
     assert out["grown_mb"] < LIMIT_MB, out
     assert out["error"] is not None and "results.jsonl" in out["error"]["message"], out
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON_VALUES, st.integers(min_value=1, max_value=9), st.booleans())
+def test_pieces_cut_anywhere_count_what_the_whole_text_counts(value: Any, chunk: int, as_bytes: bool) -> None:
+    """The text is counted a piece at a time, each cut outside a string: any piece size counts the same."""
+    text = json.dumps(value, ensure_ascii=False)
+    data = text.encode("utf-8") if as_bytes else text
+    whole = _cost(data)
+    saved = jsontext.CHUNK
+    jsontext.CHUNK = chunk
+    try:
+        assert _cost(data) == whole
+        deep = "[" * (jsontext.MAX_DEPTH + 1) + text + "]" * (jsontext.MAX_DEPTH + 1)
+        with pytest.raises(jsontext.TooDeep):
+            jsontext.check(deep.encode("utf-8") if as_bytes else deep, jsontext.Budget(10**9))
+    finally:
+        jsontext.CHUNK = saved
