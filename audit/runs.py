@@ -68,7 +68,7 @@ def _manifest(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not path.exists():
         return {}, [f"{path}: no manifest; the run's provenance is unknown"]
     try:
-        data = jsontext.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.read_file(path, what="run manifest")
     except (OSError, UnicodeDecodeError, jsontext.JsonError) as e:
         raise RunError(f"{path}: not readable JSON ({e})") from None
     if not isinstance(data, dict):
@@ -106,6 +106,27 @@ def _check_row(obj: Any, where: str) -> dict[str, Any]:
     return row
 
 
+def _rows(results: Path) -> list[dict[str, Any]]:
+    """The checked rows of a results file, read a bounded line at a time (registry.jsontext.read_lines)."""
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[int, int], int] = {}
+    try:
+        for n, obj in jsontext.read_lines(results):
+            where = f"{results}:{n}"
+            row = _check_row(obj, where)
+            key = (row["row_number"], row["seed"])
+            if key in seen:
+                raise RunError(f"{where}: row_number {key[0]} seed {key[1]} already on line {seen[key]}")
+            seen[key] = n
+            row["line"] = n
+            rows.append(row)
+    except jsontext.LineError as e:
+        raise RunError(f"{results}:{e.line}: not valid JSON ({e})") from None
+    except OSError as e:
+        raise RunError(f"{results}: not readable ({e})") from None
+    return rows
+
+
 def read_run(directory: Path | str) -> Run:
     """Read one run directory; raises RunError naming the file, line and field of any problem."""
     d = Path(directory)
@@ -115,27 +136,7 @@ def read_run(directory: Path | str) -> Run:
     if not results.exists():
         raise RunError(f"{d}: no {RESULTS}; is this a run directory written by `formula run`?")
     manifest, warnings = _manifest(d / MANIFEST)
-    rows: list[dict[str, Any]] = []
-    seen: dict[tuple[int, int], int] = {}
-    try:
-        lines = results.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as e:
-        raise RunError(f"{results}: not readable ({e})") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        where = f"{results}:{n}"
-        try:
-            obj = jsontext.loads(line)
-        except jsontext.JsonError as e:
-            raise RunError(f"{where}: not valid JSON ({e})") from None
-        row = _check_row(obj, where)
-        key = (row["row_number"], row["seed"])
-        if key in seen:
-            raise RunError(f"{where}: row_number {key[0]} seed {key[1]} already on line {seen[key]}")
-        seen[key] = n
-        row["line"] = n
-        rows.append(row)
+    rows = _rows(results)
     if not rows:
         raise RunError(f"{results}: no rows")
     frame = pd.DataFrame(rows)

@@ -60,7 +60,7 @@ def current_texts(reg: Registry) -> dict[str, tuple[str, str | None]]:
     index = reg.formulas_dir / TEXTS_DIR / INDEX_FILE
     if index.exists():
         try:
-            for e in jsontext.loads(index.read_text(encoding="utf-8")).get("texts", []):
+            for e in jsontext.read_file(index, jsontext.LOCK_MAX, "catalogue index").get("texts", []):
                 out[e["slug"]] = (e["version"], _bare(e["sha256"]))
         except (OSError, ValueError, KeyError, TypeError) as e:
             raise RunError(f"{index}: unreadable text catalogue ({e}); run `formula texts render`") from None

@@ -6,6 +6,11 @@ and ships R4B and STU3 subpackages, no plain R4 one; R4B's Library has the same 
 Canonical URLs are URNs under a base the caller may change (the registry has no web host of its
 own, and identifiers are never invented).
 
+Registry text is untrusted: every field FHIR types as markdown (`description`, each `relatedArtifact.citation`)
+goes through the site's one escaping helper (`markup.esc`), so no HTML, link or `javascript:` target of an
+author's reaches a FHIR consumer's renderer. Each version's resource is built from that version's recorded
+content (its snapshot in formulas/history/): renaming a calculator today does not rename its older versions.
+
 Superseded versions: R4's PublicationStatus has no `superseded` code; `retired` is defined as
 "withdrawn or superseded, should no longer be used", so a superseded version is `retired`, and its
 `effectivePeriod.end` says when it stopped being the one in use (the day before the next released
@@ -21,11 +26,13 @@ import re
 from pathlib import Path
 from typing import Any
 
+from formula_site.markup import esc
 from formula_site.registry_pages import fhir_name, ordered, predecessors, version_text
 from registry.atomic import atomic_write
 from registry.loader import Registry
 from registry.report import cite
 from registry.schema import Calculator, Version, VersionStatus
+from registry.yamlio import YamlError
 
 DEFAULT_BASE = "urn:formula-registry:calculator:"
 STATUS = {VersionStatus.draft: "draft", VersionStatus.active: "active", VersionStatus.superseded: "retired",
@@ -56,10 +63,30 @@ def _decided(reg: Registry, c: Calculator, v: Version) -> dict[str, str]:
     return out
 
 
-def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
+def recorded(reg: Registry, c: Calculator, v: Version) -> Calculator:
+    """The calculator as `v` recorded it (its snapshot's fields over today's file; its versions stay today's),
+    or `c` itself where no readable snapshot is kept (a draft, a version released before snapshots)."""
+    from registry.versions import BOOKKEEPING, read_snapshot
+
+    try:
+        snap = read_snapshot(reg.formulas_dir, c.slug, v.version)
+    except (OSError, ValueError, YamlError):
+        snap = None
+    if not snap:
+        return c
+    data = c.model_dump(mode="json")
+    data.update({k: snap[k] for k in Calculator.model_fields if k in snap and k not in BOOKKEEPING})
+    try:
+        return Calculator.model_validate(data)
+    except ValueError:
+        return c
+
+
+def library(reg: Registry, now: Calculator, v: Version, *, base: str = DEFAULT_BASE) -> dict[str, Any]:
     # long: one FHIR Library resource, field by field as the specification lists them
     """The Library resource of one calculator version, as plain JSON data."""
-    text = version_text(reg, c, v) or ""
+    text = version_text(reg, now, v) or ""
+    c = recorded(reg, now, v)
     res: dict[str, Any] = {
         "resourceType": "Library",
         "id": f"{c.slug}-{v.version}",
@@ -72,8 +99,8 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         "type": {"coding": [{"system": "http://terminology.hl7.org/CodeSystem/library-type",
                              "code": "logic-library", "display": "Logic Library"}]},
         "date": v.effective.isoformat(),
-        "description": f"{c.formula.name}. Intended use: {c.intended_use.value}. Output: {c.output.kind.value}"
-                       + (f" in {c.output.unit}" if c.output.unit else "") + f". Version note: {v.changelog}",
+        "description": esc(f"{c.formula.name}. Intended use: {c.intended_use.value}. Output: {c.output.kind.value}"
+                           + (f" in {c.output.unit}" if c.output.unit else "") + f". Version note: {v.changelog}"),
         "effectivePeriod": _period(c, v),
         "relatedArtifact": [],
         "content": [{"contentType": "text/markdown", "language": "en",
@@ -85,7 +112,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
     res.update(_decided(reg, c, v))
     ra = res["relatedArtifact"]
     ra.append({"type": "citation", "label": "original publication", "display": c.formula.publication.title,
-               "citation": cite(c.formula.publication)})
+               "citation": esc(cite(c.formula.publication))})
     for p in c.provenance:
         g = reg.guidelines.get(p.guideline)
         if g is None:
@@ -93,7 +120,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         item = {"type": "documentation", "label": p.relation.value,
                 "display": f"{g.title} ({g.body} {g.year}; {p.jurisdiction})"}
         if g.publication is not None:
-            item["citation"] = cite(g.publication)
+            item["citation"] = esc(cite(g.publication))
         ra.append(item)
     for d in c.depends_on:
         ra.append({"type": "depends-on", "display": reg.calculators[d].name if d in reg.calculators else d,
@@ -116,7 +143,7 @@ def library(reg: Registry, c: Calculator, v: Version, *, base: str = DEFAULT_BAS
         if r.successor:
             item["resource"] = canonical(r.successor, base)
         if r.citation is not None:
-            item["citation"] = cite(r.citation)
+            item["citation"] = esc(cite(r.citation))
         ra.append(item)
     return res
 

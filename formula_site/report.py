@@ -8,13 +8,14 @@ cases) are the run's own, never another run's.
 """
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from registry import jsontext
 
 NO_MODEL = ("none", "library")
 
@@ -96,7 +97,7 @@ class SiteReport(BaseModel):
 
 def _read_manifest(run_dir: str) -> dict[str, Any]:
     try:
-        data = json.loads((Path(run_dir) / "manifest.json").read_text(encoding="utf-8"))
+        data = jsontext.read_file(Path(run_dir) / "manifest.json", what="run manifest")
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

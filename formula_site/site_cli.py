@@ -130,7 +130,7 @@ def cmd_build(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import http.server
 
-    from formula_site.serve import SiteHandler
+    from formula_site.serve import PreviewServer, SiteHandler
 
     folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
 
@@ -138,7 +138,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         return SiteHandler(*a, directory=folder["out"], **kw)
 
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
+        server = PreviewServer(("127.0.0.1", args.port), handler)
     except OSError as e:
         print(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
               file=sys.stderr)

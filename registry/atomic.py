@@ -131,7 +131,7 @@ def read_journal(formulas_dir: Path) -> dict | None:
         raise JournalRefused(f"{where} is a symbolic link or not a regular file: the formula tools never write "
                              "one; inspect it and remove it (nothing of it was applied)")
     try:
-        journal = jsontext.loads(p.read_text(encoding="utf-8"))
+        journal = jsontext.read_file(p, jsontext.LOG_MAX, "journal", strict=True)
     except (ValueError, OSError) as e:
         raise JournalRefused(f"{where} is unreadable ({e}); inspect it and remove it (nothing of it was applied)") from None
     files = journal.get("files") if isinstance(journal, dict) else None

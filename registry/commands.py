@@ -280,9 +280,7 @@ def cmd_lock(args: argparse.Namespace) -> int:
             reg = load(base)
             if reg.problems:
                 raise ReleaseError("\n".join(map(str, reg.problems)))
-            if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
-                raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
-            lock = ver.read_lock(reg.lock_path)
+            lock = _current_lock(reg)
             changes: dict[Path, str | None] = {}
             added = 0
             new: list[tuple[Calculator, str, str]] = []
@@ -319,7 +317,10 @@ def _rehash(reg: Registry) -> int:
     snapshot holds) and its snapshot rewritten in the current form: it keeps only what the older
     format recorded, and the dependency hashes it was released with.
     """
-    fmt = ver.lock_format(reg.lock_path)
+    try:
+        fmt = ver.lock_format(reg.lock_path)
+    except ValueError as e:
+        raise CommandError(str(e)) from None
     if fmt == ver.LOCK_FORMAT:
         print(f"{reg.rel(reg.lock_path)} is already format {fmt}; nothing to rehash")
         return 0
@@ -396,31 +397,52 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return maintain(args.root, run)
 
 
+def _current_lock(reg: Registry) -> dict[str, dict[str, str]]:
+    """The lock's entries, refused (ReleaseError, saying why) when it is not a lock or is in an older format."""
+    from registry.governance.errors import ReleaseError
+
+    try:
+        fmt, lock = ver.lock_format(reg.lock_path), ver.read_lock(reg.lock_path)
+    except ValueError as e:  # a lock that is not one (registry.versions._lock_data says why)
+        raise ReleaseError(str(e)) from None
+    if fmt != ver.LOCK_FORMAT:
+        raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
+    return lock
+
+
 def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]:
     """Rows of a JSON-lines file with their line numbers, and one problem per unreadable line (its own number).
 
-    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted.
-    """
+    Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted. Bounded: a line
+    over `jsontext.LINE_MAX` bytes is a problem, never read whole; a file over `jsontext.RESULTS_MAX` bytes or
+    values is refused (FileRefused, naming it)."""
+    from registry.regular import TooBig, lines
+
     rows: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []
-    with open(path, "rb") as f:
-        for n, raw in enumerate(f, 1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                bad.append(f"line {n}: not UTF-8 text")
-                continue
-            if not line.strip():
-                continue
-            try:
-                row = jsontext.loads(line)
-            except ValueError as e:
-                bad.append(f"line {n}: not JSON ({e})")
-                continue
-            if not isinstance(row, dict):
-                bad.append(f"line {n}: not a JSON object")
-                continue
-            rows.append((n, row))
+    budget = jsontext.Budget()
+    for n, raw in lines(path, jsontext.LINE_MAX, jsontext.RESULTS_MAX):
+        if raw is None:
+            bad.append(f"line {n}: over {jsontext.LINE_MAX:,} bytes, more than a results line may hold")
+            continue
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append(f"line {n}: not UTF-8 text")
+            continue
+        if not line.strip():
+            continue
+        try:
+            row = jsontext.loads(line, budget=budget)
+        except jsontext.OverBudget as e:
+            raise TooBig(path, f"line {n}: {e}") from None
+        except ValueError as e:
+            bad.append(f"line {n}: not JSON ({e})")
+            continue
+        if not isinstance(row, dict):
+            bad.append(f"line {n}: not a JSON object")
+            continue
+        rows.append((n, row))
     return rows, bad
 
 
@@ -457,7 +479,7 @@ def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any
     try:
         rows, bad = read_jsonl(path)
     except OSError as e:
-        raise CommandError(f"cannot read {path}: {e.strerror}") from None
+        raise CommandError(f"cannot read {path}: {e.strerror or e}") from None
     out, problems = stale(reg, rows)
     for p in bad + problems:
         say(printable(f"{path}: {p}"), file=sys.stderr)

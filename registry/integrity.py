@@ -9,7 +9,6 @@ from __future__ import annotations
 from registry import codes, jsontext
 from registry.atomic import JOURNAL_NAME, JournalRefused, read_journal
 from registry.model import Problem, Registry
-from registry.regular import read_text
 from registry.texts import INDEX_FILE, TEXTS_DIR
 from registry.words import counted
 from registry.yamlio import YamlError, line_of
@@ -54,7 +53,7 @@ def _journal(reg: Registry) -> None:
 def _benchmark_ids(reg: Registry) -> None:
     """A benchmark id is fixed once released: the catalogue index records the released one."""
     try:
-        index = jsontext.loads(read_text(reg.formulas_dir / TEXTS_DIR / INDEX_FILE))
+        index = jsontext.read_file(reg.formulas_dir / TEXTS_DIR / INDEX_FILE, jsontext.LOCK_MAX, "catalogue index")
         released = {e["slug"]: e.get("medcalc_id") for e in index["texts"]}
     except (OSError, ValueError, KeyError, TypeError):
         return  # a missing or unreadable catalogue is reported by the catalogue rule

@@ -223,6 +223,8 @@ def load(root: Path | str | None = None) -> Registry:
         reg.problems.append(Problem(str(fdir), 0, "(registry)", f"no formulas/ folder in {shown(root)} ({found.how}); "
                                     "run inside a registry, or pass --root DIR", codes.ROOT))
         return reg
+    if _linked_top(reg, fdir, gdir):
+        return reg
     for path in sorted(fdir.glob("*.yaml")):
         data = _read(reg, path)
         if data is None:
@@ -251,15 +253,26 @@ def load(root: Path | str | None = None) -> Registry:
     return reg
 
 
+def _linked_top(reg: Registry, *folders: Path) -> bool:
+    """Whether formulas/ or guidelines/ is itself a symbolic link: a problem naming it, and nothing read through it."""
+    from registry.regular import LINKED_FOLDER
+
+    linked = [f for f in folders if f.is_symlink()]
+    for f in linked:
+        reg.problems.append(Problem(reg.rel(f), 1, "(folder)", LINKED_FOLDER, codes.YAML))
+    return bool(linked)
+
+
 def _links(reg: Registry, folders: list[Path]) -> None:
     """Every symbolic link or special file in the registry's folders is a problem, named (its target unread)."""
-    from registry.regular import LINK, SPECIAL, links
+    from registry.regular import LINK, LINKED_FOLDER, SPECIAL, links
 
     said = {p.path for p in reg.problems}
     for folder in folders:
         for p in links(folder):
             if reg.rel(p) not in said:
-                reg.problems.append(Problem(reg.rel(p), 1, "(file)", LINK if p.is_symlink() else SPECIAL, codes.YAML))
+                why = (LINKED_FOLDER if p.is_dir() else LINK) if p.is_symlink() else SPECIAL
+                reg.problems.append(Problem(reg.rel(p), 1, "(folder)" if p.is_dir() else "(file)", why, codes.YAML))
 
 
 def validated(root: Path | str | None = None) -> Registry:

@@ -150,7 +150,7 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
     p = Path(ref)
     if p.is_file():
         try:
-            data = jsontext.loads(p.read_text(encoding="utf-8"))
+            data = jsontext.read_file(p, jsontext.LOCK_MAX, "catalogue index")
             if not isinstance(data, dict) or not isinstance(data.get("texts"), list):
                 raise ValueError("it has no 'texts' list")
             return data
@@ -165,6 +165,8 @@ def _old_index(ref: str, root: Path) -> dict[str, Any] | None:
         print(f"error: cannot read the catalogue index at {ref!r}: {msg.strip()}", file=sys.stderr)
         return None
     try:
+        if len(blob) > jsontext.LOCK_MAX:
+            raise ValueError(f"over {jsontext.LOCK_MAX:,} bytes, more than a catalogue index holds")
         return jsontext.loads(blob)
     except ValueError as e:
         print(f"error: the catalogue index at {ref!r} is not JSON: {e}", file=sys.stderr)

@@ -20,7 +20,7 @@ from registry.versions import (
     released_content,
 )
 from registry.words import counted
-from registry.yamlio import YamlError, line_of
+from registry.yamlio import MAX_BYTES, YamlError, line_of
 
 
 def validate(reg: Registry, *, parallel: bool = False) -> list[Problem]:
@@ -396,7 +396,7 @@ def _catalogue(reg: Registry) -> None:
             why = f"missing: {fix}" if not os.path.lexists(path) else f"{LINK if path.is_symlink() else SPECIAL}"
             reg.problems.append(Problem(reg.rel(path), 0, "(catalogue)", why, codes.CATALOGUE))
             continue
-        have = read_bytes(path).decode("utf-8", "replace")
+        have = read_bytes(path, MAX_BYTES).decode("utf-8", "replace")
         if have == text:
             continue
         if name == INDEX_FILE:
@@ -463,7 +463,7 @@ def warnings(reg: Registry) -> list[Problem]:
         for v in sorted((v for v in c.versions if v.status == VersionStatus.superseded), key=lambda v: v.key):
             try:
                 snap = read_snapshot(reg.formulas_dir, slug, v.version)
-            except (OSError, ValueError):
+            except (OSError, ValueError, YamlError):
                 continue  # the lock rule reports an unreadable snapshot
             changed.update(label_changes(snap, c))
         for loc, fld, what in leftovers(c, changed):

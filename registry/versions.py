@@ -323,16 +323,29 @@ def read_lock(path: Path) -> dict[str, dict[str, str]]:
     return {str(slug): dict(v) for slug, v in calcs.items()}
 
 
+LOCK_KEYS = ("about", "format", "calculators", SEAL_KEY)  # everything a lock may hold; anything else is refused
+
+
 def _lock_data(path: Path) -> Any:
-    """The lock's JSON; ValueError naming the file when it is a link, not a plain file or not UTF-8 JSON."""
-    from registry.regular import FileRefused, read_text
+    """The lock's JSON; ValueError naming the file when it is a link, not a plain file, over `jsontext.LOCK_MAX`
+    bytes, not UTF-8 JSON, or holds a duplicate key, NaN or a key the lock does not have (each could make the
+    lock say two things, or hide what a reader skips)."""
+    from registry.regular import FileRefused
 
     try:
-        return jsontext.loads(read_text(path))
+        data = jsontext.read_file(path, jsontext.LOCK_MAX, "lock", strict=True)
     except FileRefused as e:
         raise ValueError(str(e)) from None
-    except UnicodeDecodeError as e:
-        raise ValueError(f"{path}: not UTF-8 text ({e.reason})") from None
+    except jsontext.JsonError as e:
+        raise ValueError(f"{path}: not a lock file ({e}); restore it with `git checkout`, or rewrite it with "
+                         "`formula lock`") from None
+    extra = sorted(set(data) - set(LOCK_KEYS)) if isinstance(data, dict) else []
+    seal = data.get(SEAL_KEY) if isinstance(data, dict) else None
+    extra += [f"{SEAL_KEY}.{k}" for k in sorted(set(seal) - {"digest", "date"})] if isinstance(seal, dict) else []
+    if extra:
+        raise ValueError(f"{path}: unknown key {extra[0]!r}: a lock holds only {', '.join(LOCK_KEYS)} (and the "
+                         "seal's digest and date); remove it, or restore the lock with `git checkout`")
+    return data
 
 
 def lock_format(path: Path) -> int:

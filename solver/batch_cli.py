@@ -14,13 +14,13 @@ untouched.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
+from registry import jsontext
 from registry.cliutil import add_root
 from registry.terminal import printable, say
 from solver.batch_output import csv_frame
@@ -94,7 +94,7 @@ def _read_columns(arg: str | None) -> dict[str, Any] | None:
     text = arg
     if arg.startswith("@"):
         text = Path(arg[1:]).read_text(encoding="utf-8")
-    data = json.loads(text)
+    data = jsontext.loads(text, unique=True)
     if not isinstance(data, dict):
         raise ValueError("--columns must be a JSON object mapping entity names to columns")
     return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}

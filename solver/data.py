@@ -57,23 +57,30 @@ def _entities(text: str, where: str) -> dict[str, Any]:
     return data
 
 
+def _case_lines(path: Path) -> list[Case]:
+    """The reference cases of a JSON-lines file, read a bounded line at a time (registry.jsontext)."""
+    out = []
+    lines = jsontext.read_lines(path, strict=True)
+    n = 0
+    try:
+        for n, r in lines:
+            out.append(Case(int(r["calculator_id"]), r["entities"], r["answer"], r["lower_limit"],
+                            r["upper_limit"], f"{path}:{n}"))
+    except jsontext.LineError as e:
+        raise DatasetError(f"{path}:{e.line}: not a reference case ({e})") from None
+    except OSError as e:
+        raise DatasetError(f"{path}: not readable ({e})") from None
+    except (KeyError, TypeError, ValueError) as e:
+        raise DatasetError(f"{path}:{n}: not a reference case ({type(e).__name__}: {e}); expected "
+                           "calculator_id, entities, answer, lower_limit, upper_limit") from None
+    return out
+
+
 def read_cases(path: Path) -> list[Case]:
     if not path.exists():
         raise DatasetError(f"{path}: no such file")
     if path.suffix == ".jsonl":
-        out = []
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                r = json.loads(line)
-                out.append(Case(int(r["calculator_id"]), r["entities"], r["answer"], r["lower_limit"],
-                                r["upper_limit"], where))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
-                raise DatasetError(f"{where}: not a reference case ({type(e).__name__}: {e}); expected "
-                                   "calculator_id, entities, answer, lower_limit, upper_limit") from None
-        return out
+        return _case_lines(path)
     if path.suffix == ".csv":
         with path.open(encoding="utf-8", newline="") as f:
             reader = csv.DictReader(f)

@@ -73,8 +73,10 @@ def _run(args: argparse.Namespace) -> int:
         cfg.executor_workers = args.workers
     if args.engine == "replay" and not args.model and args.replay_from:
         try:
-            opts.model = json.loads((args.replay_from / "manifest.json").read_text(encoding="utf-8")).get("model")
-        except (OSError, json.JSONDecodeError):
+            from registry import jsontext
+
+            opts.model = jsontext.read_file(args.replay_from / "manifest.json", what="run manifest").get("model")
+        except (OSError, ValueError, AttributeError):
             pass
     try:
         summary = run(cfg)

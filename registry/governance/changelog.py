@@ -68,7 +68,9 @@ def _locked_at(reg: Registry, ref: str) -> dict[str, dict[str, str]]:
         msg = (getattr(e, "stderr", "") or str(e)).strip()
         raise ChangelogError(f"--since {ref!r} is neither a date YYYY-MM-DD nor a git ref holding {rel}: {msg}") from None
     try:
-        data = jsontext.loads(blob)
+        if len(blob) > jsontext.LOCK_MAX:
+            raise jsontext.JsonError(f"over {jsontext.LOCK_MAX:,} bytes, more than a lock holds")
+        data = jsontext.loads(blob, strict=True)
     except jsontext.JsonError as e:
         raise ChangelogError(f"{rel} at {ref!r} is not JSON ({e})") from None
     calcs = data.get("calculators") if isinstance(data, dict) else None

@@ -87,7 +87,11 @@ def loaded(root: Path, doing: str) -> Registry:
         advice = first_fix(reg.problems)
         raise ReleaseError("\n".join(map(str, reg.problems)) + f"\nfix these before {doing}"
                            + (f"; {advice}" if advice else ""))
-    if ver.lock_format(reg.lock_path) != ver.LOCK_FORMAT:
+    try:
+        fmt = ver.lock_format(reg.lock_path)
+    except ValueError as e:  # a lock that is not one (registry.versions._lock_data says why)
+        raise ReleaseError(f"{e}\nfix it before {doing}") from None
+    if fmt != ver.LOCK_FORMAT:
         raise ReleaseError(f"{reg.rel(reg.lock_path)} is in an older format: run `formula lock --rehash` first")
     return reg
 

@@ -5,10 +5,10 @@ a prompt that changed (a new arm version or formula text) is refused, never answ
 """
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from registry import jsontext
+from registry.regular import read_capped
 from solver.arms.base import ChatReply, messages_sha256
 from solver.engines import ENGINES, ChatRequest, EngineError, EngineOptions
 from solver.replies import replayed
@@ -26,20 +26,27 @@ class ReplayEngine:
             raise EngineError(f"{path}: no such file; --replay-from names the folder of an earlier run")
         self.source = options.replay_from
         self.turns: dict[tuple[int, int, int], dict[str, Any]] = {}
-        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                row = jsontext.loads(line)
-            except jsontext.JsonError:
-                raise EngineError(f"{path}:{n}: not a JSON line") from None
-            for call in row.get("calls") or []:
-                self.turns[(int(row["row_number"]), int(row["seed"]), int(call["call"]))] = call
+        try:
+            for n, row in jsontext.read_lines(path):
+                self._keep(row, f"{path}:{n}")
+        except jsontext.LineError as e:
+            raise EngineError(f"{path}:{e.line}: not a JSON line ({e})") from None
+        except OSError as e:
+            raise EngineError(f"{path}: not readable ({e})") from None
         self.model = None
         try:
-            self.model = json.loads((options.replay_from / "manifest.json").read_text(encoding="utf-8")).get("model")
-        except (OSError, json.JSONDecodeError):
+            manifest = read_capped(options.replay_from / "manifest.json", jsontext.LOCK_MAX, "run manifest")
+            self.model = jsontext.loads(manifest.decode("utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):
             pass
+
+    def _keep(self, row: Any, where: str) -> None:
+        """Remember a stored row's model turns by (row, seed, call)."""
+        try:
+            for call in row.get("calls") or []:
+                self.turns[(int(row["row_number"]), int(row["seed"]), int(call["call"]))] = call
+        except (AttributeError, KeyError, TypeError, ValueError):
+            raise EngineError(f"{where}: not a results row (row_number, seed and calls with their number)") from None
 
     def describe(self) -> dict[str, Any]:
         return {"engine": "replay", "replay_from": str(self.source), "replayed_model": self.model,

@@ -11,6 +11,7 @@ accepted depends on the policy (`paper` or `clinical`, see policy.py).
 from __future__ import annotations
 
 import ast
+import string  # here, not in plain_format: the checker also runs in a child that cannot open files
 import warnings
 
 TYPE_CHECKING = False  # `typing` stays out of the fork server (see __init__)
@@ -209,9 +210,33 @@ def _identifier(name: str | None, what: str, policy: Policy, load: bool = False)
         raise Rejected(f"{reason}: the name {name!r} is not allowed")
 
 
+def plain_format(text: str) -> bool:
+    """Whether every replacement field of a format string is plain: automatic, numbered or named (`{}`, `{0}`,
+    `{x}`), with an optional `!r`/`!s` and a spec holding no nested field (`{:.2f}`, not `{:{w}}`). Attribute and
+    index access (`{0.__class__}`, `{x[0]}`) is what makes `str.format` reach objects; a plain field cannot."""
+    try:
+        fields = list(string.Formatter().parse(text))
+    except ValueError:
+        return False
+    for _, field, spec, conversion in fields:
+        if field is None:
+            continue
+        if not (field == "" or field.isdigit() or (field.isidentifier() and not field.startswith("_"))):
+            return False
+        if conversion not in (None, "r", "s") or (spec and ("{" in spec or "}" in spec)):
+            return False
+    return True
+
+
 def _attribute(name: str, receiver: ast.AST | None, aliases: dict[str, str], policy: Policy) -> None:
     if name.startswith("_"):
         raise Rejected(f"attribute {name!r} starts with an underscore")
+    if name == "format" and policy.string_formatting and isinstance(receiver, ast.Constant) and \
+            isinstance(receiver.value, str):
+        if plain_format(receiver.value):
+            return
+        raise Rejected("string formatting: `.format` on a string whose fields reach attributes or items, or "
+                       "nest a field in a spec; use plain fields ({}, {0}, {x}, {:.2f}) or an f-string")
     if name in FORMAT_METHOD_ATTRIBUTES or (name == "strftime" and not policy.string_formatting):
         raise Rejected(f"string formatting: attribute {name!r} is not allowed")
     if isinstance(receiver, ast.Name) and receiver.id in aliases:
@@ -228,7 +253,7 @@ def _import_names(names: Iterable[ast.alias], module: str | None, policy: Policy
         if alias.name == "*":
             raise Rejected(f"`from {module} import *` is not allowed")
         if module is None:  # plain `import x`
-            if alias.name not in ALLOWED_MODULES:
+            if alias.name not in policy.modules:
                 raise Rejected(f"import of {alias.name!r} is not allowed")
         elif alias.name not in MODULE_ATTRIBUTES[module]:
             raise Rejected(f"attribute {module}.{alias.name} is not allowed")
@@ -263,7 +288,7 @@ def _check_node(node: ast.AST, aliases: dict[str, str], policy: Policy) -> None:
     elif kind is ast.ImportFrom:
         if node.level:
             raise Rejected("relative imports are not allowed")
-        if node.module not in ALLOWED_MODULES:
+        if node.module not in policy.modules:
             raise Rejected(f"import from {node.module!r} is not allowed")
         _import_names(node.names, node.module, policy)
     elif kind is ast.BinOp:

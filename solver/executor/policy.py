@@ -66,10 +66,19 @@ _CALENDAR: Final = frozenset(
 # program's start, and gmtime to require its argument.
 _TIME: Final = frozenset({"sleep", "monotonic", "perf_counter", "process_time", "gmtime"})
 
-MODULE_ATTRIBUTES: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
-    {"math": _MATH, "datetime": _DATETIME, "calendar": _CALENDAR, "time": _TIME}
+# The pure functions of `statistics` (`clinical` only: Table 17 lists four modules).  Each takes numbers and
+# returns a number, a list or a named tuple of numbers; NormalDist (random sampling) and kde stay out.
+_STATISTICS: Final = frozenset(
+    """mean fmean geometric_mean harmonic_mean median median_low median_high median_grouped mode multimode
+    quantiles pstdev pvariance stdev variance covariance correlation linear_regression StatisticsError""".split()
 )
-ALLOWED_MODULES: Final = frozenset(MODULE_ATTRIBUTES)
+
+MODULE_ATTRIBUTES: Final[Mapping[str, frozenset[str]]] = MappingProxyType(
+    {"math": _MATH, "datetime": _DATETIME, "calendar": _CALENDAR, "time": _TIME, "statistics": _STATISTICS}
+)
+PAPER_MODULES: Final = frozenset({"math", "datetime", "calendar", "time"})  # Table 17's four
+CLINICAL_MODULES: Final = PAPER_MODULES | {"statistics"}
+ALLOWED_MODULES: Final = frozenset(MODULE_ATTRIBUTES)  # the union; a policy's `modules` says which it imports
 
 # --- attributes of ordinary objects --------------------------------------------
 # Attribute names a program may use on any value that is not a module: the
@@ -109,7 +118,7 @@ CLINICAL_STRING_METHODS: Final = frozenset(
 # Any attribute name a program may write, module or not: the static checker
 # uses this when it cannot tell what the receiver is; the module views and the
 # objects themselves then enforce the precise per-module lists at run time.
-ALL_ATTRIBUTES: Final = OBJECT_ATTRIBUTES.union(*MODULE_ATTRIBUTES.values())  # policy.attributes adds to it
+ALL_ATTRIBUTES: Final = OBJECT_ATTRIBUTES.union(*(MODULE_ATTRIBUTES[m] for m in PAPER_MODULES))  # policy.attributes adds
 
 # --- builtins -----------------------------------------------------------------
 # Names bound in the program's restricted __builtins__ (besides __import__,
@@ -158,7 +167,8 @@ FORBIDDEN_NAMES: Final[Mapping[str, str]] = MappingProxyType(
     }
 )
 # Rejected in every policy: a format string that comes from data reaches
-# attributes at run time ("{0.__class__}").
+# attributes at run time ("{0.__class__}").  `clinical` accepts `.format` only
+# on a string literal whose every field is plain (checker.plain_format).
 FORMAT_METHOD_ATTRIBUTES: Final = frozenset({"format", "format_map"})
 
 
@@ -168,7 +178,8 @@ class Policy:
     isolation (allow-lists of modules and attributes, audit hook, limits,
     fresh process, process-group kill): only what the checker accepts."""
 
-    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins", "attributes")
+    __slots__ = ("name", "underscore_names", "generator_expressions", "string_formatting", "builtins", "attributes",
+                 "modules")
 
     def __init__(
         self,
@@ -178,6 +189,7 @@ class Policy:
         string_formatting: bool,  # f-strings, `"%.2f" % x`, strftime, format()
         builtins: frozenset[str],
         attributes: frozenset[str] = frozenset(),  # object attributes beyond OBJECT_ATTRIBUTES
+        modules: frozenset[str] = PAPER_MODULES,  # what `import` may name
     ) -> None:
         self.name = name
         self.underscore_names = underscore_names
@@ -185,6 +197,7 @@ class Policy:
         self.string_formatting = string_formatting
         self.builtins = builtins
         self.attributes = attributes
+        self.modules = modules
 
     def __repr__(self) -> str:
         return f"Policy({self.name!r})"
@@ -194,10 +207,12 @@ class Policy:
 # attribute and global access, string formatting, async and generator syntax,
 # any name or attribute starting with an underscore; six exception types).
 PAPER: Final = Policy("paper", False, False, False, PAPER_BUILTINS)
-# `clinical`: also accepts the idioms honest programs use.  Async syntax,
-# `yield`, dunder names (but reading __name__), underscored attributes and
-# str.format/format_map stay rejected.
-CLINICAL: Final = Policy("clinical", True, True, True, CLINICAL_BUILTINS, CLINICAL_STRING_METHODS)
+# `clinical`: also accepts the idioms honest programs use, `"{:.2f}".format(x)` on a string literal whose fields
+# are plain (checker.plain_format), and the pure `statistics` functions.  Async syntax, `yield`, dunder names
+# (but reading __name__), underscored attributes, format_map and `.format` on anything but such a literal stay
+# rejected.
+CLINICAL: Final = Policy("clinical", True, True, True, CLINICAL_BUILTINS, CLINICAL_STRING_METHODS | _STATISTICS,
+                         CLINICAL_MODULES)
 POLICIES: Final[Mapping[str, Policy]] = MappingProxyType({"paper": PAPER, "clinical": CLINICAL})
 DEFAULT_POLICY: Final = "clinical"
 

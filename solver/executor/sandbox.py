@@ -19,6 +19,7 @@ import math
 import os
 import resource
 import signal
+import statistics
 import sys
 import time
 import warnings
@@ -34,7 +35,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # call on 3.13), a compile-time SyntaxWarning needs warnings, and 3.12+ needs
 # _pylong for big-int division.  All are imported here, before any program
 # runs; the program's __import__ lets the C callers through (INTERNAL_IMPORTS).
+# Library code the program may call imports through the real __import__ and finds these in sys.modules.
 import _strptime  # noqa: F401,E402
+import heapq  # noqa: F401,E402  statistics.mode -> Counter.most_common imports it on its first call
 import unicodedata  # noqa: F401,E402
 
 try:  # Python 3.12+
@@ -162,7 +165,7 @@ _WRAPPERS: dict[str, dict[str, Any]] = _factory_ns["make_wrappers"](
     int,
     TypeError,
 )
-_REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time}
+_REAL_MODULES = {"math": math, "datetime": datetime, "calendar": calendar, "time": time, "statistics": statistics}
 MODULE_VIEWS: dict[str, ModuleView] = {
     name: ModuleView(_REAL_MODULES[name], attrs,
                      {**(dict(CALENDAR_CONSTANTS) if name == "calendar" else {}), **_WRAPPERS.get(name, {})})
@@ -175,7 +178,9 @@ def make_globals(policy: Policy | None = None) -> dict[str, Any]:
     names = get_policy("clinical").builtins if policy is None else policy.builtins
     allowed = {name: getattr(builtins, name) for name in names if name != "print"}
     allowed["print"] = _factory_ns["print"]
-    allowed["__import__"] = _factory_ns["make_import"](dict(MODULE_VIEWS), INTERNAL_IMPORTS, ImportError)
+    modules = get_policy("clinical").modules if policy is None else policy.modules
+    views = {name: view for name, view in MODULE_VIEWS.items() if name in modules}
+    allowed["__import__"] = _factory_ns["make_import"](views, INTERNAL_IMPORTS, ImportError)
     return {"__builtins__": allowed, "__name__": "__program__"}
 
 

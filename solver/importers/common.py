@@ -53,26 +53,24 @@ def sha256_of(path: Path) -> str:
 
 
 def json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """(line number, object) for every non-blank line; anything else is an ImportFailure naming the line."""
+    """(line number, object) for every non-blank line; anything else is an ImportFailure naming the line.
+
+    Bounded (registry.jsontext): a line over `LINE_MAX` bytes, a file over `LOG_MAX` bytes or over one budget of
+    values is refused; so are a duplicate key and NaN or Infinity, which would make a row say two things."""
+    seen = False
     try:
-        text = path.read_text(encoding="utf-8")
+        for n, obj in jsontext.read_lines(path, file_limit=jsontext.LOG_MAX, strict=True):
+            if not isinstance(obj, dict):
+                raise ImportFailure(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
+            seen = True
+            yield n, obj
     except FileNotFoundError:
         raise ImportFailure(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise ImportFailure(f"{path}: not readable as UTF-8 text ({e})") from None
-    seen = False
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            obj = jsontext.loads(line)
-        except jsontext.JsonError as e:
-            raise ImportFailure(f"{path}:{n}: not a JSON line ({e}); expected JSONL, one JSON object per "
-                                "line") from None
-        if not isinstance(obj, dict):
-            raise ImportFailure(f"{path}:{n}: expected a JSON object, got {type(obj).__name__}")
-        seen = True
-        yield n, obj
+    except jsontext.LineError as e:
+        raise ImportFailure(f"{path}:{e.line}: not a JSON line ({e}); expected JSONL, one JSON object per "
+                            "line") from None
+    except OSError as e:
+        raise ImportFailure(f"{path}: not readable ({e})") from None
     if not seen:
         raise ImportFailure(f"{path}: no rows")
 

@@ -20,17 +20,18 @@ import zipfile
 from pathlib import Path
 from typing import Any, Iterator
 
+from registry import jsontext
 from solver.importers import IMPORTERS, DatasetSpec, ImportFailure, SourceFile, SourceRow
 from solver.importers.common import safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
-from solver.importers.zipread import MemberError, read_member
+from solver.importers.zipread import open_archive, read_member
 from solver.scoring import final_answer_line
 
 _VERDICT_TRUE = {"c", "correct", "true", "1", "1.0"}
 _VERDICT_FALSE = {"i", "incorrect", "false", "0", "0.0"}
 
 
-MEMBER_LIMIT = 64 << 20  # bytes one sample (or the header) of a .eval may hold uncompressed; memory is one member's
+MEMBER_LIMIT = jsontext.LOG_MAX  # bytes one sample (or the header) of a .eval may hold uncompressed; memory is one member's
 Samples = Iterator[tuple[str, dict[str, Any]]]
 
 
@@ -40,14 +41,14 @@ def _load(path: Path) -> tuple[dict[str, Any], Samples]:
         if path.suffix == ".eval":
             header, samples = _archive(path)
         else:
-            log = json.loads(path.read_text(encoding="utf-8"))
+            log = jsontext.read_file(path, jsontext.LOG_MAX, "log", unique=True)
             if not isinstance(log, dict):
                 raise ImportFailure(f"{path}: not an inspect_ai log (expected a JSON object)")
             header = log
-            samples = iter([(f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or [])])
+            samples = ((f"{path}: samples[{i}]", s) for i, s in enumerate(log.get("samples") or []))
     except FileNotFoundError:
         raise ImportFailure(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError, zipfile.BadZipFile, MemberError) as e:
+    except (OSError, ValueError, zipfile.BadZipFile) as e:  # (jsontext.JsonError and MemberError are ValueErrors)
         raise ImportFailure(f"{path}: not a readable inspect_ai log ({type(e).__name__}: {e})") from None
     spec = header.get("eval") if isinstance(header, dict) else None
     if not isinstance(spec, dict):
@@ -62,23 +63,23 @@ def _sample_names(z: zipfile.ZipFile) -> list[zipfile.ZipInfo]:
 
 def _archive(path: Path) -> tuple[dict[str, Any], Samples]:
     """A .eval archive's header.json now, and a generator that reads its samples one member at a time."""
-    with open(path, "rb") as raw, zipfile.ZipFile(raw) as z:
+    with open(path, "rb") as raw, open_archive(raw) as z:
         try:
             info = z.getinfo("header.json")
         except KeyError:
             raise ImportFailure(f"{path}: no header.json: the evaluation has not finished writing this log (or it "
                                 "is not an inspect_ai .eval log)") from None
-        header = json.loads(read_member(z, raw, info, MEMBER_LIMIT))
+        header = jsontext.loads(read_member(z, raw, info, MEMBER_LIMIT))
     return header, _archive_samples(path)
 
 
 def _archive_samples(path: Path) -> Samples:
-    with open(path, "rb") as raw, zipfile.ZipFile(raw) as z:
+    with open(path, "rb") as raw, open_archive(raw) as z:
         for info in _sample_names(z):
             where = f"{path}:{info.filename}"
             try:
-                yield where, json.loads(read_member(z, raw, info, MEMBER_LIMIT))
-            except (MemberError, OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+                yield where, jsontext.loads(read_member(z, raw, info, MEMBER_LIMIT), unique=True)
+            except (OSError, ValueError) as e:  # (MemberError, JsonError and UnicodeDecodeError are ValueErrors)
                 raise ImportFailure(f"{where}: not a readable sample ({type(e).__name__}: {e})") from None
 
 

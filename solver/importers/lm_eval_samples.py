@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from registry import jsontext
 from solver.importers import IMPORTERS, ImportFailure, SourceFile, SourceRow
 from solver.importers.common import json_lines, safe_label, sha256_of
 from solver.importers.medcalc_bench import DATASETS
@@ -121,10 +122,10 @@ def _results(path: Path, date: str | None, warnings: list[str]) -> dict[str, Any
         if other.stat().st_size > RESULTS_LIMIT:
             warnings.append(f"{other}: over {RESULTS_LIMIT:,} bytes; not read")
             return {}
-        obj = json.loads(other.read_text(encoding="utf-8"))
+        obj = jsontext.read_file(other, RESULTS_LIMIT, "results file")
     except FileNotFoundError:
         return {}
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+    except (OSError, ValueError) as e:
         warnings.append(f"{other}: not readable ({type(e).__name__}); the run's results file is not recorded")
         return {}
     if not isinstance(obj, dict):

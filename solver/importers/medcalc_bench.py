@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from registry import jsontext
 from solver.importers import IMPORTERS, DatasetSpec, ImportFailure, SourceFile, SourceRow
 from solver.importers.common import json_lines, safe_label, sha256_of
 
@@ -43,8 +44,8 @@ def _int(v: Any, where: str, name: str) -> int:
 
 def _json_answer(text: str) -> Any:
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, TypeError):
+        obj = jsontext.loads(text)
+    except (ValueError, TypeError):
         return None
     return obj.get("answer") if isinstance(obj, dict) else None
 

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
+from registry import jsontext
 from solver.importers import IMPORTERS, ImportFailure, SourceFile
 from solver.importers.common import RULE, SEED, Built, Difference, build_rows, check_rows, safe_label
 from solver.plugins import UnknownPlugin
@@ -42,7 +45,23 @@ def read_sources(fmt: str, files: Sequence[Path], dataset: str | None = None) ->
         importer = IMPORTERS.get(fmt)
     except UnknownPlugin as e:
         raise ImportFailure(str(e)) from None
-    return [importer.read(Path(f), dataset=dataset) for f in files]
+    return [_read_one(importer, Path(f), dataset) for f in files]
+
+
+def _read_one(importer: Any, path: Path, dataset: str | None) -> SourceFile:
+    """One file through its importer; whatever a hostile file makes the reading raise becomes an ImportFailure
+    naming the file (a lying zip directory, a number past Python's digit limit, nesting past the stack)."""
+    try:
+        return importer.read(path, dataset=dataset)
+    except ImportFailure:
+        raise
+    except RecursionError:
+        raise ImportFailure(f"{path}: nested too deeply to be an evaluation log; check that it is the right "
+                            "file") from None
+    except (OSError, ValueError, OverflowError, EOFError, LookupError, TypeError, AttributeError,
+            NotImplementedError, zipfile.BadZipFile, struct.error) as e:
+        raise ImportFailure(f"{path}: not a readable log ({type(e).__name__}: {str(e)[:200]}); check that it is "
+                            "the right file and format") from None
 
 
 def _digest(obj: Any) -> str:
@@ -96,7 +115,7 @@ def _check_folder(out: Path, shas: list[str]) -> None:
             raise ImportFailure(f"{rpath} exists without a manifest.json; import into a new --out folder")
         return
     try:
-        old = json.loads(mpath.read_text(encoding="utf-8"))
+        old = jsontext.read_file(mpath, what="run manifest")
         old_shas = [f["sha256"] for f in (old.get("source") or {}).get("files", [])]
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
         old_shas = []

@@ -21,8 +21,34 @@ _LOCAL = struct.Struct("<4s2B4HL2L2H")  # a local file header (APPNOTE 4.3.7), 3
 _LOCAL_MAGIC = b"PK\x03\x04"
 
 
+MAX_MEMBERS = 50_000  # members one archive may list (a .eval of 1,100 cases x 5 epochs has 5,500)
+MAX_DIRECTORY = 8 << 20  # bytes of central directory zipfile may read and build ZipInfo objects from
+MAX_TOTAL = 4 << 30  # uncompressed bytes all members together may declare (each is read and checked)
+
+
 class MemberError(ValueError):
     """A member that cannot be read: the message says which and why."""
+
+
+def open_archive(raw: IO[bytes]) -> zipfile.ZipFile:
+    """`raw` as a zip archive, refused (MemberError) before zipfile builds its directory when that directory is
+    over `MAX_DIRECTORY` bytes, and after when it lists over `MAX_MEMBERS` members or `MAX_TOTAL` bytes.
+
+    The end record's sizes are what zipfile itself reads the directory by; an archive whose records lie about
+    offsets or sizes fails in zipfile (BadZipFile) or in `read_member`, never past these bounds."""
+    end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]  # zipfile's own reading of the end record
+    if end is None:
+        raise zipfile.BadZipFile("no end of central directory record: not a zip archive")
+    if end[zipfile._ECD_SIZE] > MAX_DIRECTORY:  # type: ignore[attr-defined]
+        raise MemberError(f"its central directory declares {end[zipfile._ECD_SIZE]:,} bytes, over the "  # type: ignore[attr-defined]
+                          f"{MAX_DIRECTORY:,} an archive may have")
+    z = zipfile.ZipFile(raw)
+    infos = z.infolist()
+    if len(infos) > MAX_MEMBERS or sum(i.file_size for i in infos) > MAX_TOTAL:
+        z.close()
+        raise MemberError(f"it lists {len(infos):,} members ({sum(i.file_size for i in infos):,} bytes), over the "
+                          f"{MAX_MEMBERS:,} members or {MAX_TOTAL:,} bytes an archive may hold")
+    return z
 
 
 def read_member(z: zipfile.ZipFile, raw: IO[bytes], info: zipfile.ZipInfo, limit: int) -> bytes:

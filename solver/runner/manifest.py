@@ -116,7 +116,9 @@ def display_path(path: Path) -> str:
 
 
 def read(path: Path) -> Manifest:
-    return Manifest.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    from registry import jsontext
+
+    return Manifest.model_validate(jsontext.read_file(path, what="run manifest"))
 
 
 def write(path: Path, manifest: Manifest) -> None:

@@ -24,30 +24,55 @@ def encode(row: dict[str, Any]) -> bytes:
     return (json.dumps(row, ensure_ascii=False, sort_keys=False, separators=(",", ":")) + "\n").encode("utf-8")
 
 
+def _cut(path: Path) -> tuple[int, int]:
+    """(the file's size, the offset just past its last newline), read backwards a block at a time."""
+    with open(path, "rb") as f:
+        size = pos = f.seek(0, os.SEEK_END)
+        while pos > 0:
+            step = min(1 << 16, pos)
+            f.seek(pos - step)
+            i = f.read(step).rfind(b"\n")
+            if i >= 0:
+                return size, pos - step + i + 1
+            pos -= step
+    return size, 0
+
+
 def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]:
-    """The complete rows of a results file, and how many bytes of a torn last line were dropped."""
+    """The complete rows of a results file, and how many bytes of a torn last line were dropped.
+
+    Bounded as every results reader is (registry.jsontext): a line over `LINE_MAX` bytes, a file over
+    `RESULTS_MAX` bytes or over one budget of values is refused, naming the file."""
+    from registry.regular import FileRefused, lines
+
     if not path.exists():
         return [], 0
-    data = path.read_bytes()
-    torn = 0
-    if data and not data.endswith(b"\n"):
-        cut = data.rfind(b"\n") + 1
-        torn = len(data) - cut
-        if repair:
-            with open(path, "r+b") as f:
-                f.truncate(cut)
-                f.flush()
-                os.fsync(f.fileno())
-        data = data[:cut]
-    rows = []
-    for n, line in enumerate(data.decode("utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(jsontext.loads(line))
-        except jsontext.JsonError:
-            raise ResultsError(f"{path}:{n}: not a JSON line; the file was changed by hand or by another tool") from None
-    return rows, torn
+    size, cut = _cut(path)
+    if size > jsontext.RESULTS_MAX:
+        raise ResultsError(f"{path}: over {jsontext.RESULTS_MAX:,} bytes, more than a results file may hold; "
+                           "resume into a new --out folder")
+    if cut < size and repair:
+        with open(path, "r+b") as f:
+            f.truncate(cut)
+            f.flush()
+            os.fsync(f.fileno())
+    rows: list[dict[str, Any]] = []
+    budget, done = jsontext.Budget(), 0
+    try:
+        for n, raw in lines(path, jsontext.LINE_MAX, jsontext.RESULTS_MAX):
+            if done >= cut:
+                break
+            if raw is None:
+                raise ResultsError(f"{path}:{n}: over {jsontext.LINE_MAX:,} bytes, more than a results line holds")
+            done += len(raw) + 1
+            if raw.strip():
+                rows.append(jsontext.loads(raw, budget=budget))
+    except jsontext.JsonError as e:
+        raise ResultsError(f"{path}:{n}: not a JSON line ({e}); the file was changed by hand or by another "
+                           "tool") from None
+    except FileRefused as e:
+        raise ResultsError(f"{e}; resume into a new --out folder") from None
+    return rows, size - cut
 
 
 class ResultsFile:

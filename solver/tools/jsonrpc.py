@@ -12,9 +12,10 @@ bad one is dropped. The error's id is the request's when it has a usable one, el
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any
+
+from registry import jsontext
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
 MAX_LINE_CHARS = 1 << 20  # no tool call needs more; a longer line is refused before it is parsed
@@ -51,8 +52,8 @@ def screen(line: str) -> Verdict:
     too_deep = Verdict(False, error(None, PARSE_ERROR, f"Parse error: the message nests objects and arrays more "
                                                        f"than {MAX_DEPTH} levels deep"))
     try:
-        msg = json.loads(line)
-    except RecursionError:
+        msg = jsontext.loads(line, max_depth=MAX_DEPTH)
+    except jsontext.TooDeep:
         return too_deep
     except ValueError:
         return Verdict(False, error(None, PARSE_ERROR, "Parse error: the line is not JSON"))

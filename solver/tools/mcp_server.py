@@ -119,9 +119,44 @@ def _version() -> str:
         return "0"
 
 
+DRAIN_S = 30.0  # seconds, after the end of input, that requests already read may take to be answered
+
+
+def _key(rid: Any) -> str:
+    import json
+
+    return json.dumps(rid)
+
+
+class _Answered:
+    """The session's write stream, noting the id of every response sent (so the end of input can wait for them)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.ids: set[str] = set()
+
+    async def send(self, message: Any) -> None:
+        await self.inner.send(message)
+        rid = getattr(getattr(message, "message", None), "id", None)
+        if rid is not None:
+            self.ids.add(_key(rid))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def __aenter__(self) -> _Answered:
+        await self.inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> Any:
+        return await self.inner.__aexit__(*exc)
+
+
 class _ScreenedLines:
     """The process's stdin as lines for the MCP transport, each screened first (solver/tools/jsonrpc.py):
-    a bad line is answered with its JSON-RPC error on the session's write stream and not passed on."""
+    a bad line is answered with its JSON-RPC error on the session's write stream and not passed on. At the end
+    of input the lines end only once every request passed on has been answered (else the transport would close
+    the session with the last requests still unanswered), or after `DRAIN_S`."""
 
     def __init__(self) -> None:
         import io
@@ -129,7 +164,9 @@ class _ScreenedLines:
 
         self._lines = anyio.wrap_file(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace"))
         self.write: Any = None
+        self.answered: _Answered | None = None
         self.ready = anyio.Event()
+        self.pending: set[str] = set()
 
     def __aiter__(self) -> Any:
         return self._screened()
@@ -140,10 +177,26 @@ class _ScreenedLines:
         async for line in self._lines:
             verdict = screen(line)
             if verdict.passes:
+                self._note(line)
                 yield line
             elif verdict.error is not None:
                 await self.ready.wait()
                 await self.write.send(SessionMessage(types.JSONRPCError.model_validate(verdict.error)))
+        await self._drain()
+
+    def _note(self, line: str) -> None:
+        """Remember the id of a request passed on (a notification or a client's response has none to answer)."""
+        from registry import jsontext
+
+        msg = jsontext.loads(line)
+        if isinstance(msg, dict) and "method" in msg and msg.get("id") is not None:
+            self.pending.add(_key(msg["id"]))
+
+    async def _drain(self) -> None:
+        await self.ready.wait()
+        with anyio.move_on_after(DRAIN_S):
+            while self.answered is not None and not self.pending <= self.answered.ids:
+                await anyio.sleep(0.01)
 
 
 def serve_stdio(variant: str = "published") -> None:
@@ -152,8 +205,9 @@ def serve_stdio(variant: str = "published") -> None:
     async def main() -> None:
         lines = _ScreenedLines()
         async with stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
-            lines.write = write
+            answered = _Answered(write)
+            lines.write, lines.answered = answered, answered
             lines.ready.set()
-            await server.run(read, write, server.create_initialization_options())
+            await server.run(read, answered, server.create_initialization_options())
 
     anyio.run(main)

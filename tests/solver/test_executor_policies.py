@@ -206,6 +206,7 @@ TABLE17 = [
     ("fstring", "def solve():\n    return len(f'{1}')\n", "f-strings"),
     ("percent_string", "def solve():\n    return len('%d' % 3)\n", "string formatting (%)"),
     ("str_format", "def solve():\n    return len('{}'.format(3))\n", "string formatting"),
+    ("str_format_attribute", "def solve():\n    return len('{0.real}'.format(3))\n", "string formatting"),
     ("format_map", "def solve():\n    return len('{a}'.format_map({'a': 1}))\n", "string formatting"),
     ("strftime", "import datetime\ndef solve():\n    return len(datetime.date(2020, 1, 1).strftime('%Y'))\n", "string formatting"),
     ("format_builtin", "def solve():\n    return len(format(3, 'd'))\n", "string formatting"),
@@ -216,10 +217,11 @@ TABLE17 = [
     ("underscore_name", "def solve():\n    _ = 1\n    return 2\n", "'_'"),
     ("underscore_attribute", "def solve():\n    return (1).__class__\n", "'__class__'"),
 ]
-# What `clinical` still rejects of that list (everything but the idioms above).
+# What `clinical` still rejects of that list (everything but the idioms above; `.format` on a string literal
+# with plain fields is one of them, a field that reaches an attribute is not).
 CLINICAL_STILL_REJECTS = {
     "dynamic_evaluation", "file_access", "attribute_access", "global_access", "globals_builtin",
-    "str_format", "format_map", "async_def", "await", "yield", "underscore_attribute",
+    "str_format_attribute", "format_map", "async_def", "await", "yield", "underscore_attribute",
 }
 
 
