@@ -40,6 +40,7 @@ _REG, _GOV, _SOLVE = "registry.commands", "registry.governance.commands", "solve
 # sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": (_GOV, "make a new registry for a committee, with its first person's key"),
+    "people": (_GOV, "add a person, rotate their key, retire them (the keys and the policy together)"),
     "validate": (_REG, "load and check the whole registry"),
     "list": (_REG, "one row per calculator"),
     "show": (_REG, "everything about one calculator"),

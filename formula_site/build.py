@@ -68,11 +68,22 @@ class BuildResult:
     seconds: float
 
 
-def default_runs() -> list[Path]:
-    """Every run folder (one holding results.jsonl) under results/embedded/, sorted."""
-    if not EMBEDDED_RESULTS.is_dir():
+def runs_folder(root: Path | None = None) -> Path:
+    """Where the runs a site publishes by default live: a committee's registry (`formula init`) publishes its
+    own, under its results/; the registry this package ships, the runs shipped with it (results/embedded/)."""
+    from registry.loader import shipped_root
+
+    if root is None or Path(root).resolve() in (shipped_root().resolve(), PROJECT_ROOT.resolve()):
+        return EMBEDDED_RESULTS
+    return Path(root) / "results"
+
+
+def default_runs(root: Path | None = None) -> list[Path]:
+    """Every run folder (one holding results.jsonl) under `runs_folder(root)`, sorted."""
+    folder = runs_folder(root)
+    if not folder.is_dir():
         return []
-    return sorted(p.parent for p in EMBEDDED_RESULTS.rglob("results.jsonl"))
+    return sorted(p.parent for p in folder.rglob("results.jsonl"))
 
 
 def check_runs(dirs: Sequence[Path]) -> list[Run]:
@@ -268,7 +279,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     if reg.problems:
         raise SiteError(f"the registry has {counted(len(reg.problems), 'problem')}; run `formula validate` and fix them "
                         f"first (first: {reg.problems[0]})")
-    runs = check_runs(default_runs() if results is None else results)
+    runs = check_runs(default_runs(reg.root) if results is None else results)
     pairs = chosen_pairs(compare, runs) if compare else None
     out = Path(out or DEFAULT_OUT).resolve()
     if out == PROJECT_ROOT or out in PROJECT_ROOT.parents or (out.exists() and not out.is_dir()):

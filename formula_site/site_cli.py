@@ -18,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     ssub.required = True
     b = ssub.add_parser("build", help="generate the pages and build the site (mkdocs --strict)",
                         description="Generate the pages and build the site with mkdocs in strict mode. Runs "
-                        "default to every run folder under results/embedded/.")
+                        "default to every run folder under the registry's results/ (for the registry shipped with "
+                        "the package: the runs shipped with it, results/embedded/).")
     _build_args(b)
     b.set_defaults(handler=cmd_build)
     s = ssub.add_parser("serve", help="build, then serve the site on 127.0.0.1 for a preview",
@@ -43,7 +44,7 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", nargs="+", action="extend", default=None, metavar="DIR",
                    help="stored run folders (each holds manifest.json + results.jsonl): several folders, shell "
                    "globs (runs/*/) or quoted globs ('runs/**/'), the option repeatable (default: every run under "
-                   "results/embedded/)")
+                   "the registry's results/)")
     p.add_argument("--compare", action="append", default=None, metavar="A:B",
                    help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
                    "(default: every run against the gold-solve run)")
