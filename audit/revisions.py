@@ -150,3 +150,16 @@ def sides(root: Path, base: str, head: str | None) -> Iterator[tuple[Side, Side]
             head_side = Side(head, head_commit, extract(repo, head_commit, prefix, Path(tmp) / "head", results=True),
                              subject(repo, head_commit))
         yield Side(base, base_commit, base_root, subject(repo, base_commit)), head_side
+
+
+def head_of(root: Path) -> tuple[str | None, bool]:
+    """(the commit checked out where `root` is, whether its registry folders differ from it); (None, False)
+    outside a repository or without git. What a built site says it was built from."""
+    try:
+        head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        if head.returncode != 0 or not head.stdout.strip():
+            return None, False
+        dirty = _git(root, "status", "--porcelain", "--", *REGISTRY_DIRS)
+    except RevisionError:
+        return None, False
+    return head.stdout.strip(), bool(dirty.returncode == 0 and dirty.stdout.strip())

@@ -251,7 +251,20 @@ def _nav(generated: dict[str, list[Any]]) -> list[Any]:
     return nav
 
 
-def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> None:
+def built_from(reg: Registry) -> str:
+    """The footer of every page: the registry lock digest and the git commit the site was built from (and
+    whether the registry's files differ from that commit), so a reader can tell which registry a page shows."""
+    from audit.revisions import head_of
+    from registry.versions import lock_digest
+
+    digest = lock_digest(reg.lock_path)
+    head, dirty = head_of(reg.root)
+    commit = "no git commit" if head is None else f"commit {head}" + (" with uncommitted changes" if dirty else "")
+    return f"Built from registry lock <code>{esc(digest)}</code>, {esc(commit)}"
+
+
+def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]], *, footer: str = "",
+               site_url: str | None = None) -> None:
     from mkdocs.commands.build import build as mkdocs_build
     from mkdocs.config import load_config
     from mkdocs.exceptions import MkDocsException
@@ -259,7 +272,7 @@ def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> No
     logging.getLogger("mkdocs").setLevel(logging.WARNING)
     try:
         cfg = load_config(config_file=str(MKDOCS_YML), docs_dir=str(src), site_dir=str(site_dir), strict=True,
-                          nav=_nav(generated))
+                          nav=_nav(generated), copyright=footer or None, site_url=site_url)
         mkdocs_build(cfg)
     except MkDocsException as e:
         raise SiteError(f"mkdocs: {e}") from None
@@ -268,8 +281,10 @@ def run_mkdocs(src: Path, site_dir: Path, generated: dict[str, list[Any]]) -> No
 
 
 def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on: dt.date | None = None,
-          registry: Registry | None = None, compare: Sequence[str] | None = None) -> BuildResult:
-    """Build the site; `compare` holds "A:B" run pairs (default: every run against the gold-solve run)."""
+          registry: Registry | None = None, compare: Sequence[str] | None = None,
+          site_url: str | None = None) -> BuildResult:
+    """Build the site; `compare` holds "A:B" run pairs (default: every run against the gold-solve run);
+    `site_url`, where it will be served (its path is where the 404 page's links start)."""
     t0 = time.perf_counter()
     missing = [p for p in (MKDOCS_YML, STATIC / "pages", STATIC / "assets") if not p.exists()]
     if missing:
@@ -291,7 +306,7 @@ def build(results: Sequence[Path] | None = None, out: Path | None = None, *, on:
     src = out.parent / f"{out.name}-src"
     with _locked(out.parent / f".{out.name}.lock"):
         generated, n_runs, n_fhir = generate(reg, src, runs, on=on or clock.today(), pairs=pairs)
-        _swap_in(src, out, generated)
+        _swap_in(src, out, generated, footer=built_from(reg), site_url=site_url)
     pages = sum(1 for _ in out.rglob("*.html"))
     return BuildResult(out, pages, n_runs, n_fhir, time.perf_counter() - t0)
 
@@ -315,11 +330,12 @@ def _locked(path: Path):
             fcntl.flock(fh, fcntl.LOCK_UN)
 
 
-def _swap_in(src: Path, out: Path, generated: dict[str, list[Any]]) -> None:
+def _swap_in(src: Path, out: Path, generated: dict[str, list[Any]], *, footer: str = "",
+             site_url: str | None = None) -> None:
     """Build into a fresh folder next to `out`, then put it in place."""
     tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
     try:
-        run_mkdocs(src, tmp / "site", generated)
+        run_mkdocs(src, tmp / "site", generated, footer=footer, site_url=site_url)
         (tmp / "site" / MARKER).write_text("Built by `formula site build`; the next build replaces this folder.\n",
                                            encoding="utf-8")
         old = None

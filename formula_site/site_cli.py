@@ -52,6 +52,10 @@ def _build_args(p: argparse.ArgumentParser) -> None:
                    "of the registry, or of the current folder for the copy installed with the package)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
+    p.add_argument("--site-url", default=None, metavar="URL", type=_site_url,
+                   help="where the site will be served, e.g. https://example.org/formulas/: the 404 page, which a "
+                   "server shows for any missing path, finds the site's pages and assets under its path (default: "
+                   "the server's root)")
     add_root(p)
 
 
@@ -64,6 +68,16 @@ def _port(text: str) -> int:
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {port}")
     return port
+
+
+def _site_url(text: str) -> str:
+    """An http(s) URL (argparse type); a folder URL, so that it ends with '/'."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"expected an http(s) URL such as https://example.org/formulas/, got {text!r}")
+    return text if text.endswith("/") else text + "/"
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -96,7 +110,8 @@ def _build(args: argparse.Namespace):
             results = None if args.results is None else expand_run_dirs(args.results, option="--results")
         except RunError as e:
             raise SiteError(str(e)) from None
-        return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry)
+        return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry,
+                     site_url=args.site_url)
     except ImportError as e:
         print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
     except (SiteError, OSError) as e:
