@@ -197,9 +197,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
-        from registry.terminal import printable, say
+        from registry.terminal import printable, tell
 
-        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
+        tell(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
     except KeyboardInterrupt as e:
         print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)

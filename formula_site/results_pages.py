@@ -87,7 +87,8 @@ def _accuracy_tables(rep: SiteReport, figures: dict[str, str]) -> list[str]:
     subsets = [s for s in SUBSET_LABELS if any(s in r.subsets for r in runs)
                and (s != "library_covered" or sub.get("library_covered") != sub.get("all"))]
     out = ["## Accuracy", "",
-           "Accuracy (%) on every case-seed row of each run (the first column after the run), and on the calculator sets the paper reports: the "
+           "Accuracy (%) on every case-seed row of each run (the first column after the run), and on the "
+           "calculator sets the paper reports: the "
            "calculators not replaced by a guideline, those with no literature issue, and (where the runs cover "
            "calculators the library does not implement) the library-covered ones. Beside each accuracy, in "
            "brackets, the number of that run's calculators in the set.", "",

@@ -21,7 +21,7 @@ from registry.cliutil import (
 from registry.loader import Registry, load
 from registry.schema import Calculator
 from registry.tables import render_table
-from registry.terminal import printable, say
+from registry.terminal import printable, say, tell
 from registry.words import counted
 
 
@@ -231,7 +231,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     except InitError as e:
         raise CommandError(str(e)) from None
     for line in lines:
-        say(printable(line))
+        tell(printable(line))
     return 0
 
 
