@@ -8,12 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from registry.cliutil import add_root, load_registry
+from registry.terminal import install_hint
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("site", help="build or preview the published audit report (a static site)",
                        description="The audit report as a static mkdocs-material site, built offline from the "
-                       "registry, the audits and the stored runs. Needs the extra: pip install -e '.[site]'.")
+                       "registry, the audits and the stored runs. Needs the extra: " + install_hint("site") + ".")
     ssub = p.add_subparsers(dest="site", metavar="ACTION")
     ssub.required = True
     b = ssub.add_parser("build", help="generate the pages and build the site (mkdocs --strict)",
@@ -101,7 +102,7 @@ def _build(args: argparse.Namespace):
     try:
         from formula_site.build import SiteError, build
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+        print(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
         return None
     try:
         from audit.runs import RunError, expand_run_dirs
@@ -113,7 +114,7 @@ def _build(args: argparse.Namespace):
         return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry,
                      site_url=args.site_url)
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+        print(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
     except (SiteError, OSError) as e:
         print(f"error: {e}", file=sys.stderr)
     return None

@@ -90,3 +90,8 @@ def tell(text: Any = "", *, file: IO[str] | None = None) -> None:
     line = printable(text, multiline=True)
     width = _columns(stream)
     say(fit(line, width) if width else line, file=stream)
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, in the words the README uses (one place: every hint agrees with it)."""
+    return f"pip install -e '.[{extra}]'"
