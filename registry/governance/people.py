@@ -23,6 +23,7 @@ from registry import clock
 from registry.governance.errors import ReleaseError
 from registry.governance.policy import POLICY_FILE, PRINCIPAL_RE, Policy, read_policy
 from registry.governance.sshsig import NAMESPACE, SIGNERS_FILE, Signer, keygen_problems, parse_signers
+from registry.words import counted
 
 SIGNERS_REL = f"formulas/{SIGNERS_FILE.as_posix()}"
 POLICY_REL = f"formulas/{POLICY_FILE.as_posix()}"
@@ -248,7 +249,8 @@ def plan_rotate(cur: Current, principal: str, key: Key, day: dt.date) -> Edit:
     text = _appended(text, signer_line(principal, key, _stamp(day)))
     return Edit(text, rt_dump(cur.policy_rt),
                 [f"rotated the key of {principal}: {_fingerprint(key)} from {day}",
-                 f"{SIGNERS_REL}: {closed} old key line(s) valid up to {day} (decisions they signed stay valid)"])
+                 f"{SIGNERS_REL}: {counted(closed, 'old key line')} valid up to {day} (decisions they signed "
+                 "stay valid)"])
 
 
 def plan_retire(cur: Current, principal: str, day: dt.date) -> Edit:
