@@ -151,6 +151,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from formula_site.serve import SiteHandler
 
+    if args.site_url:
+        print("error: --site-url is for `site build` (a site served elsewhere, under a path); `site serve` previews "
+              "the site at the server's root", file=sys.stderr)
+        return 2
     folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
 
     def handler(*a: Any, **kw: Any) -> http.server.SimpleHTTPRequestHandler:

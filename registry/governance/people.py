@@ -200,8 +200,10 @@ def current(formulas_dir: Path) -> Current:
     if not (formulas_dir / POLICY_FILE).is_file():
         raise PeopleError(f"{POLICY_REL} is missing: `formula init` makes it, with the first person")
     rt = rt_load(formulas_dir / POLICY_FILE)
-    if rt.get("people") is None:
-        rt["people"] = {}
+    if not rt.get("people"):  # absent, null or `{}`: a block mapping, one person under another, as init writes
+        from ruamel.yaml.comments import CommentedMap
+
+        rt["people"] = CommentedMap()
     return Current(text, signers, policy, rt)
 
 

@@ -210,3 +210,20 @@ def test_killed_at_any_step_the_keys_and_people_agree(capsys, root: Path, tmp_pa
         assert problems(root) == [] and _state(root) == "old"
     state = _state(root)
     assert state == "new" if finished else state in ("old", "new")
+
+
+def test_a_policy_with_no_people_yet_gets_a_block_of_them(capsys, root: Path) -> None:
+    """`people: {}` (the shipped policy's) becomes a block mapping, one person under another; the comments stay."""
+    import re
+
+    policy = root / POLICY / "governance.yaml"
+    text = policy.read_text(encoding="utf-8")
+    policy.write_text(re.sub(r"people:\n(  .*\n)+", "people: {}  # none yet\n", text), encoding="utf-8")
+    (root / POLICY / "allowed_signers").write_text("# no keys yet\n", encoding="utf-8")
+    code, _, err = people(capsys, root, "add", "chair", "--key", f"{make_key('chair')}.pub", "--name", "Dr A. Chair",
+                          "--new-role", "chair")
+    assert code == 0, err
+    after = policy.read_text(encoding="utf-8")
+    assert re.search(r"people: *# none yet\n  chair:\n    name: Dr A. Chair\n", after), after
+    assert "four_eyes: true  # always" in after
+    assert problems(root) == []

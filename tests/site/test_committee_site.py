@@ -117,3 +117,21 @@ def test_the_404_page_works_under_a_sub_path(committee_site) -> None:
     broken = [u for u in sorted(local) if _get(base + u)[0] != 200]
     assert not broken, broken
     assert any(u.endswith(".css") for u in local) and any(u.endswith(".js") for u in local)
+
+
+def test_serve_refuses_a_site_url(capsys) -> None:
+    """`site serve` previews at the server's root: a site built for a sub-path would find none of its assets."""
+    from cli.main import main
+
+    assert main(["site", "serve", "--site-url", "https://example.org/formulas/"]) == 2
+    assert "--site-url is for `site build`" in capsys.readouterr().err
+
+
+def test_a_site_url_is_an_http_url() -> None:
+    import argparse
+
+    from formula_site.site_cli import _site_url
+
+    assert _site_url("https://example.org/formulas") == "https://example.org/formulas/"
+    with pytest.raises(argparse.ArgumentTypeError):
+        _site_url("/some/prefix/")
