@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from registry.cliutil import add_root, load_registry
-from registry.terminal import install_hint
+from registry.terminal import install_hint, tell
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -94,7 +94,7 @@ def _build(args: argparse.Namespace):
     try:
         on = _date(args.on)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
         return None
     # the registry first: one that fails validation is refused before the site's libraries load (matplotlib,
     # mkdocs, pandas: about 150 MB), so a hostile registry costs `site build` what it costs `validate`
@@ -102,7 +102,7 @@ def _build(args: argparse.Namespace):
     try:
         from formula_site.build import SiteError, build
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
+        tell(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
         return None
     try:
         from audit.runs import RunError, expand_run_dirs
@@ -114,9 +114,9 @@ def _build(args: argparse.Namespace):
         return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry,
                      site_url=args.site_url)
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
+        tell(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
     except (SiteError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
     return None
 
 
@@ -152,7 +152,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from formula_site.serve import SiteHandler
 
     if args.site_url:
-        print("error: --site-url is for `site build` (a site served elsewhere, under a path); `site serve` previews "
+        tell("error: --site-url is for `site build` (a site served elsewhere, under a path); `site serve` previews "
               "the site at the server's root", file=sys.stderr)
         return 2
     folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
@@ -163,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler)
     except OSError as e:
-        print(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
+        tell(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
               file=sys.stderr)
         return 1
     res = _build(args)
@@ -188,12 +188,12 @@ def cmd_export_fhir(args: argparse.Namespace) -> int:
 
     reg = load_registry(args.root)
     if args.out.exists() and not args.out.is_dir():
-        print(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
+        tell(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
         return 1
     try:
         written = fhir.export(reg, args.out, base=args.base or fhir.DEFAULT_BASE)
     except OSError as e:
-        print(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
+        tell(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
         return 1
     from registry.cliutil import registry_line
     from registry.terminal import say

@@ -51,7 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _err(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    from registry.terminal import tell
+
+    tell(f"error: {msg}", file=sys.stderr)
     return 1
 
 

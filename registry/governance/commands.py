@@ -458,7 +458,7 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     try:
         entries = changelog(reg, args.since)
     except ChangelogError as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
         return 1
     if args.format == "json":
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))
