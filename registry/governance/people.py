@@ -15,7 +15,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -58,23 +57,16 @@ class Edit:
 def read_key(path: Path) -> Key:
     """The public key at `path` (or beside a private key), refused unless ssh-keygen itself reads it."""
     from registry.governance.init import InitError, read_public_key
-    from registry.governance.sshsig import SigningError, _run
+    from registry.governance.sshsig import SigningError, key_problem
 
     try:
         keytype, blob, comment = read_public_key(path)
-    except InitError as e:
+        why = key_problem(keytype, blob)
+    except (InitError, SigningError) as e:
         raise PeopleError(str(e)) from None
-    with tempfile.TemporaryDirectory(prefix="formula-key-") as tmp:
-        probe = Path(tmp) / "key.pub"
-        probe.write_text(f"{keytype} {blob}\n", encoding="utf-8")
-        try:
-            r = _run(["-l", "-f", str(probe)], b"")
-        except SigningError as e:
-            raise PeopleError(str(e)) from None
-    if r.returncode != 0:
-        why = r.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise PeopleError(f"--key {path}: ssh-keygen cannot read it ({why[-1] if why else 'not a key'}); "
-                          "give the .pub file `ssh-keygen -t ed25519` wrote")
+    if why is not None:
+        raise PeopleError(f"--key {path}: ssh-keygen cannot read it ({why}); give the .pub file "
+                          "`ssh-keygen -t ed25519` wrote")
     return Key(keytype, blob, comment, path)
 
 
