@@ -297,3 +297,16 @@ def sides(root: Path, base: str | None, head: str | None) -> Iterator[tuple[Side
             head_side = Side(head, head_commit, head_root, subject(repo, head_commit), read=head_read,
                              touched=_marked(changes, base_read, head_read, folders))
         yield Side(base, base_commit, base_root, subject(repo, base_commit), read=base_read), head_side
+
+
+def head_of(root: Path) -> tuple[str | None, bool]:
+    """(the commit checked out where `root` is, whether its registry folders differ from it); (None, False)
+    outside a repository or without git. What a built site says it was built from."""
+    try:
+        head = _git(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+        if head.returncode != 0 or not head.stdout.strip():
+            return None, False
+        dirty = _git(root, "status", "--porcelain", "--", *REGISTRY_DIRS)
+    except RevisionError:
+        return None, False
+    return head.stdout.strip(), bool(dirty.returncode == 0 and dirty.stdout.strip())

@@ -333,12 +333,27 @@ def _paired_rows(a: Run, b: Run, info_rows: pd.DataFrame) -> pd.DataFrame:
 # ---------------------------------------------------------------------- the report
 
 
+# How each statistic of the report is computed (printed under the tables, and on the site)
+STATISTICS = {
+    "gap": "mean paired difference over case-seed rows, A minus B, percentage points",
+    "cluster_ci": "percentile 95%, calculators resampled with replacement, each with all its cases and seeds",
+    "case_ci": "percentile 95%, cases resampled with replacement, each with all its seeds",
+    "perm_p": "two-sided sign-flip permutation on seed-averaged per-case differences",
+    "mcnemar_p": "exact two-sided McNemar on discordant case-seed rows (not seed-averaged)",
+    "holm_p": "Holm adjustment of perm_p within a family: the --compare gaps on one subset; "
+              "hybrids' gaps; hybrid fallback gaps",
+    "icc": "one-way random-effects ICC(1) of seed-averaged per-case differences within calculators",
+    "n_eff": "n / (1 + (m - 1) ICC), n cases, m mean cases per calculator, negative ICC as 0",
+    "seed_sd": "sample standard deviation (ddof 1) of per-seed accuracy",
+    "rng": "numpy.random.default_rng(seed), the same seed for every statistic",
+}
+
+
 def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[str, str]] = (), draws: int = 10_000,
                  seed: int = 0, registry: Registry | None = None, *,
                  hybrids: Iterable[tuple[str, str]] | None = None,
                  covered: set[str] | None = None) -> dict[str, Any]:
-    # long: every table of the report from one pass over the runs, in the order printed
-    """Every table of the report as one JSON-ready dict; see the module docstring.
+    """Every table of the report as one JSON-ready dict, in the order printed; see the module docstring.
 
     run_dirs: run directories (or runs already read with `audit.runs.read_run`).
     compare: (A, B) pairs by run directory name, directory or arm; each gives A minus B on every
@@ -352,24 +367,48 @@ def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[s
         raise RunError("give at least one run directory")
     reg = registry or get_registry()
     info = calculator_info(reg)
-    texts = current_texts(reg)
     cov = set(covered) if covered is not None else library_covered(reg)
     runs = [d if isinstance(d, Run) else read_run(d) for d in run_dirs]  # a Run: already read
     for r in runs:
         _enrich(r, info)
     labels = _labels(runs)
-    warnings = [w for r in runs for w in r.warnings]
-
     run_entries = [_run_entry(r, lab, cov) for r, lab in zip(runs, labels)]
-    pc_rows: list[dict[str, Any]] = []
-    for r, lab in zip(runs, labels):
-        rows, warn = per_calculator(r, lab, texts)
-        pc_rows += rows
-        warnings += warn
-
+    pc_rows, warnings = _per_calculator_rows(runs, labels, current_texts(reg))
     present = set().union(*(set(r.rows["slug"]) for r in runs))
     subsets = [s for s in SUBSETS if s != "library_covered" or (present & cov) != present]
+    gaps = _compared(runs, labels, run_entries, list(compare), subsets, cov, draws, seed)
+    hyb, hyb_gaps = _hybrids(runs, labels, hybrids, list(compare), draws, seed)
+    return {
+        "runs": run_entries,
+        "gaps": gaps,
+        "draws": draws,
+        "seed": seed,
+        "subsets": _subset_sizes(present, info, cov, given=covered is not None),
+        "per_calculator": pc_rows,
+        "hybrids": hyb,
+        "hybrid_gaps": hyb_gaps,
+        "seed_agreement": [seed_agreement(r, lab) for r, lab in zip(runs, labels)],
+        "statistics": dict(STATISTICS),
+        "warnings": [w for r in runs for w in r.warnings] + warnings,
+    }
 
+
+def _per_calculator_rows(runs: list[Run], labels: list[str], texts: dict[str, tuple[str, str | None]]
+                         ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Accuracy per calculator and run, with the warnings the rows raise (a text changed since the run)."""
+    rows: list[dict[str, Any]] = []
+    warnings: list[str] = []
+    for r, lab in zip(runs, labels):
+        got, warn = per_calculator(r, lab, texts)
+        rows += got
+        warnings += warn
+    return rows, warnings
+
+
+def _compared(runs: list[Run], labels: list[str], run_entries: list[dict[str, Any]],
+              compare: list[tuple[str, str]], subsets: list[str], cov: set[str], draws: int,
+              seed: int) -> list[dict[str, Any]]:
+    """A minus B on every subset for each --compare pair, Holm-adjusted within a subset."""
     gaps: list[dict[str, Any]] = []
     for a_name, b_name in compare:
         ia, ib = resolve(a_name, runs, labels), resolve(b_name, runs, labels)
@@ -382,38 +421,15 @@ def build_report(run_dirs: Sequence[Path | str | Run], compare: Iterable[tuple[s
             gaps.append({"a": labels[ia], "b": labels[ib], "subset": s, "dataset": run_entries[ia]["dataset"],
                          "gold_differs": p.attrs.get("gold_differs", 0), **body})
     _apply_holm(gaps, "subset")
+    return gaps
 
-    hyb, hyb_gaps = _hybrids(runs, labels, hybrids, list(compare), draws, seed)
 
-    return {
-        "runs": run_entries,
-        "gaps": gaps,
-        "draws": draws,
-        "seed": seed,
-        "subsets": {"all": len(present), "not_replaced": len({s for s in present if _group(info, s) != "replaced"}),
-                    "no_issue": len({s for s in present if _group(info, s) == "none"}),
-                    "library_covered": len(present & cov),
-                    "library_covered_source": "calculators solver.library implements" if covered is None
-                    else "given"},
-        "per_calculator": pc_rows,
-        "hybrids": hyb,
-        "hybrid_gaps": hyb_gaps,
-        "seed_agreement": [seed_agreement(r, lab) for r, lab in zip(runs, labels)],
-        "statistics": {
-            "gap": "mean paired difference over case-seed rows, A minus B, percentage points",
-            "cluster_ci": "percentile 95%, calculators resampled with replacement, each with all its cases and seeds",
-            "case_ci": "percentile 95%, cases resampled with replacement, each with all its seeds",
-            "perm_p": "two-sided sign-flip permutation on seed-averaged per-case differences",
-            "mcnemar_p": "exact two-sided McNemar on discordant case-seed rows (not seed-averaged)",
-            "holm_p": "Holm adjustment of perm_p within a family: the --compare gaps on one subset; "
-                      "hybrids' gaps; hybrid fallback gaps",
-            "icc": "one-way random-effects ICC(1) of seed-averaged per-case differences within calculators",
-            "n_eff": "n / (1 + (m - 1) ICC), n cases, m mean cases per calculator, negative ICC as 0",
-            "seed_sd": "sample standard deviation (ddof 1) of per-seed accuracy",
-            "rng": "numpy.random.default_rng(seed), the same seed for every statistic",
-        },
-        "warnings": warnings,
-    }
+def _subset_sizes(present: set[str], info: dict[int, CalcInfo], cov: set[str], *, given: bool) -> dict[str, Any]:
+    """How many calculators the runs hold in each calculator set the paper reports."""
+    return {"all": len(present), "not_replaced": len({s for s in present if _group(info, s) != "replaced"}),
+            "no_issue": len({s for s in present if _group(info, s) == "none"}),
+            "library_covered": len(present & cov),
+            "library_covered_source": "given" if given else "calculators solver.library implements"}
 
 
 def _group(info: dict[int, CalcInfo], slug: str) -> str:

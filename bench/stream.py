@@ -24,7 +24,9 @@ try:
     import pyarrow as pa
     import pyarrow.parquet as pq
 except ImportError:  # the install command's venv has no parquet support
-    sys.exit("bench/stream.py needs pyarrow: pip install -e '.[parquet]'")
+    from registry.terminal import install_hint
+
+    sys.exit(f"bench/stream.py needs pyarrow: {install_hint('parquet')}")
 
 ROOT = Path(__file__).resolve().parent.parent
 GROUP = 1_000_000

@@ -43,6 +43,7 @@ _REG, _GOV, _SOLVE = "registry.commands", "registry.governance.commands", "solve
 # sub-command -> (the module that registers it, its help line); EXTENDED: modules that add options to it
 COMMANDS: dict[str, tuple[str, str]] = {
     "init": (_GOV, "make a new registry for a committee, with its first person's key"),
+    "people": (_GOV, "add a person, rotate their key, retire them (the keys and the policy together)"),
     "validate": (_REG, "load and check the whole registry"),
     "list": (_REG, "one row per calculator"),
     "show": (_REG, "everything about one calculator"),
@@ -216,9 +217,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.handler(args) or 0)
     except CommandError as e:
-        from registry.terminal import printable, say
+        from registry.terminal import printable, tell
 
-        say(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
+        tell(printable(f"error: {e}"), file=sys.stderr)  # messages quote registry text and arguments
         return 1
     except KeyboardInterrupt as e:
         print(f"interrupted: {e}" if str(e) else "interrupted", file=sys.stderr)

@@ -127,8 +127,8 @@ def _fields(title: str, schema: dict) -> list[str]:
 
 
 def json_shapes() -> list[str]:
-    from registry.trust.policy import Policy
     from registry.schema import Calculator, Guideline, UnitsFile
+    from registry.trust.policy import Policy
     from solver.records import AnswerRecord
     from solver.runner.manifest import Manifest
 

@@ -416,6 +416,27 @@ def _formula_and_text(reg: Registry, c: Calculator) -> list[str]:
     return out
 
 
+def _value_words(value: Any) -> str:
+    """A registry value as a reader reads it: yes/no for a boolean, a number as the texts print it."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (int, float)):
+        return fmt_number(value)
+    return str(value)
+
+
+def _options_and_default(i: Any) -> Raw | str:
+    """A choice's options, and what the calculator assumes when the input is not given: the registry's default,
+    named as such (with the registry's reason, where it gives one), never a Python value."""
+    options = ", ".join(i.options)
+    if i.default is None:
+        return options or "–"
+    why = f": {i.description}" if i.description else ""
+    assumed = f"{_value_words(i.default)} when not given"
+    text = f"{options}; {assumed}" if options else assumed
+    return Raw(f"{esc(text)}<br><small>the registry's default{esc(why)}</small>", sort=text)
+
+
 def _inputs_and_data(reg: Registry, c: Calculator) -> list[str]:
     """Inputs, constants, tables and dependencies."""
     out: list[str] = []
@@ -423,8 +444,7 @@ def _inputs_and_data(reg: Registry, c: Calculator) -> list[str]:
     out.append(table(["Input", "Kind", "Unit", "Accepted units", "Plausible range", "Required", "Options / default"],
                      [[Raw(f"<code>{esc(i.name)}</code>", sort=i.name), i.kind.value, i.unit,
                        ", ".join(i.accepted_units) or "–", _range(i),
-                       "yes" if i.required else "no",
-                       ", ".join(i.options) if i.options else (i.default if i.default is not None else "–")]
+                       "yes" if i.required else "no", _options_and_default(i)]
                       for i in c.inputs], sortable=False) if c.inputs else "No inputs.")
     if c.constants:
         out += ["", "## Constants", ""]

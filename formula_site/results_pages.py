@@ -87,14 +87,17 @@ def _accuracy_tables(rep: SiteReport, figures: dict[str, str]) -> list[str]:
     subsets = [s for s in SUBSET_LABELS if any(s in r.subsets for r in runs)
                and (s != "library_covered" or sub.get("library_covered") != sub.get("all"))]
     out = ["## Accuracy", "",
-           "Accuracy (%) on every case-seed row of each run, and on the calculator sets the paper reports: the "
+           "Accuracy (%) on every case-seed row of each run (the first column after the run), and on the "
+           "calculator sets the paper reports: the "
            "calculators not replaced by a guideline, those with no literature issue, and (where the runs cover "
            "calculators the library does not implement) the library-covered ones. Beside each accuracy, in "
            "brackets, the number of that run's calculators in the set.", "",
-           table(["Run", "Arm", "Rows", "Cases", "Seeds", "Calcs"] + [SUBSET_LABELS[s] for s in subsets],
-                 [[_run_link(r), r.arm, r.n_rows, r.n_cases, len(r.seeds), r.calculators]
+           # accuracy first, after the run's name: on a phone the first columns are what shows without scrolling
+           table(["Run"] + [SUBSET_LABELS[s] for s in subsets] + ["Arm", "Rows", "Cases", "Seeds", "Calcs"],
+                 [[_run_link(r)]
                   + [_with_n(r.accuracy if s == "all" else r.subsets.get(s), r.subset_calculators.get(s))
-                     for s in subsets] for r in runs]),
+                     for s in subsets]
+                  + [r.arm, r.n_rows, r.n_cases, len(r.seeds), r.calculators] for r in runs]),
            "### Datasets", "",
            "The gold set each run was scored on. Runs of different datasets are never paired (the MedCalc-Bench 2024 "
            "test split is not MedCalc-Bench Verified, nor the shipped reference cases).", "",
@@ -277,7 +280,7 @@ def results_page(reg: Registry, report: SiteReport | dict[str, Any], figures: di
     if not runs:
         out += ["No stored runs were given to this build. Runs are folders with `manifest.json` and "
                 "`results.jsonl`; build with `formula site build --results DIR...` (several folders or globs), or "
-                "put them under `results/embedded/`. See [About this report](../about.md#adding-runs)."]
+                "put them under the registry's `results/` folder. See [About this report](../about.md#adding-runs)."]
         return "\n".join(out) + "\n"
     out += [f"{counted(len(runs), 'stored run')}, read and tabulated by the audit layer's report tables (`formula report`). "
             "Accuracy is the share of case-seed rows scored correct under the benchmark's rules (decimals within "

@@ -8,17 +8,19 @@ from pathlib import Path
 from typing import Any
 
 from registry.cliutil import add_root, load_registry
+from registry.terminal import install_hint, tell
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("site",
                        description="The audit report as a static mkdocs-material site, built offline from the "
-                       "registry, the audits and the stored runs. Needs the extra: pip install -e '.[site]'.")
+                       "registry, the audits and the stored runs. Needs the extra: " + install_hint("site") + ".")
     ssub = p.add_subparsers(dest="site", metavar="ACTION")
     ssub.required = True
     b = ssub.add_parser("build", help="generate the pages and build the site (mkdocs --strict)",
                         description="Generate the pages and build the site with mkdocs in strict mode. Runs "
-                        "default to every run folder under results/embedded/.")
+                        "default to every run folder under the registry's results/ (for the registry shipped with "
+                        "the package: the runs shipped with it, results/embedded/).")
     _build_args(b)
     b.set_defaults(handler=cmd_build)
     s = ssub.add_parser("serve", help="build, then serve the site on 127.0.0.1 for a preview",
@@ -43,7 +45,7 @@ def _build_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--results", nargs="+", action="extend", default=None, metavar="DIR",
                    help="stored run folders (each holds manifest.json + results.jsonl): several folders, shell "
                    "globs (runs/*/) or quoted globs ('runs/**/'), the option repeatable (default: every run under "
-                   "results/embedded/)")
+                   "the registry's results/)")
     p.add_argument("--compare", action="append", default=None, metavar="A:B",
                    help="paired gap A minus B on the results page, runs by folder name or arm; repeatable "
                    "(default: every run against the gold-solve run)")
@@ -51,6 +53,10 @@ def _build_args(p: argparse.ArgumentParser) -> None:
                    "of the registry, or of the current folder for the copy installed with the package)")
     p.add_argument("--on", default=None, metavar="YYYY-MM-DD", help="date the review status is computed for "
                    "(default today)")
+    p.add_argument("--site-url", default=None, metavar="URL", type=_site_url,
+                   help="where the site will be served, e.g. https://example.org/formulas/: the 404 page, which a "
+                   "server shows for any missing path, finds the site's pages and assets under its path (default: "
+                   "the server's root)")
     add_root(p)
 
 
@@ -63,6 +69,16 @@ def _port(text: str) -> int:
     if not 1 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 1 to 65535, got {port}")
     return port
+
+
+def _site_url(text: str) -> str:
+    """An http(s) URL (argparse type); a folder URL, so that it ends with '/'."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise argparse.ArgumentTypeError(f"expected an http(s) URL such as https://example.org/formulas/, got {text!r}")
+    return text if text.endswith("/") else text + "/"
 
 
 def _date(text: str | None) -> dt.date | None:
@@ -78,7 +94,7 @@ def _build(args: argparse.Namespace):
     try:
         on = _date(args.on)
     except ValueError as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
         return None
     # the registry first: one that fails validation is refused before the site's libraries load (matplotlib,
     # mkdocs, pandas: about 150 MB), so a hostile registry costs `site build` what it costs `validate`
@@ -86,7 +102,7 @@ def _build(args: argparse.Namespace):
     try:
         from formula_site.build import SiteError, build
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+        tell(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
         return None
     try:
         from audit.runs import RunError, expand_run_dirs
@@ -95,11 +111,12 @@ def _build(args: argparse.Namespace):
             results = None if args.results is None else expand_run_dirs(args.results, option="--results")
         except RunError as e:
             raise SiteError(str(e)) from None
-        return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry)
+        return build(results, args.out or default_out(args.root), on=on, compare=args.compare, registry=registry,
+                     site_url=args.site_url)
     except ImportError as e:
-        print(f"error: the site needs its extra ({e.name} is missing): pip install -e '.[site]'", file=sys.stderr)
+        tell(f"error: the site needs its extra ({e.name} is missing): {install_hint('site')}", file=sys.stderr)
     except (SiteError, OSError) as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
     return None
 
 
@@ -123,7 +140,9 @@ def cmd_build(args: argparse.Namespace) -> int:
     say(registry_line(args.root))
     print(f"open {shown(res.out / 'index.html')}")
     # last, so that a log's final line (CI, `| tail -1`) says how long the build took
-    print(f"built {res.pages} pages ({res.runs} runs, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
+    from registry.words import counted
+
+    print(f"built {res.pages} pages ({counted(res.runs, 'run')}, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
     return 0
 
 
@@ -132,6 +151,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from formula_site.serve import PreviewServer, SiteHandler
 
+    if args.site_url:
+        tell("error: --site-url is for `site build` (a site served elsewhere, under a path); `site serve` previews "
+              "the site at the server's root", file=sys.stderr)
+        return 2
     folder: dict[str, str] = {}  # filled in once the site is built; the port is taken before the (slow) build
 
     def handler(*a: Any, **kw: Any) -> http.server.SimpleHTTPRequestHandler:
@@ -140,7 +163,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         server = PreviewServer(("127.0.0.1", args.port), handler)
     except OSError as e:
-        print(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
+        tell(f"error: cannot serve on 127.0.0.1:{args.port}: {e.strerror or e}; choose another --port",
               file=sys.stderr)
         return 1
     res = _build(args)
@@ -148,7 +171,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.server_close()
         return 1
     folder["out"] = str(res.out)
-    print(f"built {res.pages} pages ({res.runs} runs) in {res.seconds:.1f} s")
+    from registry.words import counted
+
+    print(f"built {res.pages} pages ({counted(res.runs, 'run')}) in {res.seconds:.1f} s")
     print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)
     with server:
         try:
@@ -163,12 +188,12 @@ def cmd_export_fhir(args: argparse.Namespace) -> int:
 
     reg = load_registry(args.root)
     if args.out.exists() and not args.out.is_dir():
-        print(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
+        tell(f"error: --out {args.out} is a file, not a folder", file=sys.stderr)
         return 1
     try:
         written = fhir.export(reg, args.out, base=args.base or fhir.DEFAULT_BASE)
     except OSError as e:
-        print(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
+        tell(f"error: cannot write to {args.out}: {e}", file=sys.stderr)
         return 1
     from registry.cliutil import registry_line
     from registry.terminal import say

@@ -16,7 +16,7 @@ from typing import Callable
 from registry.loader import ROOT_ENV, find_root, is_embedded, load, shown, where
 from registry.model import Registry
 from registry.schema import Calculator
-from registry.terminal import printable, say
+from registry.terminal import printable, say, tell
 from registry.toolerror import CommandError as CommandError  # defined there (importing nothing); commands use it here
 from registry.validate import validate
 
@@ -75,7 +75,7 @@ def require_writable(root: Path | None) -> None:
 
 def fail(message: str) -> int:
     """Print a tool error in the house style and return exit status 1."""
-    say(printable(f"error: {message}"), file=sys.stderr)
+    tell(printable(f"error: {message}"), file=sys.stderr)
     return 1
 
 
@@ -135,6 +135,6 @@ def maintain(root: Path | None, action: Callable[[], str]) -> int:
     except (ReleaseError, YamlError, JournalRefused) as e:
         raise CommandError(in_registry(str(e), root)) from None
     say(registry_line(root))
-    say(done)
+    tell(done)
     return 0
 

@@ -471,6 +471,9 @@ def cmd_stale(args: argparse.Namespace) -> int:
     return 0
 
 
+UNCHECKED_SHOWN = 5  # lines that could not be checked, listed one a line before the count of the rest
+
+
 def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any]], list[str], list[str]]:
     """One results file: its stale rows, the lines that could not be checked and those that are not JSON lines
     (printed as a table unless `fmt` is json)."""
@@ -480,9 +483,16 @@ def _stale_file(reg: Registry, path: Path, fmt: str) -> tuple[list[dict[str, Any
         rows, bad = read_jsonl(path)
     except OSError as e:
         raise CommandError(f"cannot read {path}: {e.strerror or e}") from None
+    if bad and not rows:  # a file of another kind (a README, a picture, CSV): say so once, not once a line
+        raise CommandError(printable(f"{path} is not a JSON-lines results file: none of its lines is a JSON object "
+                                     f"(first: {bad[0]}); give a run folder or its results.jsonl"))
     out, problems = stale(reg, rows)
-    for p in bad + problems:
+    listed = bad + problems
+    for p in listed[:UNCHECKED_SHOWN]:
         say(printable(f"{path}: {p}"), file=sys.stderr)
+    if len(listed) > UNCHECKED_SHOWN:
+        say(printable(f"{path}: ... and {counted(len(listed) - UNCHECKED_SHOWN, 'more line')} like these"),
+            file=sys.stderr)
     checked = len(rows) - len(problems)
     if fmt != "json":
         if out:

@@ -144,13 +144,20 @@ def open_hazard_lines(reg: Registry, slug: str, w: textwrap.TextWrapper) -> list
     return [printable(x) for x in out]
 
 
-def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  # noqa: C901,PLR0915
-    # long: one section per part a clinician reads, in order
-    from registry.texts import TextError, band_condition, render, render_expression  # jinja2: only `show` needs it
-
+def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:
+    """`formula show`: one section per part a clinician reads, in order, fitted to the terminal."""
     fit = width is not None or terminal_width() is not None  # piped: whole lines for tools (grep, a diff)
     width = width or show_width()
     w = textwrap.TextWrapper(width=width, subsequent_indent="    ", break_on_hyphens=False)
+    out = (_identity(reg, c, w) + [""] + _inputs(reg, c, w) + _data(c, w) + [""] + _provenance(reg, c, w)
+           + _deviations(c, width) + open_hazard_lines(reg, c.slug, w) + [""] + _current_text(reg, c))
+    return "\n".join(fit_lines(out, width) if fit else out)
+
+
+def _identity(reg: Registry, c: Calculator, w: textwrap.TextWrapper) -> list[str]:
+    """What the calculator is, its formula and source, the active version, who decided it, what is pending."""
+    from registry.texts import render_expression  # jinja2: only `show` needs it
+
     out: list[str] = []
     add = out.append
     add(printable(f"{c.name}  ({c.slug}, benchmark id {c.medcalc_id if c.medcalc_id is not None else '-'})"))
@@ -164,8 +171,18 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
     out.extend(decision_lines(reg, c, v))
     add(f"  next review due {v.next_review}" if v.next_review else "  not yet reviewed (see `formula review`)")
     add_pending(reg, c, add)
-    add("")
-    add("Inputs")
+    return out
+
+
+def _words(value: Any) -> str:
+    """A registry value as a person reads it: yes/no for a boolean, never Python's True/False or quotes."""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _inputs(reg: Registry, c: Calculator, w: textwrap.TextWrapper) -> list[str]:
+    out = ["Inputs"]
     for i in c.inputs:
         bits = [i.kind.value]
         if i.unit:
@@ -179,32 +196,39 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
             bits.append(also)
         if i.range:
             bits.append(f"plausible {i.range[0]:g} to {i.range[1]:g}")
-        bits.append("required" if i.required else f"optional (absent = {i.default!r})" if i.default is not None
-                    else "optional")
+        bits.append("required" if i.required else f"optional (when absent: {_words(i.default)}, the registry's "
+                    "default)" if i.default is not None else "optional")
         if not i.used:
             bits.append("not used by the calculation")
-        add(w.fill(f"  - {i.name}: " + "; ".join(bits)))
+        out.append(w.fill(f"  - {i.name}: " + "; ".join(bits)))
+    return out
+
+
+def _data(c: Calculator, w: textwrap.TextWrapper) -> list[str]:
+    """Constants, tables and the calculators it uses."""
+    from registry.texts import band_condition
+
+    out: list[str] = []
     if c.constants:
-        add("")
-        add("Constants")
-        for k, const in c.constants.items():
-            add(w.fill(f"  - {k} = {const.value}" + (f" {const.unit}" if const.unit else "") + f": {const.description}"))
+        out += ["", "Constants"]
+        out += [w.fill(f"  - {k} = {const.value}" + (f" {const.unit}" if const.unit else "") + f": {const.description}")
+                for k, const in c.constants.items()]
     if c.tables:
-        add("")
-        add("Tables")
+        out += ["", "Tables"]
         for k, t in c.tables.items():
-            add(w.fill(f"  - {k}: {t.description}"))
-            if t.bands:
-                for b in t.bands:
-                    add(f"      {band_condition(b)} -> {b.value}" + (f" ({b.label})" if b.label else ""))
-            for m in (t.points, t.lookup):
-                if m:
-                    for key, val in m.items():
-                        add(f"      {key}: {val}")
+            out.append(w.fill(f"  - {k}: {t.description}"))
+            out += [f"      {band_condition(b)} -> {b.value}" + (f" ({b.label})" if b.label else "")
+                    for b in t.bands or []]
+            out += [f"      {key}: {val}" for m in (t.points, t.lookup) if m for key, val in m.items()]
     if c.depends_on:
-        add("")
-        add("Uses: " + ", ".join(c.depends_on))
-    add("")
+        out += ["", "Uses: " + ", ".join(c.depends_on)]
+    return out
+
+
+def _provenance(reg: Registry, c: Calculator, w: textwrap.TextWrapper) -> list[str]:
+    """The literature audit and its guidelines, the paper's audit of the original text, successors, predecessors."""
+    out: list[str] = []
+    add = out.append
     la = c.literature_audit
     add(f"Literature audit: {la.concern.value} (group {c.audit_group})")
     if la.summary:
@@ -229,20 +253,28 @@ def show_text(reg: Registry, c: Calculator, width: int | None = None) -> str:  #
     preds = [o.slug for o in reg.calculators.values() for r in o.replacements if r.successor == c.slug]
     if preds:
         add("Predecessors or alternatives of: " + ", ".join(sorted(preds)))
-    if c.deviations:
-        add("Benchmark deviations from the published formula")
-        sub = textwrap.TextWrapper(width=width, initial_indent="      ", subsequent_indent="        ",
-                                   break_on_hyphens=False)
-        for d in c.deviations:
-            add(f"  - {d.id}" + ("" if d.verified else " [unverified]"))
-            add(sub.fill(f"benchmark: {d.benchmark}"))
-            add(sub.fill(f"published: {d.published}"))
-    out.extend(open_hazard_lines(reg, c.slug, w))
-    add("")
-    add(f"Current text (version {v.version}; `formula audit completeness` checks whether it is complete)")
+    return out
+
+
+def _deviations(c: Calculator, width: int) -> list[str]:
+    if not c.deviations:
+        return []
+    out = ["Benchmark deviations from the published formula"]
+    sub = textwrap.TextWrapper(width=width, initial_indent="      ", subsequent_indent="        ",
+                               break_on_hyphens=False)
+    for d in c.deviations:
+        out += [f"  - {d.id}" + ("" if d.verified else " [unverified]"), sub.fill(f"benchmark: {d.benchmark}"),
+                sub.fill(f"published: {d.published}")]
+    return out
+
+
+def _current_text(reg: Registry, c: Calculator) -> list[str]:
+    from registry.texts import TextError, render
+
+    v = c.active
+    out = [f"Current text (version {v.version}; `formula audit completeness` checks whether it is complete)"]
     try:
         body = render(c, calcs=reg.calculators, units=reg.units)
     except TextError as e:
         body = f"(does not render: {e})"
-    out.extend("  " + line if line else "" for line in body.rstrip().splitlines())
-    return "\n".join(fit_lines(out, width) if fit else out)
+    return out + ["  " + line if line else "" for line in body.rstrip().splitlines()]

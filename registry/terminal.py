@@ -51,3 +51,47 @@ def say(text: Any = "", *, file: IO[str] | None = None) -> None:
     except UnicodeEncodeError:
         encoding = getattr(stream, "encoding", None) or "ascii"
         print(line.encode(encoding, "backslashreplace").decode(encoding), file=stream)
+
+
+def _columns(stream: IO[str]) -> int | None:
+    """The width of the terminal `stream` writes to ($COLUMNS first, as for tables); None when it is not one."""
+    import os
+    import shutil
+
+    isatty = getattr(stream, "isatty", None)
+    if not (isatty and isatty()):
+        return None
+    env = os.environ.get("COLUMNS", "")
+    if env.isdigit() and int(env) > 0:
+        return int(env)
+    return shutil.get_terminal_size().columns
+
+
+def fit(text: str, width: int) -> str:
+    """Each line of `text` wrapped at spaces to `width` (continuations indented two more spaces than the
+    line); words are never split, at a hyphen or anywhere else, so a path or command stays whole."""
+    import textwrap
+
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        indent = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False,
+                             break_long_words=False, drop_whitespace=True) or [line]
+    return "\n".join(out)
+
+
+def tell(text: Any = "", *, file: IO[str] | None = None) -> None:
+    """`say` for a message (an error, a note, what a command did): on a terminal its lines are wrapped to the
+    terminal's width, so nothing runs past 80 columns there; into a file or pipe it is written as it is."""
+    stream = file if file is not None else sys.stdout
+    line = printable(text, multiline=True)
+    width = _columns(stream)
+    say(fit(line, width) if width else line, file=stream)
+
+
+def install_hint(extra: str) -> str:
+    """How to install an optional extra, in the words the README uses (one place: every hint agrees with it)."""
+    return f"pip install -e '.[{extra}]'"

@@ -14,6 +14,7 @@ untouched.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -264,7 +265,9 @@ def run(args: argparse.Namespace) -> int:
         say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's text
         return 1
     except ImportError as e:
-        print(f"error: parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
+        from registry.terminal import install_hint
+
+        print(f"error: parquet needs pyarrow: {install_hint('parquet')} ({e})", file=sys.stderr)
         return 1
     except (CalculatorError, ValueError) as e:
         say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's cells

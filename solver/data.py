@@ -281,7 +281,9 @@ def read_benchmark(path: Path | str) -> Dataset:
         try:
             import pandas as pd
         except ImportError:
-            raise DatasetError(f"{path}: reading parquet needs pandas and pyarrow (pip install '.[parquet]')") from None
+            from registry.terminal import install_hint
+
+            raise DatasetError(f"{path}: reading parquet needs pyarrow ({install_hint('parquet')})") from None
         try:
             frame = pd.read_parquet(path)
         except Exception as e:  # noqa: BLE001 - pyarrow raises many types for a bad file

@@ -51,7 +51,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _err(msg: str) -> int:
-    print(f"error: {msg}", file=sys.stderr)
+    from registry.terminal import tell
+
+    tell(f"error: {msg}", file=sys.stderr)
     return 1
 
 
@@ -105,7 +107,10 @@ def _score(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=1))
         return 0
-    print(f"{'arm':<24} {'rows':>6} {'correct':>8} {'accuracy':>9} {'changed':>8}")
-    print(f"{report['arm']:<24} {report['rows']:>6} {report['correct']:>8} {report['accuracy']:>8.2f}% "
-          f"{report['changed']:>8}")
+    from registry.tables import render_table
+    from registry.terminal import say
+
+    # the house table (registry.tables): columns sized to their cells, so a long arm name keeps them aligned
+    row = {k: report[k] for k in ("arm", "rows", "correct", "changed")} | {"accuracy": f"{report['accuracy']:.2f}%"}
+    say(render_table([row], ["arm", "rows", "correct", "accuracy", "changed"]))
     return 0

@@ -76,8 +76,9 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from solver.tools.mcp_server import serve_stdio
     except ImportError as e:
-        print(f"error: the MCP server needs the 'tools' extra ({e}); pip install 'formula-registry[tools]'",
-              file=sys.stderr)
+        from registry.terminal import install_hint
+
+        print(f"error: the MCP server needs the 'tools' extra ({e}); {install_hint('tools')}", file=sys.stderr)
         return 1
     serve_stdio(variant=args.variant)
     return 0

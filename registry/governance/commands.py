@@ -1,4 +1,4 @@
-"""Sub-commands of `formula` about who decided what: init, history, release, fix, approve, reject, activate,
+"""Sub-commands of `formula` about who decided what: init, people, history, release, fix, approve, reject, activate,
 pending, review, due, changelog, verify."""
 from __future__ import annotations
 
@@ -21,12 +21,13 @@ from registry.cliutil import (
 from registry.loader import Registry, load
 from registry.schema import Calculator
 from registry.tables import render_table
-from registry.terminal import printable, say
+from registry.terminal import printable, say, tell
 from registry.words import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     _register_init(sub)
+    _register_people(sub)
     _register_releasing(sub)
     _register_deciding(sub)
     _register_reviewing(sub)
@@ -54,6 +55,47 @@ def _register_init(sub: argparse._SubParsersAction) -> None:
                    "repeatable; default: the principal when it is an e-mail address)")
     p.add_argument("--no-git", action="store_true", help="do not run `git init`")
     p.set_defaults(handler=cmd_init)
+
+
+def _register_people(sub: argparse._SubParsersAction) -> None:
+    """people add|rotate|retire: allowed_signers and the policy's people:, edited together"""
+    p = sub.add_parser("people", help=PEOPLE_HELP,
+                       description="Add a person, rotate their key or retire them: formulas/policy/allowed_signers "
+                       "and people: of formulas/policy/governance.yaml are edited together (its comments and order "
+                       "kept), checked as `validate` checks them, and written as one change under the registry "
+                       "lock. Every argument is checked before anything is written.")
+    psub = p.add_subparsers(dest="people", metavar="ACTION")
+    psub.required = True
+    a = psub.add_parser("add", help="add a person: their key, name and roles",
+                        description="Add a person: their public key to allowed_signers, their name and roles to "
+                        "people:. A role must be one the committee knows (--role) or be declared new (--new-role).")
+    a.add_argument("principal", metavar="PRINCIPAL", help="their identity, e.g. ana@example.org or chair")
+    a.add_argument("--key", type=Path, required=True, metavar="PATH.pub", help="their OpenSSH public key")
+    a.add_argument("--name", required=True, help="their name as decisions show it, e.g. 'Dr A. Chair'")
+    a.add_argument("--role", dest="roles", action="append", default=[], metavar="ROLE",
+                   help="a role the committee knows (repeatable; the first is their default)")
+    a.add_argument("--new-role", dest="new_roles", action="append", default=[], metavar="ROLE",
+                   help="a role no one holds yet (repeatable)")
+    add_root(a)
+    a.set_defaults(handler=cmd_people_add)
+    r = psub.add_parser("rotate", help="give a person a new key; the old one stays valid up to --on",
+                        description="Give a person a new key, valid from --on (default today); their old key stays "
+                        "valid up to and including that day, so the decisions it signed stay valid.")
+    r.add_argument("principal", metavar="PRINCIPAL", help="the person whose key changes")
+    r.add_argument("--key", type=Path, required=True, metavar="PATH.pub", help="their new OpenSSH public key")
+    r.add_argument("--on", metavar="YYYY-MM-DD", help="the first day of the new key (today or later; default today)")
+    add_root(r)
+    r.set_defaults(handler=cmd_people_rotate)
+    t = psub.add_parser("retire", help="close a person's keys after --on; their past decisions stay verified",
+                        description="Retire a person: their keys stay valid up to and including --on (default "
+                        "today) and not after; their name and roles are kept, so their decisions stay verified.")
+    t.add_argument("principal", metavar="PRINCIPAL", help="the person who leaves the committee")
+    t.add_argument("--on", metavar="YYYY-MM-DD", help="their last day (today or later; default today)")
+    add_root(t)
+    t.set_defaults(handler=cmd_people_retire)
+
+
+PEOPLE_HELP = "add a person, rotate their key, retire them (the keys and the policy together)"
 
 
 def _register_releasing(sub: argparse._SubParsersAction) -> None:
@@ -192,8 +234,41 @@ def cmd_init(args: argparse.Namespace) -> int:
     except InitError as e:
         raise CommandError(str(e)) from None
     for line in lines:
-        say(printable(line))
+        tell(printable(line))
     return 0
+
+
+def cmd_people_add(args: argparse.Namespace) -> int:
+    from registry.governance import people as pp
+
+    def action() -> str:
+        key, name = pp.read_key(args.key), pp.check_name(args.name)
+        pp.check_principal(args.principal)
+        return pp.apply(args.root, lambda cur: pp.plan_add(cur, args.principal, key, name, args.roles, args.new_roles))
+
+    return maintain(args.root, action)
+
+
+def cmd_people_rotate(args: argparse.Namespace) -> int:
+    from registry.governance import people as pp
+
+    def action() -> str:
+        key, day = pp.read_key(args.key), pp.check_day(args.on, "--on")
+        pp.check_principal(args.principal)
+        return pp.apply(args.root, lambda cur: pp.plan_rotate(cur, args.principal, key, day))
+
+    return maintain(args.root, action)
+
+
+def cmd_people_retire(args: argparse.Namespace) -> int:
+    from registry.governance import people as pp
+
+    def action() -> str:
+        day = pp.check_day(args.on, "--on")
+        pp.check_principal(args.principal)
+        return pp.apply(args.root, lambda cur: pp.plan_retire(cur, args.principal, day))
+
+    return maintain(args.root, action)
 
 
 def cmd_history(args: argparse.Namespace) -> int:
@@ -391,7 +466,7 @@ def cmd_changelog(args: argparse.Namespace) -> int:
     try:
         entries = changelog(reg, args.since)
     except ChangelogError as e:
-        print(f"error: {e}", file=sys.stderr)
+        tell(f"error: {e}", file=sys.stderr)
         return 1
     if args.format == "json":
         print(json.dumps([e.model_dump(mode="json") for e in entries], indent=2, ensure_ascii=False))

@@ -31,6 +31,14 @@ _KEY_LINE = re.compile(r"^(\S+) ([A-Za-z0-9+/=]+)(?: (.*))?$")
 _IGNORED = shutil.ignore_patterns(".registry.lock", ".journal.json", "drafts", "*.tmp", ".staging", "__pycache__")
 
 
+RESULTS_DIR = "results"  # the committee's own run folders: `formula site build` publishes these (never the package's)
+GITIGNORE = ("# what formula's commands leave while they run, and the site they build\nformulas/.registry.lock\n"
+             "formulas/.journal.json\nresults/**/.lock\nbuild/\n")
+RESULTS_README = ("# Runs\n\nThe committee's own run folders (`formula run ... --out results/NAME`, `formula import ... --out "
+                  "results/NAME`),\none folder each with manifest.json and results.jsonl. `formula site build` publishes "
+                  "every run under\nthis folder, and only these.\n")
+
+
 class InitError(ReleaseError):
     """`formula init` cannot go ahead; nothing was written."""
 
@@ -227,8 +235,8 @@ def _fill(tmp: Path, p: Plan) -> None:
     atomic_write(tmp / "formulas" / SIGNERS_FILE, _signers_text(p.source, p.person))
     atomic_write(tmp / ".pre-commit-config.yaml", _hooks_config(p.source))
     atomic_write(tmp / "CODEOWNERS", _codeowners(p.owners, p.person))
-    atomic_write(tmp / ".gitignore", "# what formula's commands leave while they run\nformulas/.registry.lock\n"
-                 "formulas/.journal.json\nresults/**/.lock\nbuild/\n")
+    atomic_write(tmp / ".gitignore", GITIGNORE)
+    atomic_write(tmp / RESULTS_DIR / "README.md", RESULTS_README)
 
 
 def _check(tmp: Path, source: Path) -> None:
@@ -246,12 +254,15 @@ def _check(tmp: Path, source: Path) -> None:
 
 
 def _git_init(tmp: Path) -> None:
-    try:
-        r = subprocess.run(["git", "init", "-q", str(tmp)], capture_output=True, text=True, timeout=60)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise InitError(f"git init failed: {e}") from None
-    if r.returncode != 0:
-        raise InitError(f"git init failed: {r.stderr.strip()}")
+    """A repository whose first branch is `main` (what `review-pr` compares with), whatever git's default is;
+    `symbolic-ref` rather than `init -b` so that git before 2.28 makes it too."""
+    for args in (["init", "-q", str(tmp)], ["-C", str(tmp), "symbolic-ref", "HEAD", "refs/heads/main"]):
+        try:
+            r = subprocess.run(["git", *args], capture_output=True, text=True, timeout=60)
+        except (OSError, subprocess.TimeoutExpired) as e:
+            raise InitError(f"git init failed: {e}") from None
+        if r.returncode != 0:
+            raise InitError(f"git init failed: {r.stderr.strip()}")
 
 
 def _fsync_tree(root: Path) -> None:
@@ -277,7 +288,7 @@ def _report(p: Plan) -> list[str]:
     from registry.loader import shown
 
     who, here = p.person, shown(p.target)
-    git = ("git: a new repository (commit these files to start its history)" if p.git else
+    git = ("git: a new repository on branch main (commit these files to start its history)" if p.git else
            f"git: inside the repository at {shown(p.repository)}" if p.repository else "git: none (--no-git)")
     return [f"registry: {here} (new, from the registry shipped at {shown(p.source)})",
             "formulas/, guidelines/: the shipped calculators, their history recorded before signing "
@@ -286,6 +297,7 @@ def _report(p: Plan) -> list[str]:
             f"formulas/{POLICY_FILE.as_posix()}: {who.name} ({', '.join(who.roles)}); signatures required, four eyes",
             git,
             ".pre-commit-config.yaml: formula validate, texts render --check, stale --check",
+            f"{RESULTS_DIR}/: your run folders; `formula site build` publishes these",
             "CODEOWNERS: " + ("formulas/policy/ " + " ".join(p.owners or [who.principal]) if
                               p.owners or "@" in who.principal else "name the owners of formulas/policy/ (--owner)"),
             f"next: add a second person (four eyes: no one approves their own draft), then `cd {here}` and "

@@ -13,9 +13,9 @@ from typing import Any
 
 from registry import clock
 from registry.atomic import commit
+from registry.errors import ReleaseError
 from registry.governance.acting import identity_of
 from registry.governance.deciding import DecisionRefused
-from registry.errors import ReleaseError
 from registry.governance.safety_signoff import (
     SIGNOFFS,
     SafetySignOff,

@@ -19,12 +19,12 @@ from pydantic import Field, ValidationError
 
 from registry import clock
 from registry import versions as ver
-from registry.governance import decisionlog as sg
 from registry.governance.deciding import DecisionRefused, key_path
-from registry.trust.policy import POLICY_FILE
 from registry.hazards import ALL, SIGNOFFS_FILE, Log, hazard_hash, read_log
 from registry.model import Registry
 from registry.schema import Strict
+from registry.trust import decisionlog as sg
+from registry.trust.policy import POLICY_FILE
 from registry.yamlio import YamlError, load_file
 
 STATEMENT_FORMAT = "formula-registry safety sign-off 1"

@@ -202,6 +202,19 @@ def _run(args: list[str], data: bytes, *, agent: bool = False,
                            "use a key without one, or load it into ssh-agent)") from None
 
 
+def key_problem(keytype: str, blob: str) -> str | None:
+    """None when ssh-keygen itself reads `keytype blob` as a public key (`ssh-keygen -l`); else its words. A key
+    that parses as base64 can still be no key (a truncated blob): every signature by it would fail."""
+    with tempfile.TemporaryDirectory(prefix="formula-key-") as tmp:
+        probe = Path(tmp) / "key.pub"
+        probe.write_text(f"{keytype} {blob}\n", encoding="utf-8")
+        r = _run(["-l", "-f", str(probe)], b"")
+    if r.returncode == 0:
+        return None
+    why = r.stderr.decode("utf-8", "replace").strip().splitlines()
+    return why[-1] if why else "not a key"
+
+
 def public_key(key: Path) -> tuple[str, str]:
     """(keytype, base64 blob) of a signing key: a .pub file, or the public half of a private key."""
     if not key.is_file():

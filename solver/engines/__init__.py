@@ -1,6 +1,6 @@
 """Engines: where an arm's chat turns are answered.
 
-`vllm` (offline `vllm.LLM`, every pending prompt in one batched `chat` call; `pip install '.[vllm]'`),
+`vllm` (offline `vllm.LLM`, every pending prompt in one batched `chat` call; `pip install -e '.[vllm]'`),
 `openai` (any OpenAI-compatible endpoint, e.g. `vllm serve`, many requests in flight, retries) and
 `replay` (the stored replies of an earlier run). Each registers itself with `@ENGINES.register`;
 heavy backends are imported only when their engine is built.

@@ -2,7 +2,7 @@
 
 Arms ask for turns one at a time; this engine collects them until no new turn has arrived for
 `batch_window_s` (every first turn of every case, in practice) and hands the whole batch to vLLM,
-which schedules it on the GPU. `vllm` is imported only when this engine is built (`pip install '.[vllm]'`).
+which schedules it on the GPU. `vllm` is imported only when this engine is built (`pip install -e '.[vllm]'`).
 """
 from __future__ import annotations
 
@@ -27,7 +27,9 @@ class VllmEngine:
             try:
                 import vllm
             except ImportError:
-                raise EngineError("the vllm engine needs vLLM: pip install '.[vllm]' (on a machine with a GPU)") from None
+                from registry.terminal import install_hint
+
+                raise EngineError(f"the vllm engine needs vLLM: {install_hint('vllm')} (on a machine with a GPU)") from None
             kwargs = dict(options.extra.get("llm_kwargs", {}))
             if options.revision:
                 kwargs["revision"] = options.revision

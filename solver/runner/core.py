@@ -9,7 +9,7 @@ import random
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from solver.arms import load_arm
 from solver.arms.base import ArmResult, CaseInput, ChatReply
@@ -237,8 +237,8 @@ class Runner:
         out.update(extra)
         return out
 
-    async def _run(self) -> Summary:  # noqa: C901,PLR0915  the run loop and its bookkeeping
-        # long: the run loop: resume, dispatch, append, each step beside the next
+    async def _run(self) -> Summary:
+        """Resume what the folder holds, run the rest of the rows, and record how the run ended."""
         cfg = self.cfg
         out = cfg.out
         out.mkdir(parents=True, exist_ok=True)
@@ -246,98 +246,129 @@ class Runner:
         engine = build_engine(cfg.engine, cfg.engine_options) if cfg.engine else None
         pool = ExecutorPool(cfg.executor_workers, cfg.executor_policy) if self.spec.kind == "program" else None
         try:
-            new = self.manifest(engine.describe() if engine else {}, cfg.executor_policy)
-            if mpath.exists():
-                old = mf.read(mpath)
-                diff = mf.differences(old.settings(), new.settings())
-                if diff:
-                    raise RunError(f"{out} holds a run with other settings; use a new --out folder, or rerun with the "
-                                   "folder's settings:\n  " + "\n  ".join(diff))
-                new.started_at, new.resumed_at = old.started_at, old.resumed_at + [mf.now()]
-            elif rpath.exists() and rpath.stat().st_size:
-                raise RunError(f"{rpath} exists without a manifest.json; use a new --out folder")
-            try:
-                done_rows, torn = load(rpath)
-            except ResultsError as e:
-                raise RunError(str(e)) from None
-            done = {(int(r["row_number"]), int(r["seed"])) for r in done_rows}
-            correct = sum(1 for r in done_rows if r.get("correct"))
+            new = self._manifest_for(engine, mpath, rpath)
+            tally, torn = self._resumed(rpath)
             mf.write(mpath, new)
-            todo = []
-            for seed in cfg.seeds:
-                order = list(self.rows)
-                random.Random(seed).shuffle(order)  # the seed sets the case order (Appendix A.1)
-                todo += [(row, seed) for row in order if (row.row_number, seed) not in done]
             total = len(self.rows) * len(cfg.seeds)
-            writer = ResultsFile(rpath)
-            bar = None
-            if cfg.progress:
-                from tqdm import tqdm
-
-                bar = tqdm(total=total, initial=len(done), unit="row", desc=self.spec.name, file=sys.stderr,
-                           dynamic_ncols=True, disable=None)
-            stopped = None
-            written = 0
-            policies: set[str] = set()
-
-            async def one(row: BenchmarkRow, seed: int) -> dict[str, Any]:
-                case = self.case(row, seed)
-                res = await self.arm.run(case, CaseEnv(engine, pool, row, seed))
-                return self.result_row(case, res)
-
-            tasks = [asyncio.ensure_future(one(r, s)) for r, s in todo]
-            if pool is not None and todo:
-                starting = asyncio.ensure_future(pool.start())
-                tasks_start = [starting]
-            else:
-                tasks_start = []
-            pending = set(tasks)
-            try:
-                while pending:
-                    finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-                    failure = None
-                    before = written
-                    for fut in finished:
-                        if fut.exception() is not None:
-                            failure = failure or fut.exception()
-                            continue
-                        rec = fut.result()
-                        if rec.get("executor_policy"):
-                            policies.add(rec["executor_policy"])
-                        writer.write(rec)
-                        written += 1
-                        correct += bool(rec["correct"])
-                    await asyncio.to_thread(writer.sync)  # one fsync for the rows that finished together
-                    if bar is not None:
-                        bar.update(written - before)
-                        bar.set_postfix_str(f"correct {correct}/{len(done) + written}", refresh=False)
-                    if failure is not None:
-                        raise failure
-            except (EngineError, RunError) as e:
-                stopped = str(e)
-            except Exception as e:  # noqa: BLE001 - a defect in an arm: stop cleanly, keep the saved rows
-                stopped = f"internal error in arm {self.spec.name}: {type(e).__name__}: {e}"
-            finally:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, *tasks_start, return_exceptions=True)
-                writer.close()
-                if bar is not None:
-                    bar.close()
+            bar = self._progress(total, tally.done_before)
+            stopped = await self._dispatch(self._todo(tally.done), engine, pool, ResultsFile(rpath), bar, tally)
             new.engine_info = engine.describe() if engine else {}
-            if new.executor is not None and policies:
-                new.executor["policies_seen"] = sorted(policies)  # as the executor's outcomes report them
-            new.rows_done = len(done) + written
-            new.correct = correct
+            if new.executor is not None and tally.policies:
+                new.executor["policies_seen"] = sorted(tally.policies)  # as the executor's outcomes report them
+            new.rows_done = tally.done_before + tally.written
+            new.correct = tally.correct
             new.status = "stopped" if stopped else "complete"
             new.finished_at = None if stopped else mf.now()
             mf.write(mpath, new)
-            return Summary(out, total, len(done), correct, torn, stopped)
+            return Summary(out, total, tally.done_before, tally.correct, torn, stopped)
         finally:
             if engine is not None:
                 await engine.aclose()
             if pool is not None:
                 pool.close()
+
+    def _manifest_for(self, engine: Any, mpath: Path, rpath: Path) -> mf.Manifest:
+        """This run's manifest; resuming, the folder's own, refused when its settings differ from these."""
+        new = self.manifest(engine.describe() if engine else {}, self.cfg.executor_policy)
+        if mpath.exists():
+            old = mf.read(mpath)
+            diff = mf.differences(old.settings(), new.settings())
+            if diff:
+                raise RunError(f"{self.cfg.out} holds a run with other settings; use a new --out folder, or rerun "
+                               "with the folder's settings:\n  " + "\n  ".join(diff))
+            new.started_at, new.resumed_at = old.started_at, old.resumed_at + [mf.now()]
+        elif rpath.exists() and rpath.stat().st_size:
+            raise RunError(f"{rpath} exists without a manifest.json; use a new --out folder")
+        return new
+
+    @staticmethod
+    def _resumed(rpath: Path) -> tuple[_Tally, int]:
+        """The rows a previous run of this folder finished, and the bytes of a torn last line dropped."""
+        try:
+            done_rows, torn = load(rpath)
+        except ResultsError as e:
+            raise RunError(str(e)) from None
+        done = {(int(r["row_number"]), int(r["seed"])) for r in done_rows}
+        return _Tally(done=done, done_before=len(done), correct=sum(1 for r in done_rows if r.get("correct"))), torn
+
+    def _todo(self, done: set[tuple[int, int]]) -> list[tuple[BenchmarkRow, int]]:
+        todo = []
+        for seed in self.cfg.seeds:
+            order = list(self.rows)
+            random.Random(seed).shuffle(order)  # the seed sets the case order (Appendix A.1)
+            todo += [(row, seed) for row in order if (row.row_number, seed) not in done]
+        return todo
+
+    def _progress(self, total: int, done: int) -> Any:
+        if not self.cfg.progress:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, initial=done, unit="row", desc=self.spec.name, file=sys.stderr, dynamic_ncols=True,
+                    disable=None)
+
+    async def _dispatch(self, todo: list[tuple[BenchmarkRow, int]], engine: Any, pool: ExecutorPool | None,
+                        writer: ResultsFile, bar: Any, tally: _Tally) -> str | None:
+        """Every row in flight at once; each finished row appended (one fsync for those that finish together).
+        Returns why the run stopped early, or None; the rows saved so far are kept either way."""
+        async def one(row: BenchmarkRow, seed: int) -> dict[str, Any]:
+            case = self.case(row, seed)
+            res = await self.arm.run(case, CaseEnv(engine, pool, row, seed))
+            return self.result_row(case, res)
+
+        tasks = [asyncio.ensure_future(one(r, s)) for r, s in todo]
+        tasks_start = [asyncio.ensure_future(pool.start())] if pool is not None and todo else []
+        pending = set(tasks)
+        try:
+            while pending:
+                finished, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                before = tally.written
+                failure = tally.record(finished, writer)
+                await asyncio.to_thread(writer.sync)
+                if bar is not None:
+                    bar.update(tally.written - before)
+                    bar.set_postfix_str(f"correct {tally.correct}/{tally.done_before + tally.written}", refresh=False)
+                if failure is not None:
+                    raise failure
+        except (EngineError, RunError) as e:
+            return str(e)
+        except Exception as e:  # noqa: BLE001 - a defect in an arm: stop cleanly, keep the saved rows
+            return f"internal error in arm {self.spec.name}: {type(e).__name__}: {e}"
+        finally:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, *tasks_start, return_exceptions=True)
+            writer.close()
+            if bar is not None:
+                bar.close()
+        return None
+
+
+@dataclass
+class _Tally:
+    """What a run has done so far: the rows resumed, those written now, how many were right, the executor
+    policies its outcomes reported."""
+
+    done: set[tuple[int, int]]
+    done_before: int
+    correct: int
+    written: int = 0
+    policies: set[str] = field(default_factory=set)
+
+    def record(self, finished: Iterable[asyncio.Future[dict[str, Any]]], writer: ResultsFile) -> BaseException | None:
+        """Append the rows that finished; the first failure among them, if any (raised after the others are saved)."""
+        failure = None
+        for fut in finished:
+            if fut.exception() is not None:
+                failure = failure or fut.exception()
+                continue
+            rec = fut.result()
+            if rec.get("executor_policy"):
+                self.policies.add(rec["executor_policy"])
+            writer.write(rec)
+            self.written += 1
+            self.correct += bool(rec["correct"])
+        return failure
 
 
 def run(cfg: RunConfig) -> Summary:

@@ -123,6 +123,8 @@ def _steps(repo: Path, keys: dict[str, Path]) -> list[tuple[str, list[str], tupl
         ("report", ["report", "tables", "gold-solve", "--draws", "5"], (0,)),
         ("site", ["site", "build", "--results", "gold-solve"], (0,)),
         ("export", ["export", "fhir", "--out", f"{w}/fhir"], (0,)),
+        ("people", ["people", "add", "stranger", "--key", f"{keys['stranger']}.pub", "--name", "S. Tranger",
+                    "--new-role", "observer"], (0,)),
         ("init", ["init", f"{w}/another", "--key", f"{keys['chair']}.pub", "--name", "Dr A. Chair", "--role", "chair"],
          (0,)),
     ]
@@ -145,7 +147,7 @@ def test_every_command_reads_and_writes_the_registry_it_stands_in(committee_repo
                 failures.append(f"formula {' '.join(argv)} names {root}:\n{p.stdout[-400:]}{p.stderr[-400:]}")
         if name == "solve":
             (paths["work"] / "record.json").write_text(p.stdout, encoding="utf-8")
-        if name in ("validate", "verify", "lock", "fix", "approve", "review", "texts") and p.returncode != 1:
+        if name in ("validate", "verify", "lock", "fix", "approve", "review", "texts", "people") and p.returncode != 1:
             first = p.stdout.splitlines()[0] if p.stdout else ""
             if first != f"registry: {repo} (found from the current folder)":
                 failures.append(f"formula {' '.join(argv)}: first line {first!r}")

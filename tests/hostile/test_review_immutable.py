@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from registry.trust.decisionlog import LEGACY_FILE, record_hash, seal_digest, trust
 from registry.loader import clear_cache, load
+from registry.trust.decisionlog import LEGACY_FILE, record_hash, seal_digest, trust
 from registry.versions import content_hash, lock_seal, lock_text, read_lock, released_content, write_snapshot
 from registry.yamlio import rt_dump, rt_load
 from tests.audit.test_review_pr import git, make_repo

@@ -174,3 +174,14 @@ def test_review_records_a_signoff_without_a_new_version(root: Path, capsys: pyte
     code, _, err = run(capsys, "review", "mdrd-gfr", "--date", "2026-12-01",
                        "--next-due", "2026-11-01", "--root", str(root))
     assert code == 1 and "must come after" in err
+
+
+def test_show_says_a_default_in_words_and_whose_it_is(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 50: Centor's `Cough Absent` defaults to true: `show` says "yes" and that the registry assumes it."""
+    from tests.helpers import run
+
+    code, out, _ = run(capsys, "show", "centor-mcisaac")
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if ln.startswith("  - Cough Absent:"))
+    assert "optional (when absent: yes, the registry's default)" in " ".join(out.split()), line
+    assert "True" not in out

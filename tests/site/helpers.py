@@ -87,6 +87,8 @@ def header_after(text: str, heading_id: str) -> list[str]:
 _NONE = re.compile(r"\bNone\b(?!\s+[a-z])")
 _EMPTY = re.compile(r"\{\}|\[\]")
 _NEG_ZERO = re.compile(r"(?<![\w.])[-\u2212]0(?:\.0+)?(?![\d.])")
+# a Python boolean as a value (issue 50: a `True` default reads "yes"); "True positive rate" is English
+_BOOL = re.compile(r"(?:^|[\s(\[:,])(True|False)(?:$|[\s)\],;])(?!\s*[a-z])")
 # where an ellipsis means a value was cut: a cell, a definition, code, a list item, a caption
 _VALUE_TAGS = {"td", "th", "dd", "dt", "code", "pre", "li", "caption", "figcaption"}
 _HIDDEN_TAGS = {"script", "style", "template"}
@@ -112,7 +114,8 @@ class _TextWalker(HTMLParser):
             return
         text = " ".join(data.split())
         where = self.stack[-1] if self.stack else ""
-        for what, pat in (("None", _NONE), ("empty container", _EMPTY), ("negative zero", _NEG_ZERO)):
+        for what, pat in (("None", _NONE), ("empty container", _EMPTY), ("negative zero", _NEG_ZERO),
+                          ("Python boolean", _BOOL)):
             if pat.search(text):
                 self.found.append((what, where, text))
         if "\u2026" in text and any(t in _VALUE_TAGS for t in self.stack):
@@ -124,7 +127,7 @@ _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "me
 
 def raw_values(site: Path) -> list[str]:
     """Every place a built page's visible text shows a raw Python value: `None`, `{}` or `[]`, a negative
-    zero (-0.00), or a value cut with an ellipsis; as 'page: what in <tag>: text'."""
+    zero (-0.00), `True` or `False`, or a value cut with an ellipsis; as 'page: what in <tag>: text'."""
     out = []
     for f in sorted(site.rglob("*.html")):
         walker = _TextWalker()

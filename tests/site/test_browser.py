@@ -349,3 +349,17 @@ def test_search_returns_results_over_http_and_file(cdp, server, built_site, widt
         assert found, f"{scheme} at {width} px: search stayed on 'Initializing search'"
         assert found["items"] > 0 and re.match(r"\d+ matching document", found["meta"]), (scheme, found)
         assert not cdp.errors, (scheme, cdp.errors)
+
+
+def test_on_a_phone_the_results_table_leads_with_accuracy(cdp, server):
+    """At 360 px (a phone) the first table of the results page shows each run's accuracy without scrolling
+    sideways: the column after the run's name (issue 50)."""
+    base, _ = server
+    cdp.goto(f"{base}/results/index.html", 360)
+    found = cdp.evaluate("""(function () {
+  var t = document.querySelector("article table"), cell = t.tBodies[0].rows[0].cells[1];
+  return {head: t.tHead.rows[0].cells[1].textContent.trim(), text: cell.textContent.trim(),
+          right: cell.getBoundingClientRect().right, window: window.innerWidth};
+})()""")
+    assert found["head"].startswith("all") and re.match(r"\d+\.\d\d", found["text"]), found
+    assert found["right"] <= found["window"], found

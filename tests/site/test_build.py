@@ -71,12 +71,14 @@ N_GROUP = {"replaced": 4, "other": 12, "none": 39}
 def test_results_accuracy_by_subset_and_group(built_site):
     text = page(built_site, "results/index.html")
     # issue 29: each run's own calculator counts, beside its accuracy (never the first run's for all runs)
-    assert header_after(text, "accuracy")[5:] == ["Calcs", "all", "not replaced", "no issue identified"]
+    # issue 50: accuracy leads (a phone shows the first columns), the counts follow
+    assert header_after(text, "accuracy") == ["Run", "all", "not replaced", "no issue identified", "Arm", "Rows",
+                                              "Cases", "Seeds", "Calcs"]
     acc = [[c.replace("\xa0", " ") for c in r] for r in table_after(text, "accuracy")]
-    assert [r[:5] for r in acc] == [["gold-solve", "gold-solve", "220", "220", "1"],
-                                    ["test-model · half-arm", "half-arm", "220", "220", "1"]]
-    assert acc[0][5:] == ["55", "100.00 (55)", "100.00 (51)", "100.00 (39)"]
-    assert acc[1][5:] == ["55", "50.00 (55)", "50.00 (51)", "50.00 (39)"]
+    assert [r[4:] for r in acc] == [["gold-solve", "220", "220", "1", "55"],
+                                    ["half-arm", "220", "220", "1", "55"]]
+    assert acc[0][:4] == ["gold-solve", "100.00 (55)", "100.00 (51)", "100.00 (39)"]
+    assert acc[1][:4] == ["test-model · half-arm", "50.00 (55)", "50.00 (51)", "50.00 (39)"]
     assert header_after(text, "accuracy-by-audit-group") == ["Group", "gold-solve", "test-model · half-arm"]
     table13 = [[c.replace("\xa0", " ") for c in r] for r in table_after(text, "accuracy-by-audit-group")]
     assert table13 == [["Replaced by guideline", "100.00 (4)", "50.00 (4)"], ["Other concern", "100.00 (12)", "50.00 (12)"],
@@ -303,7 +305,7 @@ def test_runs_the_report_cannot_pair_are_shown_unpaired(tmp_path):
     res = build([a, b], tmp_path / "site")
     text = (res.out / "results" / "index.html").read_text(encoding="utf-8")
     assert "could not pair these runs" in text and "seeds differ" in text
-    assert [r[6].split("\xa0")[0] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
+    assert [r[1].split("\xa0")[0] for r in table_after(text, "accuracy")] == ["100.00", "0.00"]
 
 
 def test_compare_chooses_the_paired_gaps(tmp_path):

@@ -18,13 +18,24 @@ def test_the_walker_sees_each_raw_value(tmp_path):
     (tmp_path / "a.html").write_text(
         "<html><head><style>td{}</style><script>var x = {};</script></head><body>"
         "<p>None of the eleven factors was given.</p><table><tr><td>None</td><td>{}</td><td>-0.00</td>"
-        "<td>&#8722;0.0</td><td>{&quot;a&quot;: 1, &quot;b&quot;: …</td></tr></table>"
-        "<p>a list, and so on …</p><dl><dt>git</dt><dd>[]</dd></dl><p>2026-01-01, -0.5, 10-0</p></body></html>",
+        "<td>&#8722;0.0</td><td>{&quot;a&quot;: 1, &quot;b&quot;: …</td><td>True</td></tr></table>"
+        "<p>a list, and so on …</p><dl><dt>git</dt><dd>[]</dd></dl><p>2026-01-01, -0.5, 10-0</p>"
+        "<p>True positives. False alarms: few.</p></body></html>",
         encoding="utf-8")
     found = raw_values(tmp_path)
     assert [f.split(": ")[1] for f in found] == ["None in <td>", "empty container in <td>", "negative zero in <td>",
                                                  "negative zero in <td>", "ellipsis in a value in <td>",
-                                                 "empty container in <dd>"]
+                                                 "Python boolean in <td>", "empty container in <dd>"]
+
+
+def test_a_boolean_default_reads_yes_and_says_whose_it_is(built_site):
+    """Centor's `Cough Absent` defaults to true: the inputs table says "yes when not given", and that it is the
+    registry's default, with the registry's reason (issue 50)."""
+    text = page(built_site, "calculators/centor-mcisaac.html")
+    row = next(r for r in re.findall(r"<tr>(.*?)</tr>", text, re.S) if "Cough Absent" in r)
+    cell = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)[-1])).strip()
+    assert cell.startswith("yes when not given the registry's default: the benchmark counts"), cell
+    assert "True" not in row
 
 
 def test_numbers_never_print_negative_zero():

@@ -84,3 +84,27 @@ def test_vote_rule():
     assert choose([_cand("value", 1), _cand("value", 2), _cand("value", 2.0)], ok) == 1  # 2 == 2.0
     assert choose([_cand("raised"), _cand("value", 7), _cand("value", 8)], ok) == 1  # no majority: first answer
     assert choose([_cand("raised"), _cand("rejected")], ok) == 0  # none runs: abstain
+
+
+def test_the_score_table_lines_up_whatever_the_arm_name(tmp_path, capsys):
+    """Issue 50: an arm name longer than the old fixed 24 columns no longer pushes its row's numbers out from
+    under their headings."""
+    import shutil
+
+    from registry.loader import PROJECT_ROOT
+
+    run = tmp_path / "run"
+    shutil.copytree(PROJECT_ROOT / "results" / "embedded" / "gold-solve", run)
+    manifest = json.loads((run / "manifest.json").read_text(encoding="utf-8"))
+    manifest["arm"] = "gold-solve-with-a-much-longer-arm-name"
+    (run / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    rows = read_rows(run)
+    for r in rows:
+        r["arm"] = manifest["arm"]
+    results_mod.rewrite(run / "results.jsonl", rows)
+    capsys.readouterr()
+    assert main(["score", str(run)]) == 0
+    head, _, row = capsys.readouterr().out.splitlines()[:3]
+    for word, value in (("rows", str(len(rows))), ("accuracy", "100.00%"), ("changed", "0")):
+        at = head.index(word)
+        assert row[at:at + len(value)] == value, (head, row)
