@@ -13,7 +13,7 @@ from registry.words import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("safety", help="the clinical safety case: hazard log, evidence, trace, sign-off",
+    p = sub.add_parser("safety",
                        description="The hazard log (formulas/safety/) and the clinical safety case computed from the "
                        "registry now (DCB0129's shape): scope, evidence per calculator, residual risk, sign-off.")
     s = p.add_subparsers(dest="safety", metavar="ACTION")

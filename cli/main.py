@@ -89,15 +89,14 @@ DESCRIPTION = "Formula provenance registry and audit toolkit for clinical calcul
 def _all_modules() -> tuple[ModuleType, ...]:
     """Every command module (imported here, lazily, so the layer test sees what cli.main composes)."""
     from audit import cli as audit_cli
-    from audit import impact_cli, report_cli, review_cli
+    from audit import impact_cli, report_cli, review_cli, safety_cli
     from formula_site import site_cli
     from registry import commands, texts_cli
     from registry.governance import commands as governance_commands
     from solver import batch_cli, convert_cli, exec_cli, import_cli, replay_cli, run_cli, solve_cli, tools_cli
 
-    return (commands, governance_commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli, batch_cli,
-            convert_cli, audit_cli,
-            impact_cli, review_cli, report_cli, site_cli)
+    return (commands, governance_commands, texts_cli, solve_cli, replay_cli, exec_cli, run_cli, import_cli, tools_cli,
+            batch_cli, convert_cli, audit_cli, impact_cli, review_cli, safety_cli, report_cli, site_cli)
 
 
 class _Version(argparse.Action):
