@@ -38,6 +38,12 @@ from typing import Any
 
 import numpy as np
 
+try:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+except ImportError:  # the install command's venv has no parquet support
+    sys.exit("bench/parquet_frames.py needs pyarrow: pip install -e '.[parquet]'")
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
@@ -53,8 +59,6 @@ SEED = 20261205
 
 def cohort_table(blocks: list[dict[str, Any]], rows: int) -> Any:
     """The blocks in the cohort schema, repeated to `rows`, numbers with a unit moved by up to 5 %."""
-    import pyarrow as pa
-
     units = get_registry().units
     assert units is not None
     base = entities_table(blocks, Converter(units, exact=False))
@@ -127,8 +131,6 @@ def _batch(path: Path, out: Path, slug: str) -> tuple[float, float, str]:
 
 
 def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace, folder: Path) -> dict[str, Any]:
-    import pyarrow.parquet as pq
-
     table = cohort_table(blocks, args.rows)
     path, out, one = folder / f"{slug}.parquet", folder / f"{slug}.out.parquet", folder / f"{slug}.1.parquet"
     pq.write_table(table, path, row_group_size=args.row_group)

@@ -399,7 +399,7 @@ def cmd_recover(args: argparse.Namespace) -> int:
 
 def _current_lock(reg: Registry) -> dict[str, dict[str, str]]:
     """The lock's entries, refused (ReleaseError, saying why) when it is not a lock or is in an older format."""
-    from registry.governance.errors import ReleaseError
+    from registry.errors import ReleaseError
 
     try:
         fmt, lock = ver.lock_format(reg.lock_path), ver.read_lock(reg.lock_path)

@@ -52,10 +52,12 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 1
+    from registry.terminal import install_hint
+
     try:
         import pyarrow  # noqa: F401
     except ImportError as e:
-        print(f"error: parquet needs pyarrow: pip install 'formula-registry[parquet]' ({e})", file=sys.stderr)
+        print(f"error: parquet needs pyarrow: {install_hint('parquet')} ({e})", file=sys.stderr)
         return 1
     from registry.loader import get_registry
     from solver.cohort_table import ConvertError, entities_table, entity_rows, write_parquet

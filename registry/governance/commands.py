@@ -59,7 +59,7 @@ def _register_init(sub: argparse._SubParsersAction) -> None:
 
 def _register_people(sub: argparse._SubParsersAction) -> None:
     """people add|rotate|retire: allowed_signers and the policy's people:, edited together"""
-    p = sub.add_parser("people", help=PEOPLE_HELP,
+    p = sub.add_parser("people",
                        description="Add a person, rotate their key or retire them: formulas/policy/allowed_signers "
                        "and people: of formulas/policy/governance.yaml are edited together (its comments and order "
                        "kept), checked as `validate` checks them, and written as one change under the registry "
@@ -93,9 +93,6 @@ def _register_people(sub: argparse._SubParsersAction) -> None:
     t.add_argument("--on", metavar="YYYY-MM-DD", help="their last day (today or later; default today)")
     add_root(t)
     t.set_defaults(handler=cmd_people_retire)
-
-
-PEOPLE_HELP = "add a person, rotate their key, retire them (the keys and the policy together)"
 
 
 def _register_releasing(sub: argparse._SubParsersAction) -> None:

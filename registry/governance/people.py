@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from registry import clock
-from registry.governance.errors import ReleaseError
-from registry.governance.policy import POLICY_FILE, PRINCIPAL_RE, Policy, read_policy
-from registry.governance.sshsig import NAMESPACE, SIGNERS_FILE, Signer, keygen_problems, parse_signers
+from registry.errors import ReleaseError
+from registry.trust.policy import POLICY_FILE, PRINCIPAL_RE, Policy, read_policy
+from registry.trust.sshsig import NAMESPACE, SIGNERS_FILE, Signer, keygen_problems, parse_signers
 from registry.words import counted
 
 SIGNERS_REL = f"formulas/{SIGNERS_FILE.as_posix()}"
@@ -57,7 +57,7 @@ class Edit:
 def read_key(path: Path) -> Key:
     """The public key at `path` (or beside a private key), refused unless ssh-keygen itself reads it."""
     from registry.governance.init import InitError, read_public_key
-    from registry.governance.sshsig import SigningError, key_problem
+    from registry.trust.sshsig import SigningError, key_problem
 
     try:
         keytype, blob, comment = read_public_key(path)
@@ -177,7 +177,7 @@ class Current:
 
 def current(formulas_dir: Path) -> Current:
     """The trust root read once; refused when it is broken (fix it by hand first: `formula validate` says how)."""
-    from registry.governance.policy import PolicyError
+    from registry.trust.policy import PolicyError
     from registry.yamlio import rt_load
 
     path = formulas_dir / SIGNERS_FILE
@@ -272,7 +272,7 @@ def _known(cur: Current, principal: str) -> None:
 def _fingerprint(key: Key) -> str:
     import base64
 
-    from registry.governance.sshsig import fingerprint_of
+    from registry.trust.sshsig import fingerprint_of
 
     return fingerprint_of(base64.b64decode(key.blob))
 

@@ -65,6 +65,7 @@ def _inputs(repo: Path) -> dict[str, Path]:
     work = repo / "work"
     work.mkdir()
     (work / "program.py").write_text("def solve():\n    return round(70 / 1.75 ** 2, 2)\n", encoding="utf-8")
+    (work / "cohort.jsonl").write_text('{"weight": [70, "kg"], "height": [175, "cm"]}\n', encoding="utf-8")
     (work / "cohort.csv").write_text("weight,weight_unit,height,height_unit\n70,kg,175,cm\n80,kg,180,cm\n",
                                      encoding="utf-8")
     log = {"Row Number": 1, "Calculator Name": "calculator 2", "Calculator ID": "2", "Note ID": "note-1",
@@ -117,6 +118,7 @@ def _steps(repo: Path, keys: dict[str, Path]) -> list[tuple[str, list[str], tupl
         ("serve", ["serve", "--mcp"], (0,)),
         ("batch", ["batch", f"{w}/cohort.csv", "--calculator", "6", "--out", f"{w}/cohort-out.csv",
                    "--no-progress"], (0,)),
+        ("convert", ["convert", "--to", "parquet", f"{w}/cohort.jsonl", f"{w}/cohort.parquet"], (0,)),
         ("audit", ["audit", "completeness"], (0, 1)),
         ("impact", ["impact", "mdrd-gfr", "ckd-epi-2021"], (0,)),
         ("review-pr", ["review-pr", "--base", "main", "--out", f"{w}/review.md"], (0, 1)),

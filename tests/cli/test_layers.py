@@ -40,10 +40,10 @@ INNER: dict[str, tuple[tuple[str, ...], ...]] = {
         ("solver.engines",),
         ("solver.runner",),
         ("solver.importers",),
-        ("solver.batch_output",),
+        ("solver.batch_output", "solver.cohort_table"),
         ("solver.batch_stream",),
-        ("solver.batch_cli", "solver.exec_cli", "solver.import_cli", "solver.replay_cli", "solver.run_cli",
-         "solver.solve_cli", "solver.tools_cli"),
+        ("solver.batch_cli", "solver.convert_cli", "solver.exec_cli", "solver.import_cli", "solver.replay_cli",
+         "solver.run_cli", "solver.solve_cli", "solver.tools_cli"),
     ),
 }
 

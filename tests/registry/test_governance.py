@@ -206,7 +206,7 @@ def test_stale_results_name_changed_texts(capsys, root: Path, tmp_path: Path) ->
     assert "text changed" in stale[0]["why"] and f"{OLD} -> {NEW}" in stale[0]["why"]
     results.write_text("not json\n", encoding="utf-8")
     code, _, err = formula(capsys, root, "stale", str(results))
-    assert code == 1 and "1 line of" in err and "is not a JSON line" in err
+    assert code == 1 and "is not a JSON-lines results file" in err and len(err.splitlines()) == 1
 
 
 def test_future_effective_date_keeps_the_old_version_active(capsys, tmp_path: Path, monkeypatch) -> None:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from registry.governance.sshsig import parse_signers
 from registry.loader import PROJECT_ROOT, clear_cache
+from registry.trust.sshsig import parse_signers
 from tests.helpers import make_key, run
 from tests.registry.helpers import NEW, SODIUM, fingerprint, problems
 

@@ -216,7 +216,7 @@ def test_vllm_repair_turns_form_a_second_batch(tmp_path):
 def test_vllm_missing_package_is_a_clear_error(monkeypatch):
     if importlib.util.find_spec("vllm") is not None:
         pytest.skip("vllm is installed here")
-    with pytest.raises(EngineError, match=r"pip install '\.\[vllm\]'"):
+    with pytest.raises(EngineError, match=r"pip install -e '\.\[vllm\]'"):
         build_engine("vllm", EngineOptions(model="m"))
 
 

@@ -99,7 +99,7 @@ def test_against_the_benchmarks_explanations_of_all_2200_cases(capsys):
 
 def test_a_points_score_shows_each_criterion_and_the_running_total():
     case = next(c for c in CASES if c["calculator_id"] == 45)  # CURB-65
-    res = compute(45, case["entities"], working=True)
+    res = compute(45, case["entities"], working=True, variant="benchmark")
     points = [s for s in res.working if s.kind == "points"]
     assert len(points) == 5 and points[-1].total == res.value
     running = 0
@@ -110,7 +110,7 @@ def test_a_points_score_shows_each_criterion_and_the_running_total():
 
 def test_conversions_show_the_benchmarks_chain():
     ents = {"Sodium": [127, "mmol/L"], "Glucose": [60.5, "mmol/L"], "Blood Urea Nitrogen (BUN)": [77.9, "mg/dL"]}
-    steps = compute(30, ents, working=True).working
+    steps = compute(30, ents, working=True, variant="benchmark").working
     chain = [s.value for s in steps if s.kind == "conversion"]
     assert chain == [0.0605, 10.89968, 10899.68, 1089.968]  # mol, g (180.16 g/mol from units.yaml), mg, mg/dL
 
@@ -118,7 +118,7 @@ def test_conversions_show_the_benchmarks_chain():
 def test_nested_calculators_show_their_sub_results():
     ents = {"creatinine": [3.28, "mg/dL"], "sex": "Male", "height": [172.5, "cm"], "age": [32, "years"],
             "weight": [66.0, "kg"]}
-    steps = compute(2, ents, working=True).working
+    steps = compute(2, ents, working=True, variant="benchmark").working
     subs = {s.sources[0]: s.value for s in steps if s.kind == "sub"}
     assert subs == {"calculator body-mass-index": 22.18021, "calculator ideal-body-weight": 68.20087}
     assert any(s.step.startswith("weight used") and s.value == 66.0 for s in steps)
@@ -133,18 +133,18 @@ def test_the_published_variant_names_the_deviation_that_applies():
 
 
 def test_constants_are_named_as_sources():
-    steps = compute(2, _first_case("creatinine-clearance-cockcroft-gault"), working=True).working
+    steps = compute(2, _first_case("creatinine-clearance-cockcroft-gault"), working=True, variant="benchmark").working
     assert "constant age_offset" in {src for s in steps for src in s.sources}
 
 
 def test_bad_input_gets_computes_error():
     with pytest.raises(MissingInput):
-        compute(45, {"age": [67, "years"]}, working=True)
+        compute(45, {"age": [67, "years"]}, working=True, variant="benchmark")
 
 
 def test_explain_lines_fit_80_columns_and_are_numbered():
     case = next(c for c in CASES if c["calculator_id"] == 29)  # PSI: long labels
-    lines = numbered([s.to_json() for s in compute(29, case["entities"], working=True).working])
+    lines = numbered([s.to_json() for s in compute(29, case["entities"], working=True, variant="benchmark").working])
     assert all(len(line) <= 80 for line in lines)
     assert lines[0].startswith("  1. ")
 

@@ -96,7 +96,7 @@ def test_compute_many_details_gives_the_working_per_distinct_combination():
     out = compute_many("curb-65", frame, variant="benchmark", details=True)
     w = out["working"]
     assert w.iloc[0] is w.iloc[1]  # one recording for the two equal rows
-    assert w.iloc[0] == compute("curb-65", CURB, working=True).working
+    assert w.iloc[0] == compute("curb-65", CURB, working=True, variant="benchmark").working
     assert w.iloc[2][-1].value == 4
 
 
