@@ -334,7 +334,7 @@ def _band(bands: Bands | None, reg: Registry, value: Any, case: Case) -> str | N
 
 
 def _refusal(base: Registry, head: Registry, slug: str) -> str | None:
-    from registry.tolerant import blocking_for
+    from registry.broken_files import blocking_for
 
     for side, reg in (("base", base), ("head", head)):
         if slug not in reg.calculators:
@@ -483,14 +483,14 @@ def review_calculator(regs: tuple[Registry, Registry, Registry, Registry], slug:
 
 
 def _any_clinical(reg: Registry, slug: str, clinical: set[str]) -> bool:
-    from registry.tolerant import uses
+    from registry.broken_files import uses
 
     return bool(uses(reg, slug) & clinical)
 
 
 def _order(head: Registry, slugs: list[str]) -> list[str]:
     """Dependencies before dependants, else by slug (a dependant's kind follows from its dependencies')."""
-    from registry.tolerant import uses
+    from registry.broken_files import uses
 
     return sorted(slugs, key=lambda s: (len(uses(head, s)) if s in head.calculators else 0, s))
 
@@ -526,7 +526,7 @@ def _policy_files(reg: Registry) -> dict[str, bytes]:
     folder = reg.formulas_dir / POLICY_DIR
     if not folder.is_dir() or folder.is_symlink():
         return {}
-    from registry.regular import is_plain, read_bytes
+    from registry.plain_files import is_plain, read_bytes
 
     files = sorted(p for p in folder.rglob("*") if is_plain(p))[:MAX_RUNS]
     return {p.relative_to(reg.root).as_posix(): read_bytes(p, MAX_POLICY_BYTES) for p in files}

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from registry.cliutil import CommandError, add_root, find_calculator, load_valid, maintain
+from registry.counted_nouns import counted
 from registry.terminal import printable, say
-from registry.words import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:

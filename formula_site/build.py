@@ -41,9 +41,9 @@ from formula_site.report import SiteReport, from_report
 from formula_site.results_pages import calculator_accuracy, results_page
 from formula_site.safety_pages import calculator_hazards, safety_page
 from registry import clock
+from registry.counted_nouns import counted
 from registry.governance.changelog import changelog
 from registry.loader import PROJECT_ROOT, Registry, get_registry
-from registry.words import counted
 from solver.data import REFERENCE_CASES, Case, file_hash, read_cases
 
 # A checkout builds from its own sources; an installed package from the copy its wheel carries

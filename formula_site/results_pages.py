@@ -13,8 +13,8 @@ from formula_site import plots
 from formula_site.details import definition_list, label
 from formula_site.markup import GROUP_LABELS, GROUP_ORDER, Raw, badge, esc, fixed, link, pct, signed, table
 from formula_site.report import NO_MODEL, CalcRow, RunView, SiteReport, from_report
+from registry.counted_nouns import agree, counted
 from registry.loader import Registry
-from registry.words import agree, counted
 
 SUBSET_LABELS = {"all": "all", "not_replaced": "not replaced", "no_issue": "no issue identified",
                  "library_covered": "library-covered"}

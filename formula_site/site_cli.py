@@ -140,7 +140,7 @@ def cmd_build(args: argparse.Namespace) -> int:
     say(registry_line(args.root))
     print(f"open {shown(res.out / 'index.html')}")
     # last, so that a log's final line (CI, `| tail -1`) says how long the build took
-    from registry.words import counted
+    from registry.counted_nouns import counted
 
     print(f"built {res.pages} pages ({counted(res.runs, 'run')}, {res.fhir} FHIR resources) in {res.seconds:.1f} s")
     return 0
@@ -171,7 +171,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.server_close()
         return 1
     folder["out"] = str(res.out)
-    from registry.words import counted
+    from registry.counted_nouns import counted
 
     print(f"built {res.pages} pages ({counted(res.runs, 'run')}) in {res.seconds:.1f} s")
     print(f"serving {res.out} on http://127.0.0.1:{args.port}/ (Ctrl-C to stop)", flush=True)

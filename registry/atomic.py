@@ -30,7 +30,7 @@ from typing import Iterator
 from filelock import FileLock, Timeout
 
 from registry import jsontext
-from registry.words import counted
+from registry.counted_nouns import counted
 
 LOCK_NAME = ".registry.lock"
 JOURNAL_NAME = ".journal.json"
@@ -178,8 +178,8 @@ def journal_entry_problem(root: Path, rel: object, before: object) -> str | None
 
 def _previous(path: Path) -> str | None:
     """A file's content before the change (None: there is none), through the registry's reader: a file the command
-    has read already is not read again (`registry.regular.reading_once`)."""
-    from registry.regular import read_text
+    has read already is not read again (`registry.plain_files.reading_once`)."""
+    from registry.plain_files import read_text
 
     try:
         return read_text(path)

@@ -34,11 +34,11 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
     """Load and validate; refuse (printing each problem) unless every problem's code is in `tolerate`.
 
     With `partial` (read-only commands), calculator files that do not load are left out with a
-    warning when they are the registry's only problems (registry.tolerant). With `cached` (read-only
+    warning when they are the registry's only problems (registry.broken_files). With `cached` (read-only
     commands only), a registry whose every byte passed validation before is read from the cache
     (`loader.validated`); writers leave it False and always validate in full.
     """
-    from registry.tolerant import leave_out, warning
+    from registry.broken_files import leave_out, warning
     from registry.validate import first_fix
 
     if cached:
@@ -103,7 +103,7 @@ def find_calculator(reg: Registry, ref: str) -> Calculator:
         return reg.get(ref)
     except KeyError:
         if re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", ref) and ref != "units" and (reg.formulas_dir / f"{ref}.yaml").is_file():
-            # a calculator left out of a partial reading (registry.tolerant)
+            # a calculator left out of a partial reading (registry.broken_files)
             raise CommandError(printable(f"{ref} is left out: formulas/{ref}.yaml, or a calculator it uses, fails "
                                          "validation (`formula validate` lists the problems)")) from None
         from registry.suggest import unknown_calculator

@@ -23,13 +23,13 @@ from registry.cliutil import (
     maintain,
     require_writable,
 )
+from registry.counted_nouns import agree, counted
 from registry.loader import Registry, clear_cache, load
 from registry.report import calculator_rows, show_text
 from registry.schema import Calculator, ConcernType, VersionStatus
 from registry.tables import render_table
 from registry.terminal import printable, say
 from registry.validate import summary, validate
-from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -416,7 +416,7 @@ def read_jsonl(path: Path) -> tuple[list[tuple[int, dict[str, Any]]], list[str]]
     Only '\\n' ends a line (as the runner writes them); blank lines are skipped and not counted. Bounded: a line
     over `jsontext.LINE_MAX` bytes is a problem, never read whole; a file over `jsontext.RESULTS_MAX` bytes or
     values is refused (FileRefused, naming it)."""
-    from registry.regular import TooBig, lines
+    from registry.plain_files import TooBig, lines
 
     rows: list[tuple[int, dict[str, Any]]] = []
     bad: list[str] = []

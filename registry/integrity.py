@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from registry import codes, jsontext
 from registry.atomic import JOURNAL_NAME, JournalRefused, read_journal
+from registry.counted_nouns import counted
 from registry.model import Problem, Registry
 from registry.texts import INDEX_FILE, TEXTS_DIR
-from registry.words import counted
 from registry.yamlio import YamlError, line_of
 
 

@@ -161,8 +161,8 @@ def read_lines(path: Any, *, line_limit: int = LINE_MAX, file_limit: int = RESUL
                budget: Budget | None = None, strict: bool = False) -> Iterator[tuple[int, Any]]:
     """(line number, value) for every non-blank line of the plain file `path`, read a line at a time within one
     budget for the whole file. LineError for the first line that is too long, not UTF-8 or not JSON; OSError
-    (registry.regular.FileRefused, naming the file) for a link, a special file or a file over `file_limit`."""
-    from registry.regular import lines
+    (registry.plain_files.FileRefused, naming the file) for a link, a special file or a file over `file_limit`."""
+    from registry.plain_files import lines
 
     budget = budget or Budget()
     for n, raw in lines(path, line_limit, file_limit):
@@ -185,7 +185,7 @@ def read_file(path: Any, limit: int = LOCK_MAX, what: str = "file", *, strict: b
               unique: bool = False) -> Any:
     """The JSON value of the plain file `path`, refused unread when over `limit` bytes: OSError (FileRefused,
     naming the file) for a link, a special or too big a file; JsonError when it is not UTF-8 JSON."""
-    from registry.regular import read_capped
+    from registry.plain_files import read_capped
 
     try:
         text = read_capped(path, limit, what).decode("utf-8")

@@ -255,7 +255,7 @@ def load(root: Path | str | None = None) -> Registry:
 
 def _linked_top(reg: Registry, *folders: Path) -> bool:
     """Whether formulas/ or guidelines/ is itself a symbolic link: a problem naming it, and nothing read through it."""
-    from registry.regular import LINKED_FOLDER
+    from registry.plain_files import LINKED_FOLDER
 
     linked = [f for f in folders if f.is_symlink()]
     for f in linked:
@@ -265,7 +265,7 @@ def _linked_top(reg: Registry, *folders: Path) -> bool:
 
 def _links(reg: Registry, folders: list[Path]) -> None:
     """Every symbolic link or special file in the registry's folders is a problem, named (its target unread)."""
-    from registry.regular import LINK, LINKED_FOLDER, SPECIAL, links
+    from registry.plain_files import LINK, LINKED_FOLDER, SPECIAL, links
 
     said = {p.path for p in reg.problems}
     for folder in folders:
@@ -289,7 +289,7 @@ def validated(root: Path | str | None = None) -> Registry:
     if marker is not None:  # this exact content loaded and passed before: its snapshot skips the YAML parsing
         saved = snapshot.read(snapshot.path_for(marker.parent, marker.name, root), root)
         if saved is not None:
-            from registry.kept import adopt
+            from registry.model_memo import adopt
 
             adopt(saved.derived)
             return saved
@@ -308,7 +308,7 @@ def validated(root: Path | str | None = None) -> Registry:
             except OSError:
                 pass  # a read-only cache only costs the next start-up its validation
     if marker is not None and key == first and reg.validated and not reg.problems:  # unchanged while loading
-        from registry.derived import for_snapshot
+        from registry.snapshot_extras import for_snapshot
 
         reg.derived = for_snapshot(reg)
         snapshot.write(snapshot.path_for(marker.parent, marker.name, root), reg)
@@ -340,7 +340,7 @@ def validation_key(root: Path) -> str | None:
         return None
     import hashlib
 
-    from registry.regular import is_plain, read_bytes
+    from registry.plain_files import is_plain, read_bytes
 
     h = hashlib.sha256(b"formula-registry validation 1\0")
     try:
@@ -354,7 +354,7 @@ def validation_key(root: Path) -> str | None:
         for folder in ("formulas", "guidelines"):
             base = root / folder
             for p in sorted(base.rglob("*")) if base.is_dir() else []:
-                if is_plain(p):  # a link is never read: validation reports it (registry.regular.links)
+                if is_plain(p):  # a link is never read: validation reports it (registry.plain_files.links)
                     h.update(p.relative_to(root).as_posix().encode() + b"\0" + read_bytes(p) + b"\0")
                 elif p.is_symlink():
                     h.update(p.relative_to(root).as_posix().encode() + b"\0link\0")

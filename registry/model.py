@@ -48,7 +48,7 @@ class Registry:
     # registry.trust.decisionlog.trust_of; kept in the validated snapshot, so a warm read-only command reads none of them
     trust_memo: Any = field(default=None, repr=False, compare=False)
     # dumps a warm command would otherwise make, stored with the snapshot: (kind, source object, value); see
-    # registry.derived (empty on a registry loaded from its files)
+    # registry.snapshot_extras (empty on a registry loaded from its files)
     derived: list[tuple[str, Any, Any]] = field(default_factory=list, repr=False, compare=False)
 
     @property

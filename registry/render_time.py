@@ -6,7 +6,7 @@ wall-clock budget beside its step budget, and a whole set of texts one more. Two
 are kept out of its time:
 
 - **the garbage collector's passes.** One may start inside any render and walks the whole heap. In a forked child
-  (validate renders its texts in one, registry.forked) every object it touches is a page copied: a full pass over
+  (validate renders its texts in one, registry.validation_split) every object it touches is a page copied: a full pass over
   1.5 million small objects measured 833 ms in a child against 372 ms in its parent (2026-12-03, this 2-core
   machine). That is what refused heart-score's 2 ms expression in CI's full suite; so while texts render
   (`gc_timed`), a `gc.callbacks` entry times every pass, and a stopwatch subtracts those that ran on its thread.

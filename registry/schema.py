@@ -28,7 +28,7 @@ class Strict(BaseModel):
 
     Frozen (pydantic's `frozen=True`): assigning a field raises a ValidationError, so an entry is edited by
     copying it (`model_copy(update=...)`), never in place, and what was worked out from an entry (its plan,
-    solver.library.plan; its content hash, registry.versions) keeps describing it. The freezing is shallow:
+    solver.library.calculator_plan; its content hash, registry.versions) keeps describing it. The freezing is shallow:
     the lists and dicts a model holds could still be changed in place, and no code may do so. Frozen models
     are hashable by their field values (one that holds a list or dict raises TypeError when hashed);
     equality is field by field, as before.

@@ -682,9 +682,9 @@ def render_context(calc: Calculator, calcs: Mapping[str, Calculator] | None = No
 
 
 def plain_units(units: UnitsFile) -> dict[str, Any]:
-    """The units file as plain data for `{{ u.… }}`, dumped once per units object (registry.kept, registry.derived);
+    """The units file as plain data for `{{ u.… }}`, dumped once per units object (registry.model_memo, registry.snapshot_extras);
     the templates that read it run in an immutable sandbox, so one dict serves every render."""
-    from registry.kept import kept
+    from registry.model_memo import kept
 
     return kept("units", units, lambda u: u.model_dump())
 

@@ -11,11 +11,11 @@ from typing import Any
 
 from registry import codes, jsontext
 from registry.cliutil import add_root, load_registry, require_writable
+from registry.counted_nouns import agree, counted
 from registry.loader import Registry
 from registry.tables import render_table
 from registry.terminal import printable, say
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_entry, render
-from registry.words import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -126,7 +126,7 @@ def check(root: Path | None, out: Path | None) -> int:
 
 def preview(root: Path | None, ref: str) -> int:
     """Render the working copy of one calculator's text (a hand edit before release); writes nothing."""
-    from registry.tolerant import blocking_for
+    from registry.broken_files import blocking_for
 
     reg = load_registry(root, tolerate=codes.UNRELEASED, partial=True)
     try:

@@ -5,8 +5,9 @@ import os
 from typing import Any
 
 from registry import codes, jsontext
+from registry.counted_nouns import counted
 from registry.model import Problem, Registry
-from registry.regular import LINK, SPECIAL, is_plain, read_bytes
+from registry.plain_files import LINK, SPECIAL, is_plain, read_bytes
 from registry.schema import Calculator, VersionStatus, semver_key
 from registry.versions import (
     LOCK_FORMAT,
@@ -19,13 +20,12 @@ from registry.versions import (
     read_snapshot,
     released_content,
 )
-from registry.words import counted
 from registry.yamlio import MAX_BYTES, YamlError, line_of
 
 
 def validate(reg: Registry, *, parallel: bool = False) -> list[Problem]:
     """Run every rule; problems are appended to `reg.problems` and returned. `parallel`: the text rules run in a
-    forked child beside the lock rule (registry.forked); the problems and their order are the same either way."""
+    forked child beside the lock rule (registry.validation_split); the problems and their order are the same either way."""
     for rule in (_unique_ids, _references, _cycles, _versions, _inputs):
         rule(reg)
     if parallel:
@@ -59,7 +59,7 @@ def _texts_beside_lock(reg: Registry) -> None:
     sequence and 0.45-0.72 s so (they take 0.32 s and 0.25 s alone). The
     catalogue rule reads only the problems of the rules before the lock rule (the codes in codes.UNREADABLE,
     none of which the lock rule reports), so it may run before the lock rule's problems exist."""
-    from registry.forked import beside
+    from registry.validation_split import beside
 
     start = len(reg.problems)
     got = beside(lambda: _text_rules(reg), lambda: _lock(reg))

@@ -330,7 +330,7 @@ def _lock_data(path: Path) -> Any:
     """The lock's JSON; ValueError naming the file when it is a link, not a plain file, over `jsontext.LOCK_MAX`
     bytes, not UTF-8 JSON, or holds a duplicate key, NaN or a key the lock does not have (each could make the
     lock say two things, or hide what a reader skips)."""
-    from registry.regular import FileRefused
+    from registry.plain_files import FileRefused
 
     try:
         data = jsontext.read_file(path, jsontext.LOCK_MAX, "lock", strict=True)
@@ -401,7 +401,7 @@ def lock_digest(path: Path) -> str:
     """The registry's identity for run manifests: the hash of its lock file."""
     if not path.exists():
         return "sha256:unlocked"
-    from registry.regular import read_bytes
+    from registry.plain_files import read_bytes
 
     return "sha256:" + hashlib.sha256(read_bytes(path)).hexdigest()
 

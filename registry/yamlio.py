@@ -188,7 +188,7 @@ def load_text(text: str, path: Path | str = "<string>") -> Any:
 
 def read_text(path: Path) -> str:
     """A registry file's text, refused unread when it is no regular file or over `MAX_BYTES`."""
-    from registry.regular import FileRefused, read_bytes
+    from registry.plain_files import FileRefused, read_bytes
 
     try:
         blob = read_bytes(path, MAX_BYTES)

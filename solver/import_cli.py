@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from registry.cliutil import add_root
-from registry.words import agree, counted
+from registry.counted_nouns import agree, counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -5,7 +5,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from registry import clock, regular
+from registry import clock, plain_files
 from registry import versions as ver
 from registry.errors import ReleaseError
 from registry.governance.acting import four_eyes, identity_of, intact, policy_of, signed_record, signoff
@@ -174,7 +174,7 @@ def _approve_active(reg: Registry, c: Calculator, signer: tuple[str | Path | Non
     except DecisionRefused as e:
         raise ReleaseError(str(e)) from None
     path = reg.paths[c.slug]
-    original = regular.read_text(path)
+    original = plain_files.read_text(path)
     rt = rt_load(path)
     content = ver.read_lock(reg.lock_path).get(c.slug, {}).get(v.version) or ""
     rec = signed_record(ident, acting, slug=c.slug, version=v.version, content=content, effective=v.effective,

@@ -18,11 +18,11 @@ from registry.cliutil import (
     load_valid,
     maintain,
 )
+from registry.counted_nouns import counted
 from registry.loader import Registry, load
 from registry.schema import Calculator
 from registry.tables import render_table
 from registry.terminal import printable, say, tell
-from registry.words import counted
 
 
 def register(sub: argparse._SubParsersAction) -> None:

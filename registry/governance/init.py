@@ -19,10 +19,10 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from registry.counted_nouns import counted
 from registry.errors import ReleaseError
 from registry.trust.policy import POLICY_FILE, PRINCIPAL_RE
 from registry.trust.sshsig import NAMESPACE, SIGNERS_FILE, fingerprint_of, parse_signers
-from registry.words import counted
 
 HOOKS_FILE = ".pre-commit-hooks.yaml"  # this project's hooks (the shipped registry carries a copy: setup.py)
 _KEY_LINE = re.compile(r"^(\S+) ([A-Za-z0-9+/=]+)(?: (.*))?$")

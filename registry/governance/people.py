@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from registry import clock
+from registry.counted_nouns import counted
 from registry.errors import ReleaseError
 from registry.trust.policy import POLICY_FILE, PRINCIPAL_RE, Policy, read_policy
 from registry.trust.sshsig import NAMESPACE, SIGNERS_FILE, Signer, keygen_problems, parse_signers
-from registry.words import counted
 
 SIGNERS_REL = f"formulas/{SIGNERS_FILE.as_posix()}"
 POLICY_REL = f"formulas/{POLICY_FILE.as_posix()}"

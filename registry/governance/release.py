@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from registry import clock, regular
+from registry import clock, plain_files
 from registry import versions as ver
+from registry.counted_nouns import agree, counted
 from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, intact, policy_of, signed_record, signoff
 from registry.governance.arguments import parse_assignments, parse_date, parse_labels, reason_of, who_of
@@ -41,7 +42,6 @@ from registry.schema import Calculator, Decision, VersionStatus, constant_proble
 from registry.texts import TEXTS_DIR
 from registry.trust.policy import POLICY_FILE, Policy
 from registry.versioned import unreleased
-from registry.words import agree, counted
 from registry.yamlio import rt_dump, rt_load
 
 if TYPE_CHECKING:
@@ -353,7 +353,7 @@ def sign_new_versions(reg: Registry, new: list[tuple[Calculator, str, str]], key
     t, ident, acting = identity_of(reg, key, None, None, clock.today())
     for c, version, content in new:
         path = reg.paths[c.slug]
-        original = regular.read_text(path)
+        original = plain_files.read_text(path)
         rt = rt_load(path)
         item = next(x for x in rt["versions"] if x.get("version") == version)
         v = next(x for x in c.versions if x.version == version)

@@ -5,7 +5,7 @@ import datetime as dt
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from registry import clock, regular
+from registry import clock, plain_files
 from registry import versions as ver
 from registry.errors import ReleaseError
 from registry.governance.acting import identity_of, intact, policy_of, signed_record
@@ -56,7 +56,7 @@ def review(root: Path | str | None, ref: str, who: str | None = None, role: str 
             raise ReleaseError(f"--date {when} is before the last review ({v.last_review}); "
                                "a review never moves the last review back")
         path = reg.paths[c.slug]
-        original = regular.read_text(path)
+        original = plain_files.read_text(path)
         rt = rt_load(path)
         item = rt["versions"][active_index(rt)]
         pol = policy_of(reg)

@@ -13,6 +13,7 @@ from typing import Any
 
 from registry import clock
 from registry.atomic import commit
+from registry.counted_nouns import counted
 from registry.errors import ReleaseError
 from registry.governance.acting import identity_of
 from registry.governance.deciding import DecisionRefused
@@ -30,7 +31,6 @@ from registry.governance.safety_signoff import (
 )
 from registry.governance.writeplan import loaded, writing
 from registry.hazards import SIGNOFFS_FILE, read_log
-from registry.words import counted
 from registry.yamlio import block, rt_dump
 
 HEADER = ("# Signed sign-offs of the clinical safety case, oldest first (`formula safety sign-off`; never edit by hand:\n"

@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import ValidationError
 
-from registry import regular
+from registry import plain_files
 from registry import versions as ver
 from registry.atomic import JournalRefused, LockBusy, WriteInterrupted, commit, recover, registry_lock
+from registry.counted_nouns import counted
 from registry.errors import ReleaseError
 from registry.loader import Registry, clear_cache, load, resolve_root
 from registry.schema import Calculator, VersionStatus
 from registry.texts import INDEX_FILE, TEXTS_DIR, TextError, catalogue_changes
 from registry.versioned import DRAFTS_DIR
-from registry.words import counted
 from registry.yamlio import YamlError, block, load_text, rt_dump, rt_load
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def writing(root: Path | str | None) -> Iterator[Path]:
                 print(f"note: rolled back an interrupted change to {counted(len(restored), 'file')}: "
                       + ", ".join(restored), file=sys.stderr)
             clear_cache()
-            with regular.reading_once():  # each file read from disk once while the lock is held
+            with plain_files.reading_once():  # each file read from disk once while the lock is held
                 yield base
     except (LockBusy, JournalRefused) as e:
         raise ReleaseError(str(e)) from None
@@ -151,7 +151,7 @@ def active_index(rt: Any) -> int:
 def released_file(reg: Registry, calc: Calculator, recorded: str) -> str:
     """The calculator's file with its hand-edited content put back to the active version's snapshot."""
     path = reg.paths[calc.slug]
-    original = regular.read_text(path)
+    original = plain_files.read_text(path)
     rt = rt_load(path)
     snap = ver.read_snapshot(reg.formulas_dir, calc.slug, calc.active.version) or {}
     now = ver.content(calc, calc.active, None)  # dumped as the snapshot is (defaults left out)
@@ -204,7 +204,7 @@ def _catalogue(reg: Registry, calcs: dict[str, Calculator], changed: set[str]) -
     """The catalogue files to write: only the texts whose inputs `changed` touched, and the index."""
     folder = reg.formulas_dir / TEXTS_DIR
     try:
-        index = regular.read_text(folder / INDEX_FILE)
+        index = plain_files.read_text(folder / INDEX_FILE)
     except (OSError, UnicodeDecodeError):
         index = None
     try:
@@ -234,7 +234,7 @@ class Plan:
         reg = self.reg
         c = reg.calculators[slug]
         path = reg.paths[slug]
-        original = regular.read_text(path)
+        original = plain_files.read_text(path)
         main = rt_load(path)
         for f in ver.covered_fields():
             if plain(main.get(f)) != plain(draft_rt.get(f)):

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from registry import codes
+from registry.counted_nouns import agree
 from registry.model import Problem, Registry
 from registry.schema import Calculator, Decision, Version, VersionStatus
 from registry.trust.policy import POLICY_FILE, Person, Policy, PolicyError, read_policy
@@ -35,7 +36,6 @@ from registry.trust.sshsig import (
     signature_key,
     verify,
 )
-from registry.words import agree
 from registry.yamlio import YamlError, line_of
 
 LEGACY_FILE = Path("policy") / "recorded_before_signing.yaml"
@@ -174,7 +174,7 @@ def trust(formulas_dir: Path) -> Trust:
         pol, policy_error = Policy(), str(e)  # reported by the policy rule; the strict defaults hold meanwhile
     path = formulas_dir / SIGNERS_FILE
     rel = f"formulas/{SIGNERS_FILE.as_posix()}"
-    from registry.regular import FileRefused, read_text
+    from registry.plain_files import FileRefused, read_text
 
     try:
         text = read_text(path, 1 << 20) if os.path.lexists(path) else ""
@@ -308,7 +308,7 @@ def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[
                 moved = True
     if not moved:
         return None
-    from registry.regular import read_text
+    from registry.plain_files import read_text
 
     header = "".join(line for line in read_text(path).splitlines(keepends=True)
                      if line.startswith("#"))
@@ -318,8 +318,8 @@ def resealed(formulas_dir: Path, before: dict[str, dict[str, str]], after: dict[
 def record_hash(v: Version) -> str:
     """A hash of a version's record as recorded before signing: who, when, why (status, decisions and reviews may
     move later; the text is content, which the seal's content hash and the lock rules cover). Kept per version
-    object, and in the snapshot (registry.derived): every audit of a sealed version asks for it."""
-    from registry.kept import kept
+    object, and in the snapshot (registry.snapshot_extras): every audit of a sealed version asks for it."""
+    from registry.model_memo import kept
 
     return kept("record", v, _record_hash)
 

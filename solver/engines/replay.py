@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from registry import jsontext
-from registry.regular import read_capped
+from registry.plain_files import read_capped
 from solver.arms.base import ChatReply, messages_sha256
 from solver.engines import ENGINES, ChatRequest, EngineError, EngineOptions
 from solver.replies import replayed

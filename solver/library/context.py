@@ -15,8 +15,8 @@ from typing import Any, Callable, Iterable
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
 from registry.spellings import accepted_parts, read_choice, read_flag
+from solver.library.calculator_plan import Plan, plan
 from solver.library.errors import AmbiguousValue, BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
-from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, new_tuple
 from solver.library.rounding import round_value
 from solver.library.unit_hints import unit_hint

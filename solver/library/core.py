@@ -14,6 +14,7 @@ from registry.schema import Calculator
 from registry.validate import validate
 from registry.versions import active_hash
 from solver.library import calculators  # noqa: F401  (importing it registers every calculator function)
+from solver.library.calculator_plan import Plan, plan
 from solver.library.context import Context
 from solver.library.errors import (
     BadValue,
@@ -25,7 +26,6 @@ from solver.library.errors import (
     UnknownInput,
 )
 from solver.library.functions import FUNCTIONS, calculator
-from solver.library.plan import Plan, plan
 from solver.library.result import InputRecord, Result, Value, new_tuple
 from solver.library.rounding import NotFinite, finish
 from solver.library.working import WorkingContext, finish_working
@@ -45,8 +45,8 @@ def resolve(ref: str | int, reg: Registry | None = None) -> Calculator:
     try:
         return reg.get(ref)
     except KeyError:
+        from registry.broken_files import blocking_for
         from registry.suggest import did_you_mean
-        from registry.tolerant import blocking_for
 
         broken = blocking_for(reg, ref) if reg.validated else []
         if broken:  # perhaps the calculator whose file a hand edit broke: say so rather than "unknown"
@@ -129,7 +129,7 @@ def _lookup_plan(calculator: str | int, reg: Registry) -> Plan:
 
 def _require_valid(reg: Registry, ref: str | int) -> None:
     """Refuse a registry that fails validation: its result could not honestly name a released version."""
-    from registry.tolerant import blocking_for  # a broken file this calculator does not use does not block it
+    from registry.broken_files import blocking_for  # a broken file this calculator does not use does not block it
 
     if not reg.validated:
         validate(reg)

@@ -40,11 +40,11 @@ from registry.loader import Registry
 from registry.schema import Calculator
 from registry.spellings import accepted_parts
 from solver.library import rounding as rnd
+from solver.library.calculator_plan import plan
 from solver.library.context import Context
 from solver.library.core import _compute
 from solver.library.errors import CalculatorError
 from solver.library.functions import COLUMNAR, FLOAT_RESULT, FUNCTIONS, NUMPY_MATH
-from solver.library.plan import plan
 from solver.library.units import ConversionError, Converter, normalise_unit, round_number
 
 MISSING: Any = object()  # a cell absent from the row (the entity was not given)

@@ -43,7 +43,7 @@ def load(path: Path, *, repair: bool = True) -> tuple[list[dict[str, Any]], int]
 
     Bounded as every results reader is (registry.jsontext): a line over `LINE_MAX` bytes, a file over
     `RESULTS_MAX` bytes or over one budget of values is refused, naming the file."""
-    from registry.regular import FileRefused, lines
+    from registry.plain_files import FileRefused, lines
 
     if not path.exists():
         return [], 0

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.regular import FileRefused, linked_folder, read_bytes
+from registry.plain_files import FileRefused, linked_folder, read_bytes
 from tests.hostile.helpers import formula, hostile_copy, problems
 
 FOLDERS = ["formulas", "guidelines", "formulas/policy", "formulas/history", "formulas/texts",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from registry.regular import FileRefused, read_bytes
+from registry.plain_files import FileRefused, read_bytes
 from tests.hostile.helpers import formula, hostile_copy, problems
 
 SECRET = "top-secret-contents-of-a-file-outside-the-repository"

@@ -1,5 +1,5 @@
 """The registry's models are frozen (registry.schema.Strict): a loaded entry cannot be edited in place, so neither the
-plan `compute` keeps per entry (solver.library.plan) nor a content hash worked out from it can come to describe other
+plan `compute` keeps per entry (solver.library.calculator_plan) nor a content hash worked out from it can come to describe other
 content. An edit is a copy (`model_copy(update=...)`): a new entry, with a plan and a content hash of its own."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from registry.loader import get_registry
 from registry.versions import active_hash, content, content_hash, released_content
 from solver.library import compute
-from solver.library.plan import plan
+from solver.library.calculator_plan import plan
 
 SLUG = "cha2ds2-vasc"
 CHA2DS2 = {"age": [70, "years"], "sex": "Male", "Congestive Heart Failure": False, "Hypertension history": True,

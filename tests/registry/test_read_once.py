@@ -12,7 +12,7 @@ import pytest
 import registry.governance.approving as approving
 import registry.governance.release as releasing
 import registry.governance.writeplan as writeplan
-import registry.regular as regular
+import registry.plain_files as plain_files
 import registry.texts as texts
 from tests.helpers import committee, copy_registry, run
 
@@ -24,7 +24,7 @@ class Trace:
         self.reads: Counter[str] = Counter()
         self.validations = 0
         self.renders: list[str] = []
-        real_read, real_render = regular._read_bytes, texts.render
+        real_read, real_render = plain_files._read_bytes, texts.render
 
         def read(path: Any, limit: Any) -> bytes:
             self.reads[str(Path(path).relative_to(root)) if str(path).startswith(str(root)) else str(path)] += 1
@@ -34,7 +34,7 @@ class Trace:
             self.renders.append(calc.slug)
             return real_render(calc, *a, **k)
 
-        monkeypatch.setattr(regular, "_read_bytes", read)
+        monkeypatch.setattr(plain_files, "_read_bytes", read)
         monkeypatch.setattr(texts, "render", render)
         for module in (writeplan, releasing, approving):
             real = module.validated

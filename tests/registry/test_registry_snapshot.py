@@ -82,7 +82,7 @@ def test_the_unpickler_refuses_functions_and_other_modules(module, name):
 
 
 def test_the_snapshot_carries_the_dumps_warm_commands_need_and_never_a_stale_one(registry_copy, cache_dir):
-    """Each version's record hash and the units dump come with the snapshot (registry.derived), equal to what a
+    """Each version's record hash and the units dump come with the snapshot (registry.snapshot_extras), equal to what a
     fresh dump gives; an edited version, a new object, gets its own."""
     from registry.texts import plain_units
     from registry.trust.decisionlog import _record_hash, record_hash

@@ -1,5 +1,5 @@
 """Validation's text rules in a forked child: the same problems in the same order, and a failed child costs
-only time (registry.forked)."""
+only time (registry.validation_split)."""
 from __future__ import annotations
 
 import os
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from registry import forked, loader
+from registry import loader, validation_split
 from registry.validate import validate
 from tests.helpers import edit
 
@@ -17,8 +17,8 @@ from tests.helpers import edit
 @pytest.fixture
 def forking(monkeypatch: pytest.MonkeyPatch) -> None:
     """The child runs here: idle threads another test left behind (a thread pool's workers) hold no lock."""
-    monkeypatch.setattr(forked.threading, "active_count", lambda: 1)
-    if not forked.usable():
+    monkeypatch.setattr(validation_split.threading, "active_count", lambda: 1)
+    if not validation_split.usable():
         pytest.skip("this machine gives the process one core: no child is ever forked")  # pragma: no cover
 
 
@@ -76,13 +76,13 @@ def test_a_child_that_fails_gives_none_and_here_runs_once(how: str, forking: Non
             os.kill(os.getpid(), signal.SIGKILL)
         os._exit(0)  # leaves without writing a result
 
-    assert forked.beside(there, lambda: ran.append(os.getpid())) is None
+    assert validation_split.beside(there, lambda: ran.append(os.getpid())) is None
     assert ran == [os.getpid()]
 
 
 def test_the_child_s_result_comes_back(forking: None) -> None:
     parent = os.getpid()
-    got = forked.beside(lambda: (os.getpid(), list(range(100_000))), lambda: None)  # more than a pipe holds
+    got = validation_split.beside(lambda: (os.getpid(), list(range(100_000))), lambda: None)  # more than a pipe holds
     assert got is not None and got[0] != parent and got[1] == list(range(100_000))
 
 
@@ -91,9 +91,9 @@ def test_no_child_beside_another_thread() -> None:
     t = threading.Thread(target=stop.wait)
     t.start()
     try:
-        assert not forked.usable()
+        assert not validation_split.usable()
         ran: list[int] = []
-        assert forked.beside(lambda: 1, lambda: ran.append(1)) is None and ran == [1]
+        assert validation_split.beside(lambda: 1, lambda: ran.append(1)) is None and ran == [1]
     finally:
         stop.set()
         t.join()

@@ -1,6 +1,6 @@
 """What a snapshot carries besides the registry: the values warm commands would otherwise work out by dumping
 models (each version's record hash, the units file as plain data), made when the snapshot is written and taken up
-by `registry.kept` when it is read."""
+by `registry.model_memo` when it is read."""
 from __future__ import annotations
 
 from typing import Any

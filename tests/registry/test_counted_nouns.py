@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from registry.words import agree, counted
+from registry.counted_nouns import agree, counted
 
 
 @pytest.mark.parametrize(("n", "noun", "said"), [

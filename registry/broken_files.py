@@ -8,9 +8,9 @@ or with one that depends on it, stays refused, and nothing is ever written from 
 from __future__ import annotations
 
 from registry import codes
+from registry.counted_nouns import agree, counted
 from registry.model import Problem, Registry
 from registry.validate import broken_files
-from registry.words import agree, counted
 
 
 def _owner(reg: Registry, p: Problem, on_disk: set[str]) -> str | None:

@@ -1,4 +1,4 @@
-"""Values worked out from a registry's models, kept beside the very objects they came from (`registry.derived`
+"""Values worked out from a registry's models, kept beside the very objects they came from (`registry.snapshot_extras`
 says which, and why).
 
 A warm read-only command starts from the pickled registry (`registry.snapshot`), whose model classes have built no
