@@ -88,6 +88,26 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     _fsync_dir(path.parent)
 
 
+@contextmanager
+def atomic_output(path: Path) -> Iterator[Path]:
+    """A temporary file beside `path` for a writer that wants a file name (pandas, pyarrow): what the block wrote
+    is fsynced and renamed over `path` when it ends, and removed when it raises, so `path` is never half-written.
+    The name is made exclusively and unpredictably in the target's folder, as `atomic_write` makes its own."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
+    os.close(fd)
+    tmp = Path(name)
+    try:
+        yield tmp
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent if str(path.parent) else Path("."))
+
+
 def _remove(path: Path) -> None:
     if path.exists():
         path.unlink()

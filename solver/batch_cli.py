@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable
 
@@ -110,19 +109,13 @@ def _read(path: Path):
 
 
 def _write(frame, path: Path, *, csv_guard: bool = True, values: list[str] | None = None) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
-    os.close(fd)
-    try:
+    from registry.atomic import atomic_output
+
+    with atomic_output(path) as tmp:
         if path.suffix == ".parquet":
             frame.to_parquet(tmp, index=False)
         else:
             csv_frame(frame, guard=csv_guard, values=values).to_csv(tmp, index=False)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _same_file(a: Path, b: Path) -> bool:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+from registry.atomic import atomic_output
 
 BATCH_ROWS = 262_144  # rows per batch: bounds the memory one batch takes, whatever the row groups are
 
@@ -76,14 +77,12 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
         raise ValueError(f"{src} already has column(s) {', '.join(clash)}; rename them first")
     reg = get_registry()
     vtypes = [value_type(c) for c in calcs]
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=dst.suffix, dir=dst.parent or ".")
-    os.close(fd)
     total = errors = 0
     attrs: list[dict[str, Any]] = [{"calculator": c.slug, "version": c.active.version, "vectorised": True,
                                     "errors": 0} for c in calcs]
     bar = tqdm(total=pf.metadata.num_rows * len(calcs), unit="row", disable=not progress, file=sys.stderr)
     try:
-        with _Sink(Path(tmp), dst.suffix, csv_guard=csv_guard) as sink:
+        with atomic_output(dst) as tmp, _Sink(tmp, dst.suffix, csv_guard=csv_guard) as sink:
             for batch in pf.iter_batches(batch_size=batch_rows):
                 added: list[tuple[str, Any]] = []
                 failed = np.zeros(batch.num_rows, dtype=bool)
@@ -102,10 +101,6 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
             if total == 0:  # an empty table still gets its columns
                 sink.empty(pf.schema_arrow, [(n, t) for (v, e), t in zip(names, vtypes) for n, t in
                                              ((v, t), (e, pa.string()))])
-        os.replace(tmp, dst)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     finally:
         bar.close()
     return total, errors, attrs

@@ -123,20 +123,11 @@ def _folded(cell: Any, conv: Converter) -> Any:
 
 
 def write_parquet(table: Any, path: Path) -> None:
-    """Write `table` to `path` atomically (a temporary file in the same folder, fsync, rename)."""
-    import os
-    import tempfile
-
+    """Write `table` to `path` atomically (registry.atomic.atomic_output: temporary file, fsync, rename)."""
     import pyarrow.parquet as pq
 
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".parquet", dir=path.parent or ".")
-    os.close(fd)
-    try:
+    from registry.atomic import atomic_output
+
+    with atomic_output(path) as tmp:
         pq.write_table(table, tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 

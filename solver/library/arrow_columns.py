@@ -51,16 +51,23 @@ def missing_inputs(calc: Calculator, names: list[str], columns: Mapping[str, Any
     return out
 
 
+def mapped_inputs(calc: Calculator, columns: Mapping[str, Any] | None) -> tuple[dict[str, Any], set[str]]:
+    """(the `columns` mapping as a dict, the calculator's input names); ValueError naming an input it lacks. One
+    check for a frame's reader and a table's."""
+    mapping = dict(columns or {})
+    names = {i.name for i in calc.inputs if i.name != "*"}
+    unknown = sorted(set(mapping) - names)
+    if unknown:
+        raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
+                         f"inputs: {', '.join(sorted(names))}")
+    return mapping, names
+
+
 def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | None = None
                   ) -> tuple[dict[str, Any], list[tuple[str, str, str | None]]]:
     """(entity name -> its `Pair` or `Coded` column, and the (name, column, fixed unit) of each column of another
     shape, which the caller reads as pandas does: `batch.compute_many` hands them to `entity_columns`)."""
-    columns = dict(columns or {})
-    names = {i.name for i in calc.inputs if i.name != "*"}
-    unknown = sorted(set(columns) - names)
-    if unknown:
-        raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
-                         f"inputs: {', '.join(sorted(names))}")
+    columns, names = mapped_inputs(calc, columns)
     have = set(table.schema.names)
     specs = {i.name: i for i in calc.inputs}
     out: dict[str, Any] = {}

@@ -36,7 +36,7 @@ import pandas as pd
 from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
-from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, table_columns
+from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, mapped_inputs, table_columns
 from solver.library.core import VARIANTS, compute, resolve
 from solver.library.errors import CalculatorError
 from solver.library.vectorised import (
@@ -117,12 +117,7 @@ def entity_columns(frame: pd.DataFrame, calc: Calculator, columns: Mapping[str, 
                    arrow: bool = True) -> dict[str, Any]:
     """entity name -> its column: a `Pair` of arrays (fast layout) or one cell per row (MISSING where not given).
     `arrow=False`: never hand a column to `arrow_columns` (which calls this for the shapes it does not read)."""
-    columns = dict(columns or {})
-    names = {i.name for i in calc.inputs if i.name != "*"}
-    unknown = sorted(set(columns) - names)
-    if unknown:
-        raise ValueError(f"{calc.slug}: columns maps unknown input(s) {', '.join(map(repr, unknown))}; "
-                         f"inputs: {', '.join(sorted(names))}")
+    columns, names = mapped_inputs(calc, columns)
     out: dict[str, Any] = {}
     specs = {i.name: i for i in calc.inputs}
     for name in sorted(names):

@@ -2,7 +2,6 @@
 read two ways is refused (R-SPELLING) with both readings, so it never reaches a reading."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -11,16 +10,14 @@ from registry.loader import get_registry, load
 from registry.schema import Input, InputKind
 from registry.spellings import problems, read_unit, spellings_of
 from registry.validate import validate
-from tests.helpers import SHIPPED_ROOT, edit
+from tests.helpers import copy_registry, edit
 
 CG = "creatinine-clearance-cockcroft-gault"
 
 
 @pytest.fixture()
 def root(tmp_path: Path) -> Path:
-    for d in ("formulas", "guidelines"):
-        shutil.copytree(SHIPPED_ROOT / d, tmp_path / d)
-    return tmp_path
+    return copy_registry(tmp_path)
 
 
 def _spelling_problems(root: Path) -> list[str]:
