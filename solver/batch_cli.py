@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from registry import jsontext
 from registry.cliutil import add_root
+from registry.counted_nouns import agree, counted
 from registry.terminal import printable, say
 from solver.batch_output import csv_frame
 from solver.library import VARIANTS
@@ -276,10 +277,11 @@ def _summary(calcs: list[Any], args: argparse.Namespace, attrs: list[dict[str, A
     """One line per calculator (its values and row errors), then exit 3 when a row has no value (unless allowed)."""
     for a in attrs:
         how = "vectorised" if a["vectorised"] else "row by row"
-        print(f"{a['calculator']} {a['version']} ({args.variant}, {how}): {total - a['errors']} values, "
-              f"{a['errors']} row errors -> {dst}", file=sys.stderr)
+        print(f"{a['calculator']} {a['version']} ({args.variant}, {how}): {counted(total - a['errors'], 'value')}, "
+              f"{counted(a['errors'], 'row error')} -> {dst}", file=sys.stderr)
     if errors and not args.allow_errors:
-        print(f"error: {errors} of {total} rows have no value (see the error column of {dst}); pass --allow-errors "
+        print(f"error: {errors} of {counted(total, 'row')} {agree(errors, 'has', 'have')} no value (see the error "
+              f"column of {dst}); pass --allow-errors "
               "to accept a table with row errors", file=sys.stderr)
         return 3
     return 0

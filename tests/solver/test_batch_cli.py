@@ -33,7 +33,7 @@ def test_batch_round_trip(tmp_path, capsys, suffix, argv):
     src, dst = tmp_path / "cohort.csv", tmp_path / f"out{suffix}"
     pd.DataFrame(ROWS).to_csv(src, index=False)
     assert main([a.format(src=src, dst=dst) for a in argv]) == 3  # a row without a value: exit 3
-    assert "2 values, 1 row errors" in capsys.readouterr().err
+    assert "2 values, 1 row error" in capsys.readouterr().err
     assert main([a.format(src=src, dst=dst) for a in argv] + ["--allow-errors"]) == 0
     out = pd.read_csv(dst) if suffix == ".csv" else pd.read_parquet(dst)
     assert out["pid"].tolist() == ["p1", "p2", "p3"]
@@ -80,7 +80,7 @@ def test_parquet_streams_batch_by_batch(tmp_path, capsys, monkeypatch):
     for suffix in (".parquet", ".csv"):
         dst = tmp_path / f"out{suffix}"
         assert main(["batch", str(src), "--calculator", "body-mass-index", "--out", str(dst), "--no-progress"]) == 3
-        assert "29 values, 1 row errors" in capsys.readouterr().err
+        assert "29 values, 1 row error" in capsys.readouterr().err
         out = pd.read_parquet(dst) if suffix == ".parquet" else pd.read_csv(dst)
         assert out["pid"].tolist() == frame["pid"].tolist()
         for i in (0, 10, 29):
@@ -151,7 +151,7 @@ def test_several_calculators_in_one_pass(tmp_path, capsys):
         assert main(argv) == 0
         err = capsys.readouterr().err
         assert "body-mass-index 1.0.1 (published, vectorised): 5 values, 0 row errors" in err
-        assert "ckd-epi-2021 1.2.1 (published, vectorised): 4 values, 1 row errors" in err
+        assert "ckd-epi-2021 1.2.1 (published, vectorised): 4 values, 1 row error" in err
         out = pd.read_parquet(dst) if suffix == ".parquet" else pd.read_csv(dst)
         assert list(out.columns[-4:]) == ["body-mass-index", "body-mass-index_error", "ckd-epi-2021",
                                           "ckd-epi-2021_error"]
