@@ -1,7 +1,7 @@
 """`formula review-pr`'s safety section: what a change does to the hazard log and to the safety officer's sign-off.
 
 Hazards added, changed, closed or removed (compared by id and digest), and the sign-off the change makes stale,
-with the calculators it is stale for (registry.governance.safety_signoff: a release that moves a calculator's
+with the calculators it is stale for (registry.trust.safety_signoff: a release that moves a calculator's
 content hash, or a change to a hazard naming it).
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _digests(log: Log | None) -> dict[str, tuple[str, str]]:
 
 
 def review_safety(base: Registry, head: Registry) -> SafetyReview:
-    from registry.governance.safety_signoff import state
+    from registry.trust.safety_signoff import state
 
     a, b = _digests(read_log(base.root)), _digests(read_log(head.root))
     out = SafetyReview(

@@ -4,7 +4,7 @@ One typed report feeds `formula safety case` (markdown and JSON), `formula safet
 safety section and the site: document control, the intended purpose (formulas/safety/case.yaml), the scope (every
 active version with its content hash), the hazard log summarised by risk, the evidence per calculator (reference
 cases for the benchmark variant, the published variant's run over the same cases, the text's completeness, the
-benchmark deviations), the residual risk and the safety officer's sign-off (registry.governance.safety_signoff).
+benchmark deviations), the residual risk and the safety officer's sign-off (registry.trust.safety_signoff).
 """
 from __future__ import annotations
 

@@ -56,7 +56,7 @@ def _register_signoff(s: argparse._SubParsersAction) -> None:
 
 
 def sign_off_state(reg: Any) -> dict[str, Any]:
-    from registry.governance.safety_signoff import state
+    from registry.trust.safety_signoff import state
 
     return state(reg).to_json()
 

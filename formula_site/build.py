@@ -273,7 +273,7 @@ def _impact_pages(write: Write, reg: Registry, impact: list[Any]) -> list[Any]:
 def _safety_case(reg: Registry, cases: list[Case]) -> SafetyCase:
     """The clinical safety case, computed once for the safety page and every calculator page."""
     from audit.safety_case import build
-    from registry.governance.safety_signoff import state
+    from registry.trust.safety_signoff import state
 
     return build(reg, sign_off=state(reg).to_json(), cases=cases)
 

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Callable
 
+from registry.counted_nouns import counted
 from registry.loader import ROOT_ENV, find_root, is_embedded, load, shown, where
 from registry.model import Registry
 from registry.schema import Calculator
@@ -60,7 +61,7 @@ def load_registry(root: Path | None, *, tolerate: Iterable[str] = (), partial: b
         for p in bad:
             say(printable(p), file=sys.stderr)
         advice = first_fix(bad)
-        raise CommandError(f"{len(bad)} problem(s) in the registry at {shown(reg.root)}: "
+        raise CommandError(f"{counted(len(bad), 'problem')} in the registry at {shown(reg.root)}: "
                            + (printable(advice) if advice else "fix them first") + " (`formula validate` lists them)")
     return reg
 

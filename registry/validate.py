@@ -39,9 +39,24 @@ def validate(reg: Registry, *, parallel: bool = False) -> list[Problem]:
     from registry.hazard_rules import check as hazard_log  # formulas/safety/: names that exist, and coverage
 
     hazard_log(reg)
+    _safety_sign_off(reg)
     reg.problems.sort(key=lambda p: _RANK.get(p.code, len(_RANK)))  # stable: the fix that helps first
     reg.validated = True
     return reg.problems
+
+
+def _safety_sign_off(reg: Registry) -> None:
+    """A recorded sign-off of the safety case must verify (signature, key, role, chain, date), as approvals must;
+    a stale one is no problem here (the case and `formula verify` say what it no longer covers)."""
+    from registry.hazards import SIGNOFFS_FILE
+    from registry.trust.safety_signoff import state
+
+    if not (reg.formulas_dir / SIGNOFFS_FILE).is_file():
+        return
+    s = state(reg)
+    if s.state == "invalid":
+        reg.problems.append(Problem(f"formulas/{SIGNOFFS_FILE.as_posix()}", 1, "sign-off",
+                                    f"the clinical safety case's sign-off does not verify: {s.why}", codes.SAFETY))
 
 
 def _text_rules(reg: Registry) -> tuple[list[Problem], list[Problem]]:

@@ -1,4 +1,4 @@
-"""`formula safety sign-off`: the clinical safety officer signs the case (registry.governance.safety_signoff).
+"""`formula safety sign-off`: the clinical safety officer signs the case (registry.trust.safety_signoff).
 
 Every argument and permission is checked before anything is written, under the registry lock: the reason, the
 key's identity (allowed_signers, people:), the role (safety_officer_roles of the policy), the registry's
@@ -17,20 +17,20 @@ from registry.counted_nouns import counted
 from registry.errors import ReleaseError
 from registry.governance.acting import identity_of
 from registry.governance.deciding import DecisionRefused
-from registry.governance.safety_signoff import (
+from registry.governance.writeplan import loaded, writing
+from registry.hazards import SIGNOFFS_FILE, read_log
+from registry.trust import decisionlog as sg
+from registry.trust.policy import POLICY_FILE
+from registry.trust.safety_signoff import (
     SIGNOFFS,
     SafetySignOff,
     check,
     coverage,
     entry_hash,
     hazard_digests,
-    officer_role,
     read_signoffs,
-    refuse_unless_officer,
     statement,
 )
-from registry.governance.writeplan import loaded, writing
-from registry.hazards import SIGNOFFS_FILE, read_log
 from registry.yamlio import block, rt_dump
 
 HEADER = ("# Signed sign-offs of the clinical safety case, oldest first (`formula safety sign-off`; never edit by hand:\n"
@@ -85,3 +85,17 @@ def _plain(s: SafetySignOff) -> dict[str, Any]:
     out["date"] = dt.date.fromisoformat(out["date"])
     out["signature"] = block(s.signature)
     return out
+
+
+def refuse_unless_officer(t: sg.Trust, ident: sg.Identity, role: str) -> None:
+    if not t.policy.may_sign_safety(role):
+        raise DecisionRefused(f"{ident.principal} acts as {role!r}, which may not sign the clinical safety case under "
+                              f"formulas/{POLICY_FILE.as_posix()}; roles allowed (safety_officer_roles): "
+                              + ", ".join(t.policy.safety_officer_roles))
+
+
+def officer_role(t: sg.Trust, ident: sg.Identity, role: str | None) -> str:
+    """The role the key signs in: the one given, else the first of the person's roles the policy allows."""
+    if role is not None:
+        return role
+    return next((r for r in ident.person.roles if t.policy.may_sign_safety(r)), ident.person.roles[0])

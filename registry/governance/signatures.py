@@ -115,7 +115,7 @@ def report(reg: Registry) -> tuple[int, dict[str, Any]]:
                      "approved_by": a.approvals.get(a.active or "", []),
                      "decisions": len([x for x in a.checked if not x.entry.in_draft])})
     problems = [str(p) for p in reg.problems]
-    from registry.governance.safety_signoff import SIGNOFFS, state
+    from registry.trust.safety_signoff import SIGNOFFS, state
 
     safety = state(reg).to_json()  # the safety officer's sign-off: stale is reported, a forged one fails
     if safety["state"] == "invalid":

@@ -1,4 +1,4 @@
-"""The clinical safety officer's signed sign-off (registry.governance.safety_signoff, safety_signing): who may
+"""The clinical safety officer's signed sign-off (registry.trust.safety_signoff, safety_signing): who may
 sign, that it verifies, and that a signed scoring change makes it stale for that calculator (case, verify,
 review-pr)."""
 from __future__ import annotations
@@ -54,6 +54,7 @@ def test_only_the_safety_officer_signs_and_a_refusal_writes_nothing(capsys, root
         "signed", True, "officer", 62, [])
     code, out, _ = formula(capsys, root, "verify", "--format", "json")
     assert json.loads(out)["safety"]["state"] == "signed"
+    assert formula(capsys, root, "validate")[0] == 0  # a sign-off that verifies is no problem
 
 
 def test_a_forged_sign_off_fails_verification(capsys, root: Path) -> None:
@@ -62,8 +63,10 @@ def test_a_forged_sign_off_fails_verification(capsys, root: Path) -> None:
     path = root / SIGNOFFS
     path.write_text(path.read_text(encoding="utf-8").replace("reason: log reviewed", "reason: all fine"),
                     encoding="utf-8")
-    s = _case(capsys, root)
-    assert s["state"] == "invalid" and not s["verified"]
+    code, out, err = formula(capsys, root, "validate")  # checked as every other signed decision is
+    assert code == 1 and "sign-off does not verify" in out + err and "[R-SAFETY]" in out + err
+    code, out, err = formula(capsys, root, "safety", "case")  # no case is made from a registry that fails
+    assert code == 1 and "sign-off does not verify" in err
     code, out, err = formula(capsys, root, "verify")
     assert code == 1 and "sign-off does not verify" in out + err
 

@@ -19,7 +19,6 @@ from pydantic import Field, ValidationError
 
 from registry import clock
 from registry import versions as ver
-from registry.governance.deciding import DecisionRefused, key_path
 from registry.hazards import ALL, SIGNOFFS_FILE, Log, hazard_hash, read_log
 from registry.model import Registry
 from registry.schema import Strict
@@ -198,18 +197,4 @@ def changed_since(reg: Registry, log: Log | None, s: SafetySignOff) -> tuple[lis
     return sorted(slugs), hazards
 
 
-def refuse_unless_officer(t: sg.Trust, ident: sg.Identity, role: str) -> None:
-    if not t.policy.may_sign_safety(role):
-        raise DecisionRefused(f"{ident.principal} acts as {role!r}, which may not sign the clinical safety case under "
-                              f"formulas/{POLICY_FILE.as_posix()}; roles allowed (safety_officer_roles): "
-                              + ", ".join(t.policy.safety_officer_roles))
-
-
-def officer_role(t: sg.Trust, ident: sg.Identity, role: str | None) -> str:
-    """The role the key signs in: the one given, else the first of the person's roles the policy allows."""
-    if role is not None:
-        return role
-    return next((r for r in ident.person.roles if t.policy.may_sign_safety(r)), ident.person.roles[0])
-
-
-__all__ = ["SafetySignOff", "SignOffState", "check", "coverage", "key_path", "read_signoffs", "state", "statement"]
+__all__ = ["SafetySignOff", "SignOffState", "check", "coverage", "read_signoffs", "state", "statement"]
