@@ -481,10 +481,7 @@ class Context:
         return out
 
     def temperature(self, name: str) -> float:
-        v, unit = self._pair(name)
-        if unit not in self.spec(name).accepted_units:
-            unit = self._read_unit(name, unit)
-        self._accept(name, unit)
+        _, v, unit = self._unit_pair(name)
         try:
             out = self.conv.temperature_c(v, unit)
         except ConversionError as e:
@@ -493,10 +490,7 @@ class Context:
         return self.note(name, [v, unit], out, "°C")
 
     def count_per_litre(self, name: str) -> float:
-        v, unit = self._pair(name)
-        if unit not in self.spec(name).accepted_units:
-            unit = self._read_unit(name, unit)
-        self._accept(name, unit)
+        _, v, unit = self._unit_pair(name)
         try:
             out = self.conv.count_per_litre(v, unit)
         except ConversionError as e:

@@ -49,12 +49,14 @@ class Converter:
     heights: dict[str, float] = field(init=False, repr=False, compare=False)
     weights: dict[str, float] = field(init=False, repr=False, compare=False)
     volumes: dict[str, float] = field(init=False, repr=False, compare=False)
+    masses: dict[str, float] = field(init=False, repr=False, compare=False)  # mass and amount units, and mEq
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "number_rule", Digits.of(self.units.rounding))  # `r` runs several times per case
         object.__setattr__(self, "heights", self.units.height)
         object.__setattr__(self, "weights", self.units.weight)
         object.__setattr__(self, "volumes", self.units.volume)
+        object.__setattr__(self, "masses", {**self.units.mass, **self.units.amount, "mEq": 1.0})
 
     def table_unit(self, unit: str, table: Mapping[str, object]) -> str:
         """A unit (or the part of one) a conversion table lacks, in the spelling the table has when the registry's
@@ -104,8 +106,8 @@ class Converter:
         except ValueError:
             raise ConversionError(f"unit {src!r} is not of the form mass/volume") from None
         vol = self.volumes
-        if sv not in vol or (sm not in self.units.mass and sm not in self.units.amount and sm != "mEq"):
-            sm, sv = self.table_unit(sm, {**self.units.mass, **self.units.amount, "mEq": 1}), self.table_unit(sv, vol)
+        if sv not in vol or sm not in self.masses:  # a spelling of the registry's aliases ('umol/L', 'mg/dl')
+            sm, sv = self.table_unit(sm, self.masses), self.table_unit(sv, vol)
         for v in (sv, tv):
             if v not in vol:
                 raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")

@@ -19,11 +19,12 @@ def _whole_days(ctx: Context, name: str) -> int:
 def estimated_due_date(ctx: Context) -> dt.date:
     lmp = ctx.date("Last menstrual date")
     cycle = _whole_days(ctx, "cycle length")
-    term = ctx.step("last menstrual period plus the length of a pregnancy",
-                    ctx.add_days(lmp, ctx.const("pregnancy_duration")))
-    shift = ctx.step("days added for the cycle length (less the reference cycle)",
-                     cycle - ctx.const("reference_cycle_length"), "days")
-    return ctx.add_days(term, shift)
+    pregnancy = ctx.const("pregnancy_duration")
+    shift = cycle - ctx.const("reference_cycle_length")
+    if ctx.recording:  # (a date added to once: the plain path was 10 % slower with a step's date computed)
+        ctx.step("last menstrual period plus the length of a pregnancy", ctx.add_days(lmp, pregnancy))
+        ctx.step("days added for the cycle length (less the reference cycle)", shift, "days")
+    return ctx.add_days(lmp, pregnancy + shift)
 
 
 @calculator("estimated-conception-date", columnar=True)
