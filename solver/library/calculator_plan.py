@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from registry.schema import Calculator, Input, InputKind
+from registry.spellings import accepted_parts
 from solver.library.rounding import Finishing, finishing
 
 MAX_PLANS = 4096  # edited copies of entries (tests, what-if runs) make new plans; start again past this many
@@ -51,6 +52,9 @@ class Plan:
     # per input name: (spec, its accepted units as a set, canonical unit, range): what the typed accessors check
     fields: dict[str, tuple[Input, frozenset[str], str | None, tuple[float, float] | None]]
     options: dict[str, frozenset[str]]  # input name -> its options as a set (inputs that have options)
+    # input name -> its accepted units in `registry.spellings.accepted_parts`'s order (a joined 'ft+in' also as 'ft' and
+    # 'in'): what a multi-part value's units are read against (inputs that accept units)
+    parts: dict[str, list[str]]
     chemistry: dict[str, tuple[float | None, str | None]]  # input name -> (its own molar mass, its analyte)
     absent_flags: dict[str, bool]  # optional inputs whose default reads as a flag: what `flag` reads when absent
     consts: dict[str, Any]  # constant name -> its value
@@ -93,6 +97,7 @@ def _make(calc: Calculator) -> Plan:
         specs=specs, known=frozenset(specs), required=required, required_set=frozenset(required),
         fields={n: (i, frozenset(i.accepted_units), i.unit, i.range) for n, i in specs.items()},
         options={n: frozenset(i.options) for n, i in specs.items() if i.options},
+        parts={n: accepted_parts(i) for n, i in specs.items() if i.accepted_units},
         chemistry={n: (i.molar_mass, i.analyte) for n, i in specs.items()},
         absent_flags={n: bool(i.default) for n, i in specs.items()
                       if not i.required and (i.default is None or i.default is True or i.default is False)},

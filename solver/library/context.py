@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 from registry.loader import Registry
 from registry.schema import Analyte, Calculator, Table, UnitsFile
-from registry.spellings import accepted_parts, read_choice, read_flag
+from registry.spellings import read_choice, read_flag
 from solver.library.calculator_plan import Plan, plan
 from solver.library.errors import AmbiguousValue, BadValue, CalculatorError, MissingInput, OutOfRange, UnknownUnit
 from solver.library.result import InputRecord, Result, new_tuple
@@ -217,7 +217,7 @@ class Context:
         """The registry's spelling of a unit this input accepts (`Converter.read_unit`); one with two readings is
         refused naming both."""
         try:
-            return self.conv.read_unit(unit, accepted_parts(self.spec(name)))
+            return self.conv.read_unit(unit, self._pl.parts.get(name, []))
         except AmbiguousSpelling as e:
             raise AmbiguousValue(self.slug, name, str(e)) from None
 
@@ -274,11 +274,12 @@ class Context:
 
     def _read_parts(self, name: str, given: Any) -> list[Any]:
         """A multi-part value ([70, 'yrs'], [5, 'feet', 10, 'inches']) with each unit read as `_read_unit` reads it."""
-        accepted = accepted_parts(self.spec(name))
+        accepted = self._pl.parts.get(name)
         out = list(given)
-        for i in range(1, len(out), 2):
-            if isinstance(out[i], str) and accepted and out[i] not in accepted:
-                out[i] = self._read_unit(name, out[i])
+        if accepted:
+            for i in range(1, len(out), 2):
+                if isinstance(out[i], str) and out[i] not in accepted:
+                    out[i] = self._read_unit(name, out[i])
         return out
 
     def _accept_parts(self, name: str, units: list[Any]) -> None:
@@ -375,14 +376,14 @@ class Context:
             given = self.raw(name)
         if given is None and not spec.required:
             return self.note(name, None, None, None)
-        if isinstance(given, str) and given not in spec.options:  # a code or another case ('F', 'female')
-            try:
-                read = read_choice(self.units, spec, given)
-            except AmbiguousSpelling as e:
-                raise AmbiguousValue(self.slug, name, str(e)) from None
-            if read in spec.options:
-                return self.note(name, given, read, None)
         if not isinstance(given, str) or given not in spec.options:
+            if isinstance(given, str):  # a code or another case ('F', 'female')
+                try:
+                    read = read_choice(self.units, spec, given)
+                except AmbiguousSpelling as e:
+                    raise AmbiguousValue(self.slug, name, str(e)) from None
+                if read in spec.options:
+                    return self.note(name, given, read, None)
             raise BadValue(self.slug, name, f"{given!r} is not one of: {', '.join(map(repr, spec.options))}")
         rec = _CHOICE_RECORDS.get(given) if type(given) is str else None
         if rec is None:

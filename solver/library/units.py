@@ -106,11 +106,8 @@ class Converter:
         except ValueError:
             raise ConversionError(f"unit {src!r} is not of the form mass/volume") from None
         vol = self.volumes
-        if sv not in vol or sm not in self.masses:  # a spelling of the registry's aliases ('umol/L', 'mg/dl')
-            sm, sv = self.table_unit(sm, self.masses), self.table_unit(sv, vol)
-        for v in (sv, tv):
-            if v not in vol:
-                raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")
+        if sv not in vol or tv not in vol or sm not in self.masses:  # an alias ('umol/L', 'mg/dl'), or refused
+            sm, sv = self._concentration_parts(src, sm, sv, tv)
         mass = value if sm == tm else self.mass(value, sm, tm, molar_mass, valence)
         if sv == tv:
             return self.r(mass)
@@ -118,6 +115,16 @@ class Converter:
         if factor is None:
             factor = self._ratios[("volume", sv, tv)] = self.r(vol[sv] / vol[tv])
         return self.r(mass / factor)
+
+    def _concentration_parts(self, src: str, sm: str, sv: str, tv: str) -> tuple[str, str]:
+        """The mass and volume of a concentration unit the tables lack, as the registry's aliases read them; an unknown
+        volume is refused here (an unknown mass by `mass`)."""
+        vol = self.volumes
+        sm, sv = self.table_unit(sm, self.masses), self.table_unit(sv, vol)
+        for v in (sv, tv):
+            if v not in vol:
+                raise ConversionError(f"unknown volume unit {v!r} in {src!r}; accepted volumes: {', '.join(vol)}")
+        return sm, sv
 
     def _family(self, unit: str) -> str:
         fam = self._families.get(unit)
@@ -178,9 +185,9 @@ class Converter:
     def weight_kg(self, value: float, unit: str) -> float:
         table = self.weights
         if unit not in table:
-            unit = self.table_unit(unit, table)
-        if unit not in table:
-            raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
+            unit = self.table_unit(unit, table)  # an alias ('lb'), or refused
+            if unit not in table:
+                raise ConversionError(f"unknown weight unit {unit!r}; accepted: {', '.join(table)}")
         return self.r(value * table[unit])
 
     def height(self, parts: list, target: str) -> float:
