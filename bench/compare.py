@@ -1,7 +1,7 @@
 """What a change costs: bench/compute.py and bench/columnar.py on two git revisions, interleaved.
 
     python bench/compare.py REV_A REV_B [--rounds 3] [--frames benchmark|uniform] [--rows 200000]
-                            [--only SLUG] [--repeat 1] [--no-compute] [--format json]
+                            [--only SLUG] [--repeat 1] [--no-compute] [--instructions] [--format json]
 
 Each revision is checked out into a git worktree of its own in a temporary folder (removed afterwards) and
 this checkout's bench scripts (or with --harness own, the revision's) run there with this Python, in the
@@ -11,6 +11,11 @@ the machine falls on both alike. For every figure (`compute` cases per second, o
 each calculator's compute_many time) it prints the time of B over the time of A: the median over the rounds
 and its spread (lowest to highest); under 1.00 B is faster. Use it for any change on the hot path (solver/
 library, its units and rounding), and quote its lines in the commit message.
+
+Timings of one revision differ by a few per cent from process to process (memory layout, the machine's other
+work), so a change of 1 % hides in their spread. `--instructions` adds a count that does not: the machine
+instructions `compute` takes per reference case on each revision (valgrind's callgrind, three passes over the
+revision's own solver/embedded/reference_cases.jsonl less one warm-up pass; about a minute a revision).
 
 bench/compute.py needs `medcalc-bench` installed (it is the baseline there); without it those figures are
 left out and said so. With --harness own, `--frames benchmark` needs both revisions to have bench/benchmark_frames.py.
@@ -82,6 +87,35 @@ def figures(tree: Path, cache: Path, args: argparse.Namespace, with_compute: boo
     return out
 
 
+# `compute` over the revision's reference cases: a warm-up pass, then argv[1] more (the instructions of the passes
+# are the difference of two counts, so imports and the warm-up fall out)
+_COUNTED = ("import json, sys\n"
+            "from solver.library import CalculatorError, compute\n"
+            "cases = [(c['calculator_id'], c['entities']) for c in\n"
+            "         map(json.loads, open('solver/embedded/reference_cases.jsonl', encoding='utf-8'))]\n"
+            "for _ in range(1 + int(sys.argv[1])):\n"
+            "    for cid, e in cases:\n"
+            "        try:\n"
+            "            compute(cid, e, variant='benchmark')\n"
+            "        except CalculatorError:\n"
+            "            pass\n"
+            "print(len(cases))\n")
+
+
+def instructions(tree: Path, cache: Path, passes: int = 3) -> float:
+    """Machine instructions `compute` takes per reference case in this worktree (valgrind's callgrind)."""
+    counts = []
+    for n in (0, passes):
+        got = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+                              _COUNTED, str(n)], cwd=tree, env=_env(tree, cache), capture_output=True, text=True)
+        total = [line for line in got.stderr.splitlines() if "Collected :" in line]
+        if got.returncode or not total:
+            raise CompareError(f"{tree.name}: valgrind failed (exit {got.returncode}): {got.stderr.strip()[-400:]}")
+        counts.append((int(total[-1].split(":")[-1]), int(got.stdout.split()[-1])))
+    (base, cases), (more, _) = counts
+    return (more - base) / (passes * cases)
+
+
 def _has_medcalc() -> bool:
     try:
         import medcalc  # noqa: F401
@@ -102,6 +136,8 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
                 if args.harness == "this":  # one harness for both: only the library differs
                     for script in HERE.glob("*.py"):
                         shutil.copy2(script, trees[label] / "bench" / script.name)
+            counted = {label: instructions(trees[label], Path(tmp) / f"cache-{label}") for label in trees} \
+                if args.instructions else {}
             runs: dict[str, list[dict[str, float]]] = {"A": [], "B": []}
             for k in range(args.rounds):
                 for label in ("A", "B") if k % 2 == 0 else ("B", "A"):
@@ -122,8 +158,12 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
                          "low": round(min(ratios), 3), "high": round(max(ratios), 3),
                          "a_s": round(statistics.median(r[name] for r in runs["A"]), 6),
                          "b_s": round(statistics.median(r[name] for r in runs["B"]), 6)})
-    return {"a": revs["A"], "b": revs["B"], "rounds": args.rounds, "frames": args.frames,
-            "compute_bench": with_compute, "figures": rows}
+    out = {"a": revs["A"], "b": revs["B"], "rounds": args.rounds, "frames": args.frames,
+           "compute_bench": with_compute, "figures": rows}
+    if counted:
+        out["instructions_per_case"] = {"a": round(counted["A"]), "b": round(counted["B"]),
+                                        "ratio": round(counted["B"] / counted["A"], 5)}
+    return out
 
 
 def main() -> int:
@@ -141,10 +181,14 @@ def main() -> int:
                     help="this: the bench scripts of this checkout run against both revisions' code (default; "
                          "an older revision then gets today's benches); own: each revision's own scripts")
     ap.add_argument("--no-compute", dest="compute", action="store_false", help="leave bench/compute.py out")
+    ap.add_argument("--instructions", action="store_true",
+                    help="also count compute's machine instructions per reference case on each revision (valgrind)")
     ap.add_argument("--format", choices=["table", "json"], default="table", help="table for people, json for scripts")
     args = ap.parse_args()
     if args.rounds < 1 or args.rows < 1:
         ap.error("--rounds and --rows must be at least 1")
+    if args.instructions and shutil.which("valgrind") is None:
+        ap.error("--instructions needs valgrind (Debian: apt-get install valgrind)")
     try:
         result = compare(args)
     except CompareError as e:
@@ -162,6 +206,10 @@ def main() -> int:
     for r in result["figures"]:
         spread = f"{r['low']:.2f}-{r['high']:.2f}x"
         print(f"{r['figure'][:52]:52} {r['median']:>6.2f}x {spread:>15}")
+    if "instructions_per_case" in result:
+        n = result["instructions_per_case"]
+        print(f"compute: machine instructions a reference case (valgrind): A {n['a']:,}, B {n['b']:,}, "
+              f"B / A {n['ratio']:.4f}")
     return 0
 
 
