@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bytecode import write_bytecode  # (bench/bytecode.py, beside this script)
+
 ROOT = Path(__file__).resolve().parents[1]
 SOLVE = ["solve", "--calculator", "body-mass-index", "--entities", '{"weight": [70, "kg"], "height": [175, "cm"]}']
 # (name, argv, which figure has a target, target in seconds)
@@ -39,20 +41,6 @@ COMMANDS: list[tuple[str, list[str], str, float]] = [
     ("validate", ["validate"], "cold", 1.0),
     ("solve", SOLVE, "warm", 0.4),
 ]
-
-
-PACKAGES = ("cli", "registry", "solver", "audit", "formula_site")
-
-
-def _write_bytecode() -> None:
-    """Python runs a module from its cached bytecode (`__pycache__`), written by the first import or by pip at
-    install. Where PYTHONDONTWRITEBYTECODE is set (as in this project's sandbox) it is never written, and every
-    run compiles the project's sources again (0.08 s of a 0.3 s command here): not what a user's machine does.
-    So the bytecode is written once, as a first run or an install would, before anything is timed."""
-    import compileall
-
-    for pkg in PACKAGES:
-        compileall.compile_dir(str(ROOT / pkg), quiet=1)
 
 
 def _time(argv: list[str], env: dict[str, str]) -> float:
@@ -79,7 +67,7 @@ def measure(repeat: int) -> dict[str, object]:
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
            "COLUMNS": "100"}
     env.pop("FORMULA_REGISTRY_ROOT", None)
-    _write_bytecode()
+    write_bytecode()
     base = min(_time([sys.executable, "-c", "pass"], env) for _ in range(repeat))
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-cli-") as tmp:

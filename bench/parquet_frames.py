@@ -169,6 +169,9 @@ def _same(a: Any, b: Any) -> bool:
 
 def run(args: argparse.Namespace) -> list[dict[str, Any]]:
     from benchmark_frames import entity_blocks
+    from bytecode import write_bytecode
+
+    write_bytecode()  # (as an install has it: see bench/bytecode.py)
 
     reg = get_registry()
     blocks = entity_blocks(Path(args.split) if args.split else None, reg)

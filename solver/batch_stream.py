@@ -1,7 +1,8 @@
-"""`formula batch` over a parquet file, streamed: the table is read in batches of rows (pyarrow reads it
-row group by row group), each batch handed to `compute_many` as an Arrow record batch (read into arrays by
-solver/library/arrow_columns.py: no Python object per cell), once per calculator asked for, and appended to
-the output, so a table larger than memory runs in bounded memory (bench/stream.py: 10,000,000 rows under 1 GB).
+"""`formula batch` over a parquet file, streamed: the table is read in batches of rows (pyarrow reads it row group
+by row group), each batch's input columns read into arrays by solver/library/arrow_columns.py (no Python object
+per cell, and no pandas) and computed by `compute_columns` (solver/library/table_compute.py, the core of
+`compute_many`), once per calculator asked for, and appended to the output, so a table larger than memory runs in
+bounded memory (bench/stream.py: 10,000,000 rows under 1 GB).
 
 The output (parquet or CSV) is written to a temporary file in the destination folder and renamed
 into place when every batch is done, as every write of this project is atomic.
@@ -12,6 +13,8 @@ import os
 import sys
 from pathlib import Path
 from typing import Any, Mapping, Sequence
+
+import numpy as np
 
 from registry.atomic import atomic_output
 
@@ -41,14 +44,22 @@ def result_names(slugs: list[str]) -> list[tuple[str, str]]:
     return [(slug, f"{slug}_error") for slug in slugs]
 
 
-def value_array(res: Any, vtype: Any) -> Any:
-    """`compute_many`'s value column as an arrow array: a numeric column handed over as it is (no Python object
-    per row), an object column (rows with an error hold None) converted by arrow in one pass."""
+def value_array(values: Any, vtype: Any) -> Any:
+    """The computed values as an arrow array: numbers from their own buffer (no Python object per row, and no
+    pandas: `arrow_buffers`), an object column of numbers (rows with an error hold None) as numbers with nulls,
+    and dates and [weeks, days] by arrow's own conversion."""
     import pyarrow as pa
 
-    values = res["value"].to_numpy()
+    from solver.library import arrow_buffers
+
     if values.dtype.kind in "iuf":
-        return pa.array(values).cast(vtype)
+        out = arrow_buffers.from_numbers(values)
+        return out if out.type == vtype else out.cast(vtype)
+    if pa.types.is_integer(vtype) or pa.types.is_floating(vtype):
+        ok = ~np.equal(values, None)  # type: ignore[call-overload]  # (elementwise `is None`)
+        numbers = np.zeros(len(values), dtype=np.int64 if pa.types.is_integer(vtype) else np.float64)
+        numbers[ok] = values[ok]
+        return arrow_buffers.from_numbers(numbers, ok)
     if pa.types.is_list(vtype):
         return pa.array([None if v is None else list(v) for v in values.tolist()], type=vtype)
     return pa.array(values, type=vtype, from_pandas=True)
@@ -60,12 +71,12 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
     """Compute every row of the parquet file `src` into `dst` for each calculator of `calcs` (resolved registry
     entries; `columns`: each one's --columns mapping), in one pass over the file; returns (rows, rows with an
     error in any calculator, each calculator's attrs with its `errors` count)."""
-    import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     from registry.loader import get_registry
-    from solver.library import compute_many
+    from solver.library import arrow_buffers
+    from solver.library.table_compute import compute_columns
 
     try:
         pf = pq.ParquetFile(src)
@@ -87,14 +98,13 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
                 added: list[tuple[str, Any]] = []
                 failed = np.zeros(batch.num_rows, dtype=bool)
                 for k, (calc, cols, vtype, (vname, ename)) in enumerate(zip(calcs, columns, vtypes, names)):
-                    res = compute_many(calc.slug, batch, variant=variant, columns=cols, registry=reg,
-                                       progress=bar.update)
-                    wrong = res["error"].notna().to_numpy()
+                    got = compute_columns(calc, _cells(batch, calc, cols), batch.num_rows, variant, reg,
+                                          progress=bar.update)
+                    wrong = ~np.equal(got.errors, None)  # type: ignore[call-overload]  # (elementwise `is None`)
                     failed |= wrong
-                    added += [(vname, value_array(res, vtype)),
-                              (ename, pa.array(res["error"].to_numpy(), type=pa.string(), from_pandas=True))]
-                    attrs[k] = {**res.attrs, "errors": attrs[k]["errors"] + int(wrong.sum()),
-                                "vectorised": attrs[k]["vectorised"] and res.attrs["vectorised"]}
+                    added += [(vname, value_array(got.values, vtype)), (ename, arrow_buffers.texts(got.errors))]
+                    attrs[k] = {**got.attrs, "errors": attrs[k]["errors"] + int(wrong.sum()),
+                                "vectorised": attrs[k]["vectorised"] and got.attrs["vectorised"]}
                 total += batch.num_rows
                 errors += int(failed.sum())
                 sink.append(batch, added)
@@ -104,6 +114,19 @@ def run(src: Path, dst: Path, calcs: list[Any], variant: str, columns: Sequence[
     finally:
         bar.close()
     return total, errors, attrs
+
+
+def _cells(batch: Any, calc: Any, columns: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The batch's input columns as the kernels read them (`arrow_columns.table_columns`), with no pandas unless a
+    column needs the DataFrame reader (JSON text, lists: `batch.read_other`)."""
+    from solver.library.arrow_columns import table_columns
+
+    cells, other = table_columns(batch, calc, columns)
+    if other:
+        from solver.library.batch import read_other
+
+        read_other(cells, batch, calc, other)
+    return cells
 
 
 class _Sink:

@@ -20,6 +20,7 @@ from typing import Any, Mapping
 import numpy as np
 
 from registry.schema import Calculator, InputKind
+from solver.library import arrow_buffers
 from solver.library.vectorised import Coded, Pair
 
 UNIT_SUFFIX = "_unit"  # the column of a value column's units
@@ -125,9 +126,9 @@ def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: se
         return None
     if pa.types.is_boolean(values.type):
         if not values.null_count:
-            return Pair(np.asarray(values.to_numpy(zero_copy_only=False), dtype=bool), None)
-        codes = values.cast(pa.int8()).fill_null(-1).to_numpy(zero_copy_only=False)
-        return Coded(np.asarray(codes, dtype=np.int8), [False, True])
+            return Pair(arrow_buffers.booleans(values), None)
+        codes = np.where(arrow_buffers.valid(values), arrow_buffers.booleans(values), -1)  # type: ignore[arg-type]
+        return Coded(codes.astype(np.int8), [False, True])
     coded = text_codes(values)
     if coded is None or any(u.startswith("[") for u in coded.uniques):  # JSON pairs as text: the pandas reader
         return None
@@ -147,14 +148,15 @@ def _numbers(values: Any) -> tuple[np.ndarray, np.ndarray | None] | None:
 
     if pa.types.is_integer(values.type):
         if not values.null_count:
-            v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.int64)
+            v = arrow_buffers.numbers(values).astype(np.int64, copy=False)
             return (v, None) if not len(v) or np.abs(v).max() <= _EXACT else None
-        v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=float)  # (arrow gives NaN for null)
+        v = arrow_buffers.floats(values)  # (NaN for null)
         if (np.abs(v[~np.isnan(v)]) > _EXACT).any():
             return None
-        return v, np.asarray(values.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    v = np.asarray(values.to_numpy(zero_copy_only=False), dtype=float)  # (a null as NaN: no fill pass, no copy)
-    return v, None
+        return v, arrow_buffers.valid(values)
+    if values.null_count:
+        return arrow_buffers.floats(values), None  # (a null as NaN)
+    return arrow_buffers.numbers(values).astype(np.float64, copy=False), None  # (float64: the file's buffer, no copy)
 
 
 def text_codes(array: Any) -> Coded | None:
@@ -167,8 +169,9 @@ def text_codes(array: Any) -> Coded | None:
             return None
         uniques = array.dictionary.to_pylist()
         indices = array.indices
-        codes = (indices.to_numpy(zero_copy_only=False) if not indices.null_count else
-                 indices.cast(pa.int32()).fill_null(-1).to_numpy(zero_copy_only=False))
+        codes = arrow_buffers.numbers(indices)
+        if indices.null_count:
+            codes = np.where(arrow_buffers.valid(indices), codes, -1)  # type: ignore[arg-type]
         if None in uniques:  # (a null in the dictionary itself: not given)
             dead = [k for k, u in enumerate(uniques) if u is None]
             codes = np.where(np.isin(codes, dead), -1, codes)

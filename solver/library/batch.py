@@ -37,24 +37,16 @@ from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, mapped_inputs, table_columns
-from solver.library.core import VARIANTS, compute, resolve
-from solver.library.errors import CalculatorError
+from solver.library.core import VARIANTS, resolve
+from solver.library.table_compute import compute_columns, cores, thread_pool
 from solver.library.vectorised import (
     MISSING,
     Coded,
-    Columns,
-    NotColumnar,
     Pair,
     Triples,
-    cell_at,
-    columnar,
-    distinct,
-    finish,
     triples,
 )
 
-CHUNK = 20_000  # rows per progress step (row by row)
-VCHUNK = 250_000  # rows per progress step (columnar)
 NUMERIC_KINDS = UNIT_KINDS | {InputKind.number, InputKind.count}
 ColumnSpec = str | tuple[str, str]
 
@@ -503,7 +495,6 @@ def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:
 
 
 _SLICE_ROWS = 100_000  # an arrow text column at least twice this long is coded in slices, one per core
-_POOL: list[Any] = []  # (pid, the thread pool those slices run on): made on first use in each process
 
 
 def _option_codes(series: pd.Series, options: list[str]) -> np.ndarray | None:
@@ -514,38 +505,21 @@ def _option_codes(series: pd.Series, options: list[str]) -> np.ndarray | None:
     import pyarrow.compute as pc
 
     array, value_set = pa.array(series.array), pa.array(options)
-    parts = min(_cores(), len(array) // _SLICE_ROWS)
+    parts = min(cores(), len(array) // _SLICE_ROWS)
     if parts < 2:
         found = [pc.index_in(array, value_set=value_set)]
     else:
         step = -(-len(array) // parts)
         slices = [array.slice(i, step) for i in range(0, len(array), step)]
-        found = list(_pool().map(lambda a: pc.index_in(a, value_set=value_set), slices))
+        found = list(thread_pool().map(lambda a: pc.index_in(a, value_set=value_set), slices))
     if any(f.null_count for f in found):
         return None
     small = np.int8 if len(options) < 127 else np.int32  # (a code per row: the smaller, the faster)
     return np.concatenate([np.asarray(f.to_numpy(zero_copy_only=False), dtype=small) for f in found])
 
 
-def _cores() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
-def _pool() -> Any:
-    """This process's pool: a forked child (a worker of a process pool) inherits the parent's pool object but
-    not its threads, so it makes its own rather than queue work that no thread would run."""
-    import os
-
-    if not _POOL or _POOL[0][0] != os.getpid():
-        from concurrent.futures import ThreadPoolExecutor
-
-        _POOL[:] = [(os.getpid(), ThreadPoolExecutor(max_workers=_cores(), thread_name_prefix="formula-codes"))]
-    return _POOL[0][1]
 
 
 def _numbers(series: pd.Series) -> pd.Series:
@@ -585,153 +559,22 @@ def _unit_hint(calc: Calculator, name: str, column: str, kind: Any) -> str:
             f"({column!r}, {example!r})}})")
 
 
-def _numeric(calc: Calculator, out: np.ndarray) -> np.ndarray | None:
-    """Finished numbers of rows that all have a value, as the one numeric type `compute` returns for every one of
-    them (int64: an integer output; float64), or None when the rows mix Python types (`round_number` gives the
-    int 0 for zero)."""
-    if out.dtype.kind in "iu":
-        return out
-    if out.dtype == object:  # dates as ISO text, (weeks, days) as lists: already the values
-        return None
-    if calc.output.rounding == "integer":
-        return out.astype(np.int64)
-    if calc.output.rounding == "round_number" and not out.all():
-        return None
-    return out
 
 
-def _as_values(calc: Calculator, out: np.ndarray) -> np.ndarray:
-    """Finished numbers as the Python values `compute` returns (int for integer outputs, the int 0 that
-    `round_number` gives for zero); refused rows are filled in afterwards."""
-    if out.dtype == object:  # (dates, [weeks, days]: already the values, and copied into the column by the caller)
-        return out
-    if out.dtype.kind in "iu":
-        return out.astype(object)
-    if calc.output.rounding == "integer":
-        return np.where(np.isfinite(out), out, 0).astype(np.int64).astype(object)
-    obj = out.astype(object)
-    if calc.output.rounding == "round_number":
-        obj[out == 0] = 0
-    return obj
 
 
-def _value_column(calc: Calculator, parts: list[tuple[int, int, np.ndarray]], refused: int, n: int) -> np.ndarray:
-    """The `value` column from the columnar chunks (start, stop, finished numbers): numeric (float64 or int64)
-    when no row was refused and every value is of that one Python type, so 1,000,000 values are never made
-    Python objects; otherwise an object column (refused rows filled in afterwards)."""
-    if not refused:
-        nums = [a for a in (_numeric(calc, out) for _, _, out in parts) if a is not None]
-        if len(nums) == len(parts) and len({a.dtype for a in nums}) == 1:
-            if len(nums) > 1:
-                return np.concatenate(nums)
-            # an array of its own (a formula's result), never a view of an input column the caller still holds
-            return nums[0] if nums[0].flags.owndata else nums[0].copy()
-    values = np.empty(n, dtype=object)  # numpy fills an object array with None
-    for start, stop, out in parts:
-        values[start:stop] = _as_values(calc, out)
-    return values
 
 
-def _row(cells: dict[str, Any], i: int) -> dict[str, Any]:
-    row = {}
-    for k, col in cells.items():
-        c = cell_at(col, i)
-        if c is not MISSING:
-            row[k] = c
-    return row
 
 
-def _value_json(v: Any) -> Any:
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    if isinstance(v, tuple):
-        return list(v)
-    return v
 
 
-def _one(calc: Calculator, ents: dict[str, Any], variant: str, reg: Registry) -> tuple[Any, str | None]:
-    try:
-        return _value_json(compute(calc.slug, ents, variant=variant, registry=reg).value), None
-    except CalculatorError as e:
-        return None, str(e)
 
 
-Answers = tuple[np.ndarray, np.ndarray, np.ndarray]  # rows, their values, their errors (None: no error)
 
 
-def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells: dict[str, Any], start: int,
-                    stop: int, variant: str, reg: Registry) -> tuple[int, int, np.ndarray, Answers, tuple[int, int, int]]:
-    """Rows start..stop through the columnar path: (start, stop, finished numbers, `compute`'s own answers for
-    the rows it left (rows counted from `start`), and counts: `compute` calls made for them, rows answered per
-    combination, refused rows that were valid after all).
-
-    A refused row (an error, as a rule) is computed alone. A row whose number the arrays hold but whose Python
-    type they cannot tell (`Columns.typed`: ints among floats) is answered by `compute` once per distinct
-    combination of its cells: equal cells, equal answer."""
-    part = {k: (col.take(slice(start, stop)) if isinstance(col, (Pair, Coded, Triples)) else col[start:stop])
-            for k, col in cells.items()}
-    cols = Columns(calc, part, stop - start, variant, reg)
-    with np.errstate(all="ignore"):
-        out = finish(cols, fn(cols))
-    alone = np.flatnonzero(cols.bad)
-    typed = np.flatnonzero(cols.typed & ~cols.bad)
-    rows = np.concatenate([alone, typed])
-    codes = np.concatenate([np.arange(len(alone)), len(alone) + _row_codes(part, typed)])
-    firsts = np.unique(codes, return_index=True)[1]
-    values, errors = np.empty(len(firsts), dtype=object), np.empty(len(firsts), dtype=object)
-    for k, i in enumerate(rows[firsts].tolist()):
-        values[k], errors[k] = _one(calc, _row(part, i), variant, reg)
-    why = errors[codes]
-    left = int(pd.isna(why[: len(alone)]).sum())  # refused rows that `compute` answers: valid rows left alone
-    return start, stop, out, (rows, values[codes], why), (len(firsts), len(typed), left)
 
 
-def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
-    """One code per row of `rows` (0, 1, ...): two rows share a code when every input cell of theirs is the same
-    (type included: 70 and 70.0 differ); found with pandas' factorize, column by column."""
-    combined = np.zeros(len(rows), dtype=np.int64)
-    if not len(rows):
-        return combined
-    for name in sorted(part):
-        col = part[name]
-        if isinstance(col, Triples):
-            three = col.take(rows)
-            keys = [three.names.codes, pd.factorize(three.values, use_na_sentinel=False)[0], three.units.codes,
-                    np.zeros(len(rows), dtype=np.int64) if three.ints is None else three.ints.astype(np.int64)]
-        else:
-            sub = col.take(rows) if isinstance(col, (Pair, Coded)) else [col[i] for i in rows.tolist()]
-            keys = [distinct(sub, len(rows))[0]]
-        for key in keys:
-            key = np.asarray(key, dtype=np.int64)
-            span = int(key.max()) - int(key.min()) + 1
-            combined = pd.factorize(combined * span + (key - key.min()))[0].astype(np.int64)
-    return combined
-
-
-def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray, variant: str,
-             reg: Registry) -> tuple[dict[str, np.ndarray], int]:
-    """The `unit`, `warnings`, `inputs` and `working` columns of `details=True`, and the `compute` calls they took.
-
-    The columnar path keeps no per-row record of the inputs as used or of the plausibility rules each row
-    breaks, so these come from `compute` itself, once per distinct combination of input cells (equal cells,
-    equal record, as `_row_codes` groups them): identical to `compute` row by row by construction. A cohort
-    of distinct patients costs a `compute` call a row; each row gets its own list and dict. The working (the steps
-    behind the value, `Result.working`) is recorded on those same calls, so it comes once per distinct combination
-    of inputs; rows that share one share its (immutable) tuple of steps."""
-    codes = _row_codes(cells, np.arange(n))
-    firsts = np.unique(codes, return_index=True)[1]
-    made: list[Any] = []
-    for i in firsts.tolist():
-        try:
-            made.append(compute(calc.slug, _row(cells, i), variant=variant, registry=reg, working=True))
-        except CalculatorError:
-            made.append(None)
-    unit, warns, inputs, working = (np.empty(n, dtype=object) for _ in range(4))
-    for i, k in enumerate(codes.tolist()):
-        r = made[k]
-        if r is not None and errors[i] is None:
-            unit[i], warns[i], inputs[i], working[i] = r.unit, list(r.warnings), dict(r.inputs), r.working
-    return {"unit": unit, "warnings": warns, "inputs": inputs, "working": working}, len(firsts)
 
 
 def _read_table(frame: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None
@@ -750,9 +593,15 @@ def _read_table(frame: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] 
 
 
 def _arrow_cells(table: Any, calc: Calculator, columns: Mapping[str, ColumnSpec] | None) -> dict[str, Any]:
-    """`arrow_columns.table_columns`, and each column of another shape (JSON text, lists) read by the pandas reader
-    on that column (and its unit column) alone."""
+    """`arrow_columns.table_columns`, and each column of another shape read by `read_other`."""
     cells, other = table_columns(table, calc, columns)
+    read_other(cells, table, calc, other)
+    return cells
+
+
+def read_other(cells: dict[str, Any], table: Any, calc: Calculator, other: list[tuple[str, str, str | None]]) -> None:
+    """Into `cells`: each Arrow column that `arrow_columns.table_columns` left (JSON text, lists: `other`, its
+    (input, column, unit) triples), read by the DataFrame reader on that column (and its unit column) alone."""
     for name, column, unit in other:
         part = [column] + ([column + UNIT_SUFFIX] if unit is None and column + UNIT_SUFFIX in table.schema.names
                            else [])
@@ -760,81 +609,29 @@ def _arrow_cells(table: Any, calc: Calculator, columns: Mapping[str, ColumnSpec]
                              arrow=False)
         if name in got:
             cells[name] = got[name]
-    return cells
 
 
 def compute_many(calculator: str | int, frame: Any, *, variant: str = "published",
                  columns: Mapping[str, ColumnSpec] | None = None, registry: Registry | None = None,
                  progress: Callable[[int], None] | None = None, vectorise: bool = True,
                  details: bool = False) -> pd.DataFrame:
-    # long: the columnar and the row-by-row path side by side, so that what they report is counted in one place
     """Compute `calculator` for every row of `frame` (a DataFrame, or a pyarrow Table or RecordBatch in the schema
     of `solver.library.arrow_columns`); returns `value` and `error` columns (see module doc).
 
     `progress(n)` is called with the number of rows finished at each step. `vectorise=False`
     forces the row-by-row path (for comparison). `details=True` adds `unit`, `warnings` and `inputs`
     columns, and `working` (the steps behind the value, once per distinct combination of inputs): what `compute`'s
-    `Result` holds for the row (None on a row with an error), see `_details`.
+    `Result` holds for the row (None on a row with an error), see `table_compute._details`.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     reg = registry or get_registry()
     calc = resolve(calculator, reg)
     cells, n, index = _read_table(frame, calc, columns)
-    errors = np.empty(n, dtype=object)  # numpy fills an object array with None
-    fn = columnar(calc.slug, reg) if vectorise else None
-    parts: list[tuple[int, int, np.ndarray]] = []  # columnar chunks: start, stop, finished numbers
-    answered: list[tuple[np.ndarray, np.ndarray]] = []  # rows the columnar path left to `compute`, their values
-    calls = combined = alone = 0
-    values = np.empty(n if fn is None else 0, dtype=object)  # the row-by-row path's column
-    first = None  # a table of one chunk: its chunk, computed as the probe
-    if fn is not None and n:
-        try:  # a kernel that has no columnar form for these inputs says so at once (`Columns.scalar_only`)
-            # The probe is the whole table when it is one chunk: probing on one row first ran a kernel's fixed
-            # cost twice (a 1-row frame, medians of 3 interleaved runs, best of 30 calls each, 2026-12-03: APACHE
-            # II 4.8 -> 3.7 ms, Caprini 7.3 -> 5.5 ms, BMI 1.4 -> 0.8 ms; 2,000 rows within the runs' spread); a
-            # longer table is probed on one row, so that its chunks still start side by side.
-            first = _columnar_chunk(calc, fn, cells, 0, n if n <= VCHUNK else 1, variant, reg)
-        except NotColumnar:
-            fn = None
-            values = np.empty(n, dtype=object)
-    if fn is not None:
-        bounds = [(start, min(start + VCHUNK, n)) for start in range(0, n, VCHUNK)]
-        chunk = lambda b: _columnar_chunk(calc, fn, cells, b[0], b[1], variant, reg)  # noqa: E731
-        # numpy works without the GIL, so the chunks of a long table run side by side, one per core; the
-        # results come back in order, and progress is reported here, in the caller's thread
-        runs: Any = [first] if first is not None and n <= VCHUNK else (
-            _pool().map(chunk, bounds) if len(bounds) > 1 and _cores() > 1 else map(chunk, bounds))
-        for start, stop, out, (rows, got, why), (made, typed, left) in runs:
-            parts.append((start, stop, out))
-            answered.append((start + rows, got))
-            errors[start + rows] = why
-            calls, combined, alone = calls + made, combined + typed, alone + left
-            if progress is not None:
-                progress(stop - start)
-    else:
-        for start in range(0, n, CHUNK):
-            stop = min(start + CHUNK, n)
-            for i in range(start, stop):
-                values[i], errors[i] = _one(calc, _row(cells, i), variant, reg)
-            if progress is not None:
-                progress(stop - start)
-    fallback = sum(len(rows) for rows, _ in answered)
-    if fn is not None:
-        values = _value_column(calc, parts, fallback, n)
-        for rows, got in answered:
-            values[rows] = got
-    else:
-        calls = n
-    extra, detail_calls = _details(calc, cells, n, errors, variant, reg) if details else ({}, 0)
-    result = pd.concat([pd.Series(values, index=index, dtype=values.dtype, copy=False, name="value"),  # no copy
-                        pd.Series(errors, index=index, dtype=object, copy=False, name="error"),
+    got = compute_columns(calc, cells, n, variant, reg, progress=progress, vectorise=vectorise, details=details)
+    result = pd.concat([pd.Series(got.values, index=index, dtype=got.values.dtype, copy=False, name="value"),  # no copy
+                        pd.Series(got.errors, index=index, dtype=object, copy=False, name="error"),
                         *(pd.Series(col, index=index, dtype=object, copy=False, name=name)
-                          for name, col in extra.items())], axis=1)
-    result.attrs.update({"calculator": calc.slug, "version": calc.active.version, "variant": variant,
-                         "unit": calc.output.unit, "vectorised": fn is not None,
-                         "row_by_row": n if fn is None else fallback, "compute_calls": calls,
-                         "by_combination": combined,
-                         "left_path": n - int(pd.notna(errors).sum()) if fn is None else alone,
-                         "details_compute_calls": detail_calls})
+                          for name, col in got.extra.items())], axis=1)
+    result.attrs.update(got.attrs)
     return result

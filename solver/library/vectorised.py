@@ -28,13 +28,13 @@ import gc
 import itertools
 import math
 import operator
+import sys
 import threading
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
 import numpy as np
-import pandas as pd
 
 from registry.loader import Registry
 from registry.schema import Calculator
@@ -112,11 +112,11 @@ class Pair:
 
     def groups(self) -> tuple[np.ndarray, list[Any]]:
         """codes (one per row) and the cell of each distinct code."""
-        vcodes, vuniq = pd.factorize(self.values, use_na_sentinel=False)
+        vcodes, vuniq = pandas_module().factorize(self.values, use_na_sentinel=False)
         vals = [_py(v) for v in vuniq]
         if self.ints is not None and self.ints.any():  # an int and a float of one value are distinct cells
             vcodes = vcodes.astype(np.int64) * 2 + self.ints
-            vcodes, keys = pd.factorize(vcodes)
+            vcodes, keys = pandas_module().factorize(vcodes)
             vals = [int(vals[k // 2]) if k % 2 else vals[k // 2] for k in keys.tolist()]
         if self.units is None or isinstance(self.units, str):
             codes, cells = vcodes, [_as_cell(v, self.units) for v in vals]
@@ -125,14 +125,14 @@ class Pair:
             if (ucodes < 0).any():  # no unit given: its own group, read as a bare value
                 ucodes, uuniq = np.where(ucodes < 0, len(uuniq), ucodes), [*uuniq, None]
             combined = vcodes.astype(np.int64) * max(len(uuniq), 1) + ucodes
-            codes, cuniq = pd.factorize(combined)
+            codes, cuniq = pandas_module().factorize(combined)
             nu = max(len(uuniq), 1)
             cells = [_as_cell(vals[c // nu], _py(uuniq[c % nu])) for c in cuniq.tolist()]
         odd = self.odd_rows()
         if odd is not None and odd.any():  # each odd cell object its own code, read as given (rows that share
             assert self.odd is not None  # one object, as the distinct cells of a column spread, share its code)
             rows = np.flatnonzero(odd)
-            which, first = pd.factorize(np.fromiter(map(id, self.odd[rows].tolist()), np.int64, len(rows)))
+            which, first = pandas_module().factorize(np.fromiter(map(id, self.odd[rows].tolist()), np.int64, len(rows)))
             firsts = np.unique(which, return_index=True)[1]
             codes = np.array(codes, dtype=np.int64)
             codes[rows] = len(cells) + which
@@ -193,8 +193,8 @@ def triples(cells: list[Any], complete: bool = False) -> Triples | None:
         if set(map(type, given)) != {list} or set(map(len, given)) != {3}:
             return None
         values = list(map(_NUMBER, given))
-        ncodes, nuniq = pd.factorize(np.fromiter(map(_NAME, given), object, len(given)))
-        ucodes, uuniq = pd.factorize(np.fromiter(map(_UNIT, given), object, len(given)))
+        ncodes, nuniq = pandas_module().factorize(np.fromiter(map(_NAME, given), object, len(given)))
+        ucodes, uuniq = pandas_module().factorize(np.fromiter(map(_UNIT, given), object, len(given)))
     except TypeError:  # (an unhashable name or unit)
         return None
     vtypes = set(map(type, values))
@@ -250,12 +250,27 @@ def _column(x: Any, n: int) -> np.ndarray:
     return a if a.dtype.kind in "iuf" else a.astype(float)
 
 
+_IMPORTING = threading.Lock()
+
+
+def pandas_module() -> Any:
+    """pandas, imported when first needed (its hash factorize): a Parquet file's batch, read with pyarrow, is mostly
+    computed without it, and importing it costs a command about 0.15 s. The chunks of a long table run on threads:
+    one at a time imports it (two threads importing pandas at once got a partly initialised module)."""
+    with _IMPORTING:  # (not sys.modules: a module another thread is importing is there half made)
+        import pandas
+    return pandas
+
+
 def _py(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
 
 
 def _absent(x: Any) -> bool:
-    return x is None or x is pd.NA or (isinstance(x, float) and math.isnan(x))
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return True
+    pd = sys.modules.get("pandas")  # (pd.NA is only in a table once pandas is imported: none imported to check)
+    return pd is not None and x is getattr(pd, "NA", None)
 
 
 def _as_cell(value: Any, unit: Any) -> Any:
@@ -294,7 +309,7 @@ def unit_codes(units: "np.ndarray | Coded") -> tuple[np.ndarray, list[Any]]:
     dictionary or `category` column) gives its own codes, so no unit string is hashed per row."""
     if isinstance(units, Coded):
         return np.asarray(units.codes), list(units.uniques)
-    codes, uniq = pd.factorize(units, use_na_sentinel=True)
+    codes, uniq = pandas_module().factorize(units, use_na_sentinel=True)
     return codes, [_py(u) for u in uniq.tolist()]
 
 
@@ -360,7 +375,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
             c, u = (a.codes if idx is None else a.codes[idx]), a.values
         else:
             got = coded[i]
-            c, u = got if got is not None else pd.factorize(rows[i], use_na_sentinel=False)
+            c, u = got if got is not None else pandas_module().factorize(rows[i], use_na_sentinel=False)
         size = max(len(u), 1)
         combined = c.astype(np.intp, copy=False) if combined is None else combined * size + c
         uniques.append(u)
@@ -377,7 +392,7 @@ def elementwise(fn: Callable[..., Any], *args: Any, ok: np.ndarray | None = None
             remap[keys] = np.arange(len(keys))
             codes = remap[combined]
         else:
-            codes, keys = pd.factorize(combined)
+            codes, keys = pandas_module().factorize(combined)
         parts = []
         rest = np.asarray(keys, dtype=np.int64)
         for size in reversed(sizes):  # decode each distinct combination into one index per argument
@@ -405,7 +420,7 @@ def _continuous(a: np.ndarray) -> bool:
     does: then finding the distinct values costs more than it saves (a hash pass and a call list per value)."""
     if a.dtype.kind != "f" or a.size < 4 * _SAMPLE:
         return False
-    return len(pd.unique(a[:_SAMPLE])) * 2 > _SAMPLE
+    return len(np.unique(a[:_SAMPLE])) * 2 > _SAMPLE  # (NaN counted once, as a distinct value)
 
 
 def _each_row(fn: Callable[..., Any], args: tuple[Any, ...], idx: np.ndarray | None, n: int) -> np.ndarray:
@@ -457,7 +472,7 @@ def _factorize(a: np.ndarray) -> tuple[np.ndarray, Any]:
     """codes (one per row) and the values they stand for, as pandas' factorize gives them (`_arithmetic` where it
     can)."""
     coded = _arithmetic(a)
-    return coded if coded is not None else pd.factorize(a, use_na_sentinel=False)
+    return coded if coded is not None else pandas_module().factorize(a, use_na_sentinel=False)
 
 
 def _arithmetic(a: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -958,7 +973,7 @@ class Columns:
         if known is not None and known[0] is x:
             _, codes, uniques = known
             return np.array([u is None for u in uniques], dtype=bool)[codes]
-        return pd.isna(np.asarray(x, dtype=object))
+        return pandas_module().isna(np.asarray(x, dtype=object))
 
     def any_flag(self, *names: str) -> np.ndarray:
         out = self.read("flag", names[0])
@@ -1120,7 +1135,7 @@ class Columns:
             _, codes, uniques = known
             values = [one(u) for u in uniques]
         else:
-            codes, found = pd.factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
+            codes, found = pandas_module().factorize(np.asarray(key, dtype=object), use_na_sentinel=False)
             values = [one(_py(u)) for u in found.tolist()]
         table = np.array(values, dtype=np.int64 if all(type(v) is int for v in values) else float)
         out = table[codes]
@@ -1287,7 +1302,7 @@ def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
     if kind == "date":
         day = np.asarray(raw, dtype=np.int64)
         cols.bad |= (day < 1) | (day > _LAST_DAY)
-        codes, uniques = pd.factorize(np.where(cols.bad, 1, day))
+        codes, uniques = pandas_module().factorize(np.where(cols.bad, 1, day))
         text = np.array([dt.date.fromordinal(int(d)).isoformat() for d in uniques.tolist()], dtype=object)
         out[:] = text[codes]
         return out

@@ -268,7 +268,7 @@ def test_a_long_text_column_is_coded_in_slices_as_in_one_pass(monkeypatch) -> No
     cells = pd.Series(rng.choice(options, 5_003), dtype="string[pyarrow]")
     one_pass = batch._option_codes(cells, options)
     monkeypatch.setattr(batch, "_SLICE_ROWS", 1_000)
-    monkeypatch.setattr(batch, "_cores", lambda: 3)
+    monkeypatch.setattr(batch, "cores", lambda: 3)
     sliced = batch._option_codes(cells, options)
     assert one_pass is not None and sliced is not None and sliced.dtype == np.int8
     assert np.array_equal(sliced, one_pass)
@@ -292,7 +292,7 @@ def test_a_forked_child_codes_long_columns_with_a_pool_of_its_own(monkeypatch) -
     from solver.library import batch
 
     monkeypatch.setattr(batch, "_SLICE_ROWS", 1_000)
-    monkeypatch.setattr(batch, "_cores", lambda: 2)
+    monkeypatch.setattr(batch, "cores", lambda: 2)
     cells = pd.Series(["Male", "Female"] * 2_500, dtype="string[pyarrow]")
     expected = batch._option_codes(cells, ["Male", "Female"])  # makes the pool here, before the fork
     ctx = mp.get_context("fork")
@@ -304,7 +304,7 @@ def test_a_forked_child_codes_long_columns_with_a_pool_of_its_own(monkeypatch) -
 def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progress_in_order(monkeypatch) -> None:
     """A long table's columnar chunks run on the thread pool: values, row errors (refused rows go through
     `compute`) and the progress steps are those of the chunks run one after another."""
-    from solver.library import batch
+    from solver.library import table_compute
 
     rng = np.random.default_rng(11)
     n = 10_007
@@ -313,10 +313,10 @@ def test_chunks_run_side_by_side_give_the_one_at_a_time_answers_and_report_progr
     frame = pd.DataFrame({"age": rng.integers(18, 95, n).astype(float), "sex": rng.choice(["Male", "Female"], n),
                           "creatinine": creatinine})
     cols = {"age": ("age", "years"), "creatinine": ("creatinine", "mg/dL")}
-    monkeypatch.setattr(batch, "VCHUNK", 1_000)
+    monkeypatch.setattr(table_compute, "VCHUNK", 1_000)
     results, steps = {}, {}
     for cores in (1, 2):
-        monkeypatch.setattr(batch, "_cores", lambda c=cores: c)
+        monkeypatch.setattr(table_compute, "cores", lambda c=cores: c)
         seen: list[int] = []
         results[cores] = compute_many("ckd-epi-2021", frame, columns=cols, progress=seen.append, variant="benchmark")
         steps[cores] = seen
@@ -367,10 +367,10 @@ def test_weeks_and_days_are_lists_of_their_own_and_the_collector_is_left_as_foun
     the pause): every cell is a list of two ints of its own, and the collector is on or off afterwards as it was."""
     import gc
 
-    from solver.library import batch
+    from solver.library import table_compute
 
-    monkeypatch.setattr(batch, "VCHUNK", 500)
-    monkeypatch.setattr(batch, "_cores", lambda: 2)
+    monkeypatch.setattr(table_compute, "VCHUNK", 500)
+    monkeypatch.setattr(table_compute, "cores", lambda: 2)
     days = pd.to_datetime("2024-01-01") + pd.to_timedelta(np.arange(2_000) % 300, unit="D")
     frame = pd.DataFrame({"Current Date": "10/01/2024", "Last menstrual date": days.strftime("%m/%d/%Y")})
     was = gc.isenabled()
