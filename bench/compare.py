@@ -104,8 +104,9 @@ _COUNTED = ("import json, sys\n"
 
 def instructions(tree: Path, cache: Path, passes: int = 3) -> float:
     """Machine instructions `compute` takes per reference case in this worktree (valgrind's callgrind)."""
-    # the registry's snapshot is written first, outside the count: a cold cache validates in a background worker
-    # whose work would otherwise land inside the passes (2.98 million instructions a case instead of 90,000)
+    # the registry's snapshot is written first, outside valgrind: validated under valgrind (50 times slower), the
+    # registry's texts overrun their 2 s render budget, the registry has problems, and `compute` then checks it on
+    # every call (2.98 million instructions a case instead of 90,000)
     warm = subprocess.run([sys.executable, "-c", _COUNTED, "0"], cwd=tree, env=_env(tree, cache), capture_output=True,
                           text=True)
     if warm.returncode:
