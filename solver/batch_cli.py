@@ -231,9 +231,13 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as e:
         print(f"error: --columns: {e}", file=sys.stderr)
         return 1
+    shown = not args.no_progress and sys.stderr.isatty()
     try:
-        from tqdm import tqdm
+        bar_type: Any = _Quiet
+        if shown:  # (importing tqdm costs 0.02 s, a tenth of a small Parquet batch: only for a bar that shows)
+            import tqdm
 
+            bar_type = tqdm.tqdm
         if src.suffix != ".parquet":  # (a Parquet file is read and computed without pandas: 0.15 s of the command)
             import pandas as pd  # noqa: F401
     except ImportError as e:
@@ -252,11 +256,11 @@ def run(args: argparse.Namespace) -> int:
         if src.suffix == ".parquet":
             from solver import batch_stream
 
-            total, errors, attrs = batch_stream.run(src, dst, calcs, args.variant, per, tqdm,
-                                                    progress=not args.no_progress and sys.stderr.isatty(),
+            total, errors, attrs = batch_stream.run(src, dst, calcs, args.variant, per, bar_type,
+                                                    progress=shown,
                                                     csv_guard=not getattr(args, "no_csv_guard", False))
         else:
-            total, errors, attrs = _run_in_memory(src, dst, calcs, args, per, tqdm)
+            total, errors, attrs = _run_in_memory(src, dst, calcs, args, per, bar_type)
     except _Refused as e:
         say(printable(f"error: {e}"), file=sys.stderr)  # messages quote the table's text
         return 1
@@ -287,6 +291,19 @@ def _summary(calcs: list[Any], args: argparse.Namespace, attrs: list[dict[str, A
               "to accept a table with row errors", file=sys.stderr)
         return 3
     return 0
+
+
+class _Quiet:
+    """The progress bar where none is shown (--no-progress, or stderr not a terminal): tqdm's calls, doing nothing."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 class _Refused(Exception):
