@@ -71,41 +71,48 @@ def atomic_write(path: Path, data: str | bytes) -> None:
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     blob = data.encode("utf-8") if isinstance(data, str) else data
-    mode = _new_file_mode(path)
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=TMP_SUFFIX, dir=path.parent)
-    tmp = Path(name)
-    try:
+    with _beside(path, TMP_SUFFIX) as (fd, _):
         with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), mode)
             f.write(blob)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with suppress(FileNotFoundError):
-            tmp.unlink()
-        raise
-    _fsync_dir(path.parent)
 
 
 @contextmanager
 def atomic_output(path: Path) -> Iterator[Path]:
     """A temporary file beside `path` for a writer that wants a file name (pandas, pyarrow): what the block wrote
     is fsynced and renamed over `path` when it ends, and removed when it raises, so `path` is never half-written.
-    The name is made exclusively and unpredictably in the target's folder, as `atomic_write` makes its own."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent or ".")
-    os.close(fd)
-    tmp = Path(name)
-    try:
+    The name is made exclusively and unpredictably in the target's folder, as `atomic_write` makes its own, with
+    the mode a new file gets."""
+    with _beside(path, path.suffix) as (fd, tmp):
+        os.close(fd)
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+
+
+@contextmanager
+def _beside(path: Path, suffix: str) -> Iterator[tuple[int, Path]]:
+    """(an open descriptor, the name) of a new file in `path`'s folder, made exclusively under an unpredictable name
+    with the mode a new file gets there; renamed over `path` when the block ends (the folder then fsynced), removed
+    when it raises. The block closes the descriptor."""
+    folder = path.parent if str(path.parent) else Path(".")
+    mode = _new_file_mode(path)
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix, dir=folder)
+    tmp = Path(name)
+    try:
+        try:
+            os.fchmod(fd, mode)
+        except BaseException:
+            os.close(fd)
+            raise
+        yield fd, tmp
         os.replace(tmp, path)
     except BaseException:
         with suppress(FileNotFoundError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent if str(path.parent) else Path("."))
+    _fsync_dir(folder)
 
 
 def _remove(path: Path) -> None:
