@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+import signal
+import time
 from pathlib import Path
 
 from cli.main import main
@@ -46,3 +49,21 @@ def fingerprint(root: Path) -> dict[str, str]:
     """Every file under the registry with the hash of its bytes: to prove a refusal wrote nothing."""
     return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
             for p in sorted(root.rglob("*")) if p.is_file() and p.name != ".registry.lock"}
+
+
+def kill_at(proc, parent, step: int, wait: float) -> bool:
+    """Let the forked child `proc` report `step` events (its writes, renames, removals) through `parent`, a pipe
+    end, then SIGKILL it, unless it reports "exit" first (waiting `wait` seconds at most for each event); True
+    when it finished by itself. The child is joined either way."""
+    seen, finished = 0, False
+    while seen < step and parent.poll(wait):
+        kind, _ = parent.recv()
+        seen += 1
+        if kind == "exit":
+            finished = True
+            break
+    if not finished:
+        time.sleep(0.02)
+        os.kill(proc.pid, signal.SIGKILL)
+    proc.join(30)
+    return finished

@@ -8,7 +8,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ import pytest
 
 from registry.loader import PROJECT_ROOT, clear_cache, load
 from tests.helpers import PEOPLE, committee, solo
-from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, problems
+from tests.registry.helpers import NEW, NEWER, OLD, SODIUM, SODIUM_VERSIONS, copy_registry, kill_at, problems
 
 FORK = multiprocessing.get_context("fork")
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="fork and SIGKILL semantics tested on Linux")
@@ -165,21 +164,8 @@ def test_fix_killed_at_every_step_leaves_old_or_new_state_or_names_the_repair(tm
         parent, child = FORK.Pipe()
         proc = FORK.Process(target=_fix_child, args=(str(root), child))
         proc.start()
-        seen = []
-        finished = False
         # step 0 kills while the command loads and checks; step k kills at the k-th write, rename or removal
-        while len(seen) < step:
-            if not parent.poll(30):
-                break
-            kind, what = parent.recv()
-            seen.append(kind)
-            if kind == "exit":
-                finished = True
-                break
-        if not finished:
-            time.sleep(0.02)
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.join(30)
+        finished = kill_at(proc, parent, step, 30)
         found = problems(root)
         if found:
             kills_mid_change += 1

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -17,7 +16,7 @@ import yaml
 from registry.loader import PROJECT_ROOT, clear_cache
 from registry.trust.sshsig import parse_signers
 from tests.helpers import make_key, run
-from tests.registry.helpers import NEW, SODIUM, fingerprint, problems
+from tests.registry.helpers import NEW, SODIUM, fingerprint, kill_at, problems
 
 TODAY = "2026-12-02"
 POLICY = Path("formulas") / "policy"
@@ -192,17 +191,7 @@ def test_killed_at_any_step_the_keys_and_people_agree(capsys, root: Path, tmp_pa
     parent, child = FORK.Pipe()
     proc = FORK.Process(target=_add_child, args=(str(root), child))
     proc.start()
-    seen, finished = 0, False
-    while seen < step and parent.poll(60):
-        kind, _ = parent.recv()
-        seen += 1
-        if kind == "exit":
-            finished = True
-            break
-    if not finished:
-        time.sleep(0.02)
-        os.kill(proc.pid, signal.SIGKILL)
-    proc.join(30)
+    finished = kill_at(proc, parent, step, 60)
     found = problems(root)
     if found:
         assert any("formula recover" in p for p in found), found
