@@ -47,7 +47,7 @@ def result_names(slugs: list[str]) -> list[tuple[str, str]]:
 def value_array(values: Any, vtype: Any) -> Any:
     """The computed values as an arrow array: numbers from their own buffer (no Python object per row, and no
     pandas: `arrow_buffers`), an object column of numbers (rows with an error hold None) as numbers with nulls,
-    and dates and [weeks, days] by arrow's own conversion."""
+    dates (ISO text) and [weeks, days] from buffers too."""
     import pyarrow as pa
 
     from solver.library import arrow_buffers
@@ -61,7 +61,9 @@ def value_array(values: Any, vtype: Any) -> Any:
         numbers[ok] = values[ok]
         return arrow_buffers.from_numbers(numbers, ok)
     if pa.types.is_list(vtype):
-        return pa.array([None if v is None else list(v) for v in values.tolist()], type=vtype)
+        return arrow_buffers.int_lists(values)
+    if pa.types.is_string(vtype) and all(type(v) is str for v in values[~np.equal(values, None)].tolist()):  # type: ignore[call-overload]
+        return arrow_buffers.texts(values)  # (dates as ISO text)
     return pa.array(values, type=vtype, from_pandas=True)
 
 

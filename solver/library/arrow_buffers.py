@@ -5,7 +5,8 @@ when it is installed, to check whether their argument is a pandas object: 0.15 s
 that otherwise needs no pandas (bench/columnar.py --frames parquet: the fixed cost of a 1-row file, 0.57 s ->
 see bench/README.md). The kernels read fixed-width numbers, booleans and dictionary indices, whose buffers
 numpy reads as they are (the values without a copy), so the Parquet path reads and writes those through here.
-Anything else (text, dates, lists) still goes through pyarrow's own conversions.
+Text (row errors, dates as ISO text) and lists of integers ([weeks, days]) are built from buffers too (`texts`,
+`int_lists`); anything else still goes through pyarrow's own conversions.
 """
 from __future__ import annotations
 
@@ -82,6 +83,31 @@ def from_numbers(values: np.ndarray, ok: np.ndarray | None = None) -> Any:
                                  null_count=nulls)
 
 
+def _validity(present: np.ndarray) -> Any:
+    import pyarrow as pa
+
+    return None if present.all() else pa.py_buffer(np.packbits(present.astype(np.uint8), bitorder="little"))
+
+
+def int_lists(cells: np.ndarray) -> Any:
+    """An Arrow list<int64> array of an object array of lists (or tuples) of ints and None (null), such as a
+    gestational age's [weeks, days]."""
+    import itertools
+
+    import pyarrow as pa
+
+    n = len(cells)
+    present = ~np.equal(cells, None)  # type: ignore[call-overload]  # (elementwise `is None`)
+    given = cells[present].tolist()
+    lengths = np.zeros(n, dtype=np.int64)
+    lengths[present] = [len(c) for c in given]
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(lengths, out=offsets[1:])
+    flat = np.fromiter(itertools.chain.from_iterable(given), dtype=np.int64, count=int(offsets[-1]))
+    return pa.Array.from_buffers(pa.list_(pa.int64()), n, [_validity(present), pa.py_buffer(offsets)],
+                                 null_count=int(n - present.sum()), children=[from_numbers(flat)])
+
+
 def texts(cells: np.ndarray) -> Any:
     """An Arrow string array of an object array of str and None (null), such as a column of row errors."""
     import pyarrow as pa
@@ -98,6 +124,5 @@ def texts(cells: np.ndarray) -> Any:
     np.cumsum(lengths, out=offsets[1:])
     if offsets[-1] >= 2**31:  # (past a string array's 32-bit offsets: pyarrow's own conversion says so)
         return pa.array(cells.tolist(), type=pa.string())
-    validity = None if len(rows) == n else pa.py_buffer(np.packbits(present.astype(np.uint8), bitorder="little"))
-    return pa.Array.from_buffers(pa.string(), n, [validity, pa.py_buffer(offsets.astype(np.int32)),
+    return pa.Array.from_buffers(pa.string(), n, [_validity(present), pa.py_buffer(offsets.astype(np.int32)),
                                                   pa.py_buffer(b"".join(encoded))], null_count=n - len(rows))

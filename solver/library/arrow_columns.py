@@ -87,7 +87,8 @@ def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | Non
     return out, other
 
 
-def _array(table: Any, column: str) -> Any:
+def column_array(table: Any, column: str) -> Any:
+    """One column of a Table (its chunks joined) or a RecordBatch as one Arrow array."""
     col = table.column(column)
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
@@ -96,7 +97,7 @@ def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: se
     """The column's `Pair` or `Coded`, or None when its shape is not the documented one."""
     import pyarrow as pa
 
-    values = _array(table, column)
+    values = column_array(table, column)
     units: Any = unit
     if pa.types.is_struct(values.type) and unit is None:
         fields = {values.type.field(i).name for i in range(values.type.num_fields)}
@@ -106,7 +107,7 @@ def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: se
         order = [values.type.field(i).name for i in range(values.type.num_fields)]
         values, units = flat[order.index("value")], flat[order.index("unit")]  # (a null struct: null fields)
     elif unit is None and column + UNIT_SUFFIX in have:
-        units = _array(table, column + UNIT_SUFFIX)
+        units = column_array(table, column + UNIT_SUFFIX)
     if _numeric(values.type):
         numbers = _numbers(values)
         if numbers is None:

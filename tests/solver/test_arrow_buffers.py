@@ -65,6 +65,19 @@ def test_from_numbers_and_texts_make_what_pyarrow_makes(cells) -> None:
     assert text.type == pa.string() and text.to_pylist() == errors.tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.one_of(st.none(), st.tuples(st.integers(0, 45), st.integers(0, 6)),
+                          st.lists(st.integers(-(2**62), 2**62), max_size=3)), max_size=60))
+def test_int_lists_make_what_pyarrow_makes(cells) -> None:
+    """[weeks, days] values (lists or tuples, None for a row with an error) as pyarrow's own list<int64> array."""
+    values = np.empty(len(cells), dtype=object)
+    for k, c in enumerate(cells):
+        values[k] = c
+    got = arrow_buffers.int_lists(values)
+    got.validate(full=True)
+    assert got.equals(pa.array([None if c is None else list(c) for c in cells], type=pa.list_(pa.int64())))
+
+
 def test_from_numbers_keeps_integers_and_refuses_objects() -> None:
     got = arrow_buffers.from_numbers(np.array([1, 2, 3], dtype=np.int64))
     assert got.type == pa.int64() and got.to_pylist() == [1, 2, 3] and got.null_count == 0
@@ -102,3 +115,33 @@ def test_a_parquet_batch_of_plain_numbers_imports_no_pandas(tmp_path) -> None:
         assert row["value"] == want and row["error"] is None, (row, want)
     assert json.dumps(got[0]["value"]) == json.dumps(compute("body-mass-index", {"weight": [70.0, "kg"],
                                                                                  "height": [175.0, "cm"]}).value)
+
+
+@pytest.mark.parametrize("slug, table, cells", [
+    ("ckd-epi-2021",  # a power of a creatinine ratio, once per distinct ratio: the grouping was pandas' factorize
+     {"age": [40, 71, 58], "age_unit": ["years"] * 3, "sex": ["Female", "Male", "Male"],
+      "creatinine": [0.71, 1.37, 88.4], "creatinine_unit": ["mg/dL", "mg/dL", "µmol/L"]},
+     lambda r: {"age": [r["age"], r["age_unit"]], "sex": r["sex"], "creatinine": [r["creatinine"], r["creatinine_unit"]]}),
+    ("estimated-due-date",  # a date's text, once per distinct day
+     {"Last menstrual date": ["05/11/2008", "02/12/2000", "05/11/2008"], "cycle length": [23, 35, 28]},
+     lambda r: {"Last menstrual date": r["Last menstrual date"], "cycle length": r["cycle length"]}),
+])
+def test_a_parquet_batch_of_powers_and_dates_imports_no_pandas(tmp_path, slug, table, cells) -> None:
+    """Values grouped before a Python function runs once per distinct value (a power, a date's text) are grouped by
+    numpy (`vectorised.factorize`), so these batches import no pandas either; the answers are `compute`'s."""
+    from solver.library import compute
+
+    arrays = {k: pa.array(v).dictionary_encode() if k.endswith("_unit") or k == "sex" else pa.array(v)
+              for k, v in table.items()}
+    src, out = tmp_path / "cohort.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table(arrays), src)
+    code = ("import sys\nfrom cli.main import main\n"
+            f"rc = main(['batch', {str(src)!r}, '--calculator', {slug!r}, '--out', {str(out)!r}, '--no-progress'])\n"
+            "print('PANDAS', 'pandas' in sys.modules, rc)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "PANDAS False 0" in done.stdout, done.stdout + done.stderr
+    got = pq.read_table(out).to_pylist()
+    for row in got:
+        want = compute(slug, cells(row)).value
+        assert row["value"] == (want.isoformat() if hasattr(want, "isoformat") else want), (row, want)

@@ -236,6 +236,32 @@ def test_arithmetic_coding_gives_the_values_back() -> None:
         assert all(_same(x, y) for x, y in zip(back.tolist(), a.tolist()))
 
 
+@given(st.lists(st.floats() | st.sampled_from([0.0, -0.0, math.nan, -math.nan]) | st.integers(-3, 3).map(float),
+                min_size=1, max_size=300))
+def test_factorize_gives_every_value_back_bit_for_bit(xs: list[float]) -> None:
+    """`vectorised.factorize` (the grouping before a Python function runs once per distinct value): every row's
+    value comes back to the bit, -0.0 apart from 0.0 (pandas' factorize merges them: the first seen stood for
+    both), one code per distinct value; integers too."""
+    from solver.library.vectorised import factorize
+
+    a = np.array(xs, dtype=float)
+    codes, uniques = factorize(a)
+    assert np.array_equal(np.asarray(uniques)[codes].view(np.int64), a.view(np.int64))
+    assert len(uniques) == len(set(a.view(np.int64).tolist()))
+    ints = np.rint(np.nan_to_num(a)).astype(np.int64)
+    codes, uniques = factorize(ints)
+    assert np.array_equal(np.asarray(uniques)[codes], ints) and len(uniques) == len(set(ints.tolist()))
+
+
+def test_elementwise_keeps_the_sign_of_zero() -> None:
+    """A function that tells -0.0 from 0.0 (a cube, copysign) gets each row's own zero, as `compute` does."""
+    from solver.library.vectorised import elementwise
+
+    x = np.array([0.0, -0.0, 2.0, -0.0, 0.0])
+    assert elementwise(lambda v: math.copysign(1.0, v), x).tolist() == [1.0, -1.0, 1.0, -1.0, 1.0]
+    assert [math.copysign(1.0, v) for v in elementwise(lambda v: v ** 3, x).tolist()] == [1.0, -1.0, 1.0, -1.0, 1.0]
+
+
 @pytest.mark.parametrize("slug", COLUMNAR_SLUGS)
 def test_cohort_sized_table_equals_compute(slug: str) -> None:
     """A cohort of recorded-precision values, large enough for the arithmetic coding (bench/columnar.py's table):
