@@ -16,11 +16,17 @@ distinct patients, as a real cohort has them. Then, in the same run:
   adds to the loop the time to build those rows from the Arrow table (`held_rows`: what any scalar loop over the
   file must also do, and the lowest such cost, as no pandas row objects are made);
 - `fixed`: the same command on a 1-row file of the same schema (the cost of a process that computes nothing),
-  and `kernel`: compute_many on the whole table in this process, file read excluded.
+  and `kernel`: compute_many on the whole table in this process, file read excluded;
+- `floor`: the least any Python command doing this job takes on the same file: a program that starts Python,
+  imports numpy and pyarrow, reads the file by row groups and writes it back with one column of zeros, computing
+  nothing (`_FLOOR`: no registry, no checks, no kernel), timed as `batch` is. `ceil` is loop / floor, the ratio
+  `formula batch` would reach if everything it does beyond that took no time at all.
 
 Targets (issue 48): every calculator >= 15x, the median >= 30x, peak < 1 GB. Below a
 target, `why` names the largest part of the batch's time and its share: `fixed` (the process's fixed cost),
-`kernel` (compute_many on the table in memory) or `file` (the rest: reading and writing the Parquet file).
+`kernel` (compute_many on the table in memory) or `file` (the rest: reading and writing the Parquet file). The
+summary also counts the calculators whose `ceil` is under 15x, and the median `ceil`: where those miss the
+targets, no Python command can meet them on this machine, whatever it computes.
 """
 from __future__ import annotations
 
@@ -116,17 +122,41 @@ _LAUNCH = ("import os, subprocess, sys, time\n"
            "sys.stderr.write(f'\\n#bench {time.perf_counter() - t} {use.ru_maxrss} {os.waitstatus_to_exitcode(status)}\\n')\n")
 
 
+# The floor: the least a Python command can do for this job (read the file, write it back with an answer column),
+# computing nothing: Python, numpy and pyarrow imported, no registry. The column is built from a buffer, as
+# `formula batch` builds its own (pyarrow's `pa.array` of a numpy array imports pandas: solver/library/arrow_buffers).
+_FLOOR = ("import sys\n"
+          "import numpy as np\n"
+          "import pyarrow as pa\n"
+          "import pyarrow.parquet as pq\n"
+          "writer = None\n"
+          "for batch in pq.ParquetFile(sys.argv[1]).iter_batches(batch_size=262144):\n"
+          "    zeros = pa.Array.from_buffers(pa.float64(), batch.num_rows, [None, pa.py_buffer(np.zeros(batch.num_rows))])\n"
+          "    table = pa.Table.from_batches([batch]).append_column('value', zeros)\n"
+          "    writer = writer or pq.ParquetWriter(sys.argv[2], table.schema, use_dictionary=False)\n"
+          "    writer.write_table(table)\n"
+          "writer.close()\n")
+
+
+def _floor(path: Path, out: Path) -> float:
+    """Wall seconds of `_FLOOR` on the file, as a child process timed as `_batch` times `formula batch`."""
+    return _child([sys.executable, "-c", _FLOOR, str(path), str(out)], "floor")[0]
+
+
 def _batch(path: Path, out: Path, slug: str) -> tuple[float, float, str]:
     """(wall seconds, the child's peak RSS in MB, its stderr) of `formula batch` as a child process."""
-    cmd = [sys.executable, "-m", "cli", "batch", str(path), "--calculator", slug, "--variant", "benchmark",
-           "--out", str(out), "--allow-errors", "--no-progress"]
+    return _child([sys.executable, "-m", "cli", "batch", str(path), "--calculator", slug, "--variant", "benchmark",
+                   "--out", str(out), "--allow-errors", "--no-progress"], slug)
+
+
+def _child(cmd: list[str], label: str) -> tuple[float, float, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-S", "-c", _LAUNCH, *cmd], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=600)
     said, _, report = done.stderr.rpartition("\n#bench ")
     wall, peak_kb, code = report.split()
     if int(code) != 0:
-        raise SystemExit(f"{slug}: formula batch exited {code}: {said}")
+        raise SystemExit(f"{label}: {cmd[1:3]} exited {code}: {said}")
     return float(wall), int(peak_kb) / 1024, said.strip()
 
 
@@ -147,6 +177,7 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace, f
         walls.append(wall)
         peaks.append(peak)
     fixed = min(_batch(one, folder / "one.out.parquet", slug)[0] for _ in range(args.repeat))
+    floor = min(_floor(path, folder / "floor.out.parquet") for _ in range(args.repeat))
     t = time.perf_counter()
     compute_many(slug, table, variant="benchmark")
     kernel = time.perf_counter() - t
@@ -157,7 +188,8 @@ def run_one(slug: str, blocks: list[dict[str, Any]], args: argparse.Namespace, f
     batch = min(walls)
     return {"calculator": slug, "rows": args.rows, "batch_s": round(batch, 2), "loop_s_scaled": round(loop, 1),
             "ratio": round(loop / batch, 1), "rows_s_scaled": round(rows, 1), "read_ratio": round((loop + rows) / batch, 1),
-            "peak_mb": round(max(peaks)), "fixed_s": round(fixed, 2),
+            "peak_mb": round(max(peaks)), "fixed_s": round(fixed, 2), "floor_s": round(floor, 2),
+            "ceiling": round(loop / floor, 1),
             "kernel_s": round(kernel, 2), "vectorised": "vectorised" in said, "loop_rows": len(sample)}
 
 
@@ -198,11 +230,22 @@ def _why(r: dict[str, Any]) -> str:
     return f"{name} {parts[name] / r['batch_s']:.0%}"
 
 
+def _ceilings(timed: list[dict[str, Any]]) -> str:
+    """What the floor leaves: the calculators that no Python command could bring to 15x, and the median ceiling."""
+    low = sorted((r for r in timed if r["ceiling"] < 15), key=lambda r: r["ceiling"])
+    med = statistics.median(r["ceiling"] for r in timed)
+    return (f"ceilings (loop / floor: reading the file and writing it back with a column of zeros): "
+            f"{len(low)} of {len(timed)} under 15x" + (" (" + ", ".join(f"{r['calculator']} {r['ceiling']:.1f}x"
+                                                                       for r in low) + ")" if low else "")
+            + f"; median {med:.1f}x" + ("; so no Python command meets the targets on this machine"
+                                        if low or med < 30 else ""))
+
+
 def _line(r: dict[str, Any]) -> str:
     if r.get("columnar") is False:
-        return f"{r['calculator'][:26]:26} row by row (not columnar)"
-    return (f"{r['calculator'][:24]:24} {r['batch_s']:>5.2f} {r['loop_s_scaled']:>6.1f} {r['ratio']:>5.1f}x "
-            f"{r['read_ratio']:>5.1f}x {r['peak_mb']:>4} {r['fixed_s']:>5.2f} {r['kernel_s']:>5.2f} {_why(r)}")
+        return f"{r['calculator'][:22]:22} row by row (not columnar)"
+    return (f"{r['calculator'][:22]:22} {r['batch_s']:>5.2f} {r['loop_s_scaled']:>6.1f} {r['ratio']:>5.1f}x "
+            f"{r['read_ratio']:>5.1f}x {r['floor_s']:>5.2f} {r['ceiling']:>5.1f}x {r['peak_mb']:>4} {_why(r)}")
 
 
 def table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
@@ -210,8 +253,8 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
     head = [textwrap.fill(f"formula batch on {args.rows:,}-row Parquet files (row groups of {args.row_group:,}), "
                           f"whole process, best of {args.repeat}; the loop timed on {args.loop_rows:,} rows of "
                           "each file and scaled (~)", 80),
-            f"{'calculator':24} {'batch':>5} {'loop~':>6} {'ratio':>6} {'+read':>6} {'MB':>4} {'fixed':>5} "
-            f"{'kern':>5} why"]
+            f"{'calculator':22} {'batch':>5} {'loop~':>6} {'ratio':>6} {'+read':>6} {'floor':>5} {'ceil':>6} "
+            f"{'MB':>4} why"]
     lines = head + [_line(r) for r in results]
     if timed:
         low = [r for r in timed if r["ratio"] < 15]
@@ -221,5 +264,6 @@ def table(results: list[dict[str, Any]], args: argparse.Namespace) -> str:
                      + (" (below: " + ", ".join(f"{r['calculator']} {r['ratio']:.1f}x" for r in low) + ")" if low else "")
                      + f"; median {med:.1f}x (target 30x: {'met' if med >= 30 else 'not met'}); peak {peak} MB "
                      f"(target < 1000 MB: {'met' if peak < 1000 else 'not met'})")
+        lines.append(_ceilings(timed))
     return "\n".join(lines[:len(head) + len(results)] + [textwrap.fill(x, 80, subsequent_indent="    ")
                                                            for x in lines[len(head) + len(results):]])
