@@ -10,8 +10,9 @@ The schema (docs/guide/cohorts-parquet.md), one entity per column, named as the 
 No Python object is made per cell: values become one numpy array (NaN where null; an integer column stays
 integers, as `compute` keeps a Python int), units and choices stay codes into their distinct values (a dictionary
 column's own indices), so the kernels convert each distinct unit once with the library's own converter
-(`vectorised.Columns`). A column of any other shape (JSON text, lists, dates as text) is left to the pandas reader
-(`batch.entity_columns`), which reads it as a DataFrame column: the same answers, more slowly.
+(`vectorised.Columns`). A text column of JSON cells (a multi-part age, a drug's dose: what `formula convert` writes
+for them) is parsed once per distinct text by the DataFrame reader's own rule (`json_cells`). A column of any other
+shape (lists, dates as text) is left to the pandas reader (`batch.read_other`): the same answers, more slowly.
 """
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ import numpy as np
 
 from registry.schema import Calculator, InputKind
 from solver.library import arrow_buffers
-from solver.library.vectorised import Coded, Pair
+from solver.library.json_cells import parse, text_pairs, text_triples
+from solver.library.vectorised import Coded, Pair, Triples
 
 UNIT_SUFFIX = "_unit"  # the column of a value column's units
 UNIT_KINDS = frozenset({InputKind.quantity, InputKind.measurement, InputKind.age, InputKind.weight, InputKind.height,
@@ -66,7 +68,7 @@ def mapped_inputs(calc: Calculator, columns: Mapping[str, Any] | None) -> tuple[
 
 def table_columns(table: Any, calc: Calculator, columns: Mapping[str, Any] | None = None
                   ) -> tuple[dict[str, Any], list[tuple[str, str, str | None]]]:
-    """(entity name -> its `Pair` or `Coded` column, and the (name, column, fixed unit) of each column of another
+    """(entity name -> its `Pair`, `Coded` or `Triples` column, and the (name, column, fixed unit) of each column of another
     shape, which the caller reads as pandas does: `batch.compute_many` hands them to `entity_columns`)."""
     columns, names = mapped_inputs(calc, columns)
     have = set(table.schema.names)
@@ -93,7 +95,7 @@ def column_array(table: Any, column: str) -> Any:
     return col.combine_chunks() if hasattr(col, "combine_chunks") else col
 
 
-def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: set[str]) -> Pair | Coded | None:
+def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: set[str]) -> Pair | Coded | Triples | None:
     """The column's `Pair` or `Coded`, or None when its shape is not the documented one."""
     import pyarrow as pa
 
@@ -131,9 +133,25 @@ def _entity(table: Any, column: str, unit: str | None, kind: InputKind, have: se
         codes = np.where(arrow_buffers.valid(values), arrow_buffers.booleans(values), -1)  # type: ignore[arg-type]
         return Coded(codes.astype(np.int8), [False, True])
     coded = text_codes(values)
-    if coded is None or any(u.startswith("[") for u in coded.uniques):  # JSON pairs as text: the pandas reader
-        return None
+    if coded is not None and any(u.startswith("[") for u in coded.uniques):  # JSON text
+        return _json_column(coded, kind)
     return coded
+
+
+def _json_column(coded: Coded, kind: InputKind) -> Pair | Triples | None:
+    """A text column of JSON cells read once per distinct text, as the DataFrame reader reads one (`batch._column`:
+    a drug's dose as [name, number, unit] for a `special` input, else [number, unit] pairs, a multi-part age kept
+    as given); None: the DataFrame reader decides (its first cell is plain text, or most cells are no pair)."""
+    given = np.flatnonzero(coded.codes >= 0)
+    first = coded.uniques[int(coded.codes[given[0]])] if given.size else ""
+    if not first.startswith("["):
+        return None
+    if kind == InputKind.special:
+        head = parse(first)
+        named = text_triples(coded.uniques, coded.codes) if type(head) is list and len(head) == 3 else None
+        if named is not None:
+            return named
+    return text_pairs(coded.uniques, coded.codes)
 
 
 def _numeric(t: Any) -> bool:

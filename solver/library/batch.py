@@ -24,8 +24,6 @@ equals `compute`'s.
 """
 from __future__ import annotations
 
-import ast
-import json
 import math
 import operator
 from typing import Any, Callable, Mapping
@@ -33,11 +31,11 @@ from typing import Any, Callable, Mapping
 import numpy as np
 import pandas as pd
 
-from registry import jsontext
 from registry.loader import Registry, get_registry
 from registry.schema import Calculator, InputKind
 from solver.library.arrow_columns import UNIT_KINDS, UNIT_SUFFIX, column_array, mapped_inputs, table_columns, text_codes
 from solver.library.core import VARIANTS, resolve
+from solver.library.json_cells import pair_arrays, parse, text_pairs, text_triples
 from solver.library.table_compute import compute_columns, cores, thread_pool
 from solver.library.vectorised import (
     MISSING,
@@ -66,16 +64,6 @@ def _absent(x: Any) -> bool:
     return x is None or (isinstance(x, float) and math.isnan(x)) or x is pd.NA or x is pd.NaT
 
 
-def _parse(text: str) -> Any:
-    try:
-        return jsontext.loads(text)
-    except jsontext.JsonError:  # (also an integer of over 4,300 digits, or nesting past the recursion limit)
-        try:
-            return ast.literal_eval(text)
-        except (ValueError, SyntaxError, RecursionError, MemoryError):
-            return text  # left as text: the library names the problem
-
-
 def _cells(values: list[Any], units: list[Any] | None) -> list[Any]:
     """One cell per row, as `compute` takes it; JSON text (CSV) parsed once per distinct string."""
     parsed: dict[str, Any] = {}
@@ -87,7 +75,7 @@ def _cells(values: list[Any], units: list[Any] | None) -> list[Any]:
             continue
         if isinstance(x, str) and x.startswith("["):
             if x not in parsed:
-                parsed[x] = _parse(x)
+                parsed[x] = parse(x)
             x = parsed[x]
         u = _plain(units[k]) if units is not None else None
         out.append([x, u] if u is not None and not _absent(u) and not isinstance(x, (list, tuple)) else x)
@@ -227,24 +215,14 @@ def _pairs(series: pd.Series) -> Pair | None:
     first = next((c for c in series.array if not _absent(c)), None)  # (the first cell, as a rule: no pass)
     if isinstance(first, str) and first.startswith("["):
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        texts = uniques.tolist()
-        fast = _json_pairs(texts) if len(texts) >= _MANY_TEXTS else None
-        if fast is not None:
-            return _parsed_pairs(texts, codes, *fast)
-        parsed = [_parse(u) if isinstance(u, str) and u.startswith("[") else u for u in texts]
-        if sum(_is_pair(p) for p in parsed) * 2 < len(parsed):  # mostly something else: read cell by cell
-            return None
-        if (codes < 0).any():
-            parsed.append(None)
-            codes = np.where(codes < 0, len(parsed) - 1, codes)
-        return _pair_arrays(parsed, codes)
+        return text_pairs(uniques.tolist(), codes)
     if not isinstance(first, (list, tuple)):
         return None
     cells = series.tolist()
     found = _clean_pairs(cells) or _sparse_pairs(series)
     if found is not None:
         return found
-    return _pairs_and_others(series) or _pair_arrays([None if _absent(c) else c for c in cells], None)
+    return _pairs_and_others(series) or pair_arrays([None if _absent(c) else c for c in cells], None)
 
 
 def _pairs_and_others(series: pd.Series) -> Pair | None:
@@ -280,16 +258,11 @@ def _triples(series: pd.Series) -> Triples | None:
         return None
     first = next((c for c in series.array if not _absent(c)), None)
     if isinstance(first, str) and first.startswith("["):
-        head = _parse(first)
+        head = parse(first)
         if not (type(head) is list and len(head) == 3):  # (as a rule, the first cell tells: no pass over the texts)
             return None
         codes, uniques = pd.factorize(series, use_na_sentinel=True)
-        parsed = [_parse(u) if isinstance(u, str) else u for u in uniques.tolist()]
-        if (codes < 0).any():
-            parsed.append(MISSING)
-            codes = np.where(codes < 0, len(parsed) - 1, codes)
-        distinct = triples(parsed)
-        return None if distinct is None else distinct.take(codes)
+        return text_triples(uniques.tolist(), codes)
     if not (type(first) is list and len(first) == 3):
         return None
     cells = series.tolist()
@@ -299,88 +272,12 @@ def _triples(series: pd.Series) -> Triples | None:
     return got
 
 
-_MANY_TEXTS = 4096  # distinct JSON texts from which they are parsed by pyarrow rather than one by one
-# `[number, "unit"]` as JSON writes it (spaces allowed, no control characters in the unit): the number, the part of
-# it after the integer (fraction, exponent: empty for a JSON int) and the unit as written (escapes decoded after)
-_JSON_PAIR = (r'^\[ *(?P<v>-?(?:0|[1-9][0-9]*)(?P<f>(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)) *, *'
-              r'"(?P<u>(?:[^"\\\x00-\x1f]|\\[^\x00-\x1f])*)" *\]$')
-
-
-def _json_pairs(texts: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """(values, ints, units, matched) of distinct JSON texts, read by pyarrow's regular expressions and its
-    string-to-double cast (correctly rounded, as Python's `float` of the same digits, which `json.loads` uses); a
-    text that is not a plain `[number, "unit"]` (an int from 10^15 on, a non-finite number, an escape JSON
-    does not know, anything else) is not matched and is parsed by `_parse`. Measured on 727,565 distinct texts: 0.3 s, against
-    3.5 s through `json.loads`."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    try:
-        array = pa.array([t if type(t) is str else None for t in texts], type=pa.string())
-    except (pa.ArrowInvalid, pa.ArrowTypeError):
-        return None
-    found = pc.extract_regex(array, pattern=_JSON_PAIR)
-    matched = np.array(found.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
-    number, unit = pc.struct_field(found, "v"), pc.struct_field(found, "u")
-    whole = pc.equal(pc.struct_field(found, "f"), "")
-    values = pc.cast(number, pa.float64()).to_numpy(zero_copy_only=False)
-    ints = np.array(whole.fill_null(False).to_numpy(zero_copy_only=False), dtype=bool)
-    units = np.asarray(unit.to_numpy(zero_copy_only=False), dtype=object)
-    escaped = np.flatnonzero(pc.match_substring(unit, "\\").fill_null(False).to_numpy(zero_copy_only=False))
-    if escaped.size:  # json.dumps writes µL as "\u00b5L": each distinct unit decoded as JSON
-        codes, distinct = pd.factorize(units[escaped])
-        as_json = [_json_text(u) for u in distinct.tolist()]
-        units[escaped] = np.array(as_json, dtype=object)[codes]
-        matched[escaped] &= np.array([u is not None for u in as_json], dtype=bool)[codes]
-    with np.errstate(invalid="ignore"):  # (an int from 10^15 on is read by Python: a double may not hold it)
-        matched = matched & np.isfinite(values) & (~ints | (np.abs(values) < 1e15))
-    return values, ints & matched, units, matched
-
-
-def _json_text(escaped: str) -> str | None:
-    """A JSON string's body decoded (None: not valid JSON, so the whole text is left to `_parse`)."""
-    try:
-        return json.loads(f'"{escaped}"')
-    except json.JSONDecodeError:
-        return None
-
-
-def _parsed_pairs(texts: list[Any], codes: np.ndarray, values: np.ndarray, ints: np.ndarray, units: np.ndarray,
-                  matched: np.ndarray) -> Pair | None:
-    """The Pair of a JSON column from `_json_pairs` (the texts it did not match parsed one by one); None when
-    most texts are no pair (the column is then read cell by cell, as `_pairs` does)."""
-    rest = np.flatnonzero(~matched).tolist()
-    parsed = [_parse(t) if isinstance(t, str) and t.startswith("[") else t for t in (texts[i] for i in rest)]
-    good = matched.copy()
-    values, ints, units = values.copy(), ints.copy(), units.copy()
-    units[~matched] = None
-    odd = None
-    for i, c in zip(rest, parsed):
-        if _is_pair(c):
-            good[i], values[i], ints[i], units[i] = True, c[0], type(c[0]) is int, c[1]
-        else:
-            values[i] = np.nan
-            if c is not None:
-                if odd is None:
-                    odd = np.empty(len(texts), dtype=object)
-                odd[i] = c
-    if int(good.sum()) * 2 < len(texts):
-        return None
-    if (codes < 0).any():
-        values, ints, good = np.append(values, np.nan), np.append(ints, False), np.append(good, False)
-        nothing = np.array([None], dtype=object)
-        units = np.concatenate([units, nothing])
-        odd = None if odd is None else np.concatenate([odd, nothing])
-        codes = np.where(codes < 0, len(texts), codes)
-    return _pair_of(values, ints, units, good, odd, codes)
-
-
 _FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
 _INT_TYPE = np.array(int, dtype=object)  # (a 0-d array: numpy compares each cell's type with it)
 
 
 def _clean_pairs(cells: list[Any]) -> Pair | None:
-    """`_pair_arrays` for the common column, every cell a [number, "unit"] of finite numbers (None: any other),
+    """`json_cells.pair_arrays` for the common column, every cell a [number, "unit"] of finite numbers (None: any other),
     read in C by `itemgetter` (measured 0.1 s for 1,000,000 cells, against 1.0 s cell by cell and 0.65 s by
     `zip(*cells)`)."""
     try:
@@ -407,7 +304,7 @@ def _sparse_pairs(series: pd.Series) -> Pair | None:
     """`_clean_pairs` for a column of [number, "unit"] lists and empty (None, NaN) cells, as a column of an optional
     input holds them (MME's opioids: most rows take none of a given one): the lists read by `_clean_pairs`, spread
     back with NaN where empty, all in C (MME's 24 such columns of 1,000,000 rows as cells: 1.2x the loop before, as
-    `_pair_arrays` read them cell by cell; about 7x now). None: any other cell (`_clean_pairs` checks every given
+    `json_cells.pair_arrays` read them cell by cell; about 7x now). None: any other cell (`_clean_pairs` checks every given
     one)."""
     cells = series.to_numpy(dtype=object)
     present = pd.notna(cells)  # (None, NaN: not given; 6 ms per million cells, against 28 ms by `is not None`)
@@ -428,46 +325,6 @@ def _sparse_pairs(series: pd.Series) -> Pair | None:
         spread[present] = units
         units = spread
     return Pair(values, units, ints)
-
-
-def _is_pair(c: Any) -> bool:
-    """[number, "unit"]: a finite float, or an int a float holds exactly (anything else is read cell by cell)."""
-    if not ((type(c) is list or type(c) is tuple) and len(c) == 2 and type(c[1]) is str):
-        return False
-    v = c[0]
-    return (type(v) is float and math.isfinite(v)) or (type(v) is int and -2 ** 53 <= v <= 2 ** 53)
-
-
-def _pair_arrays(cells: list[Any], codes: np.ndarray | None) -> Pair:
-    """The Pair of these cells (None: not given), taken by `codes` when given (cells are then the distinct ones).
-    A cell that is no plain pair is kept as given (`Pair.odd`): the library reads it, and names its problem."""
-    good = [_is_pair(c) for c in cells]
-    values = np.array([c[0] if ok else np.nan for c, ok in zip(cells, good)], dtype=float)
-    ints = np.array([ok and type(c[0]) is int for c, ok in zip(cells, good)], dtype=bool)
-    units = np.array([c[1] if ok else None for c, ok in zip(cells, good)], dtype=object)
-    odd = None
-    if not all(ok or c is None for c, ok in zip(cells, good)):
-        odd = np.empty(len(cells), dtype=object)
-        for k, (c, ok) in enumerate(zip(cells, good)):
-            if not ok and c is not None:
-                odd[k] = c
-    return _pair_of(values, ints, units, np.array(good, dtype=bool), odd, codes)
-
-
-def _pair_of(values: np.ndarray, ints: np.ndarray, units: np.ndarray, good: np.ndarray, odd: np.ndarray | None,
-             codes: np.ndarray | None) -> Pair:
-    """The Pair of distinct cells' arrays (`good`: a plain pair), taken by `codes` when given."""
-    one = set(units[good].tolist())
-    fixed = one.pop() if len(one) == 1 and good.all() else None  # one unit, every cell a pair: no grouping
-    if codes is not None:
-        values, ints = values[codes], ints[codes]
-        units = units if fixed is not None else units[codes]
-        odd = None if odd is None else odd[codes]
-    if fixed is not None:
-        return Pair(values.astype(np.int64), fixed) if ints.all() else Pair(values, fixed, ints if ints.any() else None)
-    if ints.all():  # every cell an int: an int column, as a `<column>_unit` layout of ints reads
-        return Pair(values.astype(np.int64), units)
-    return Pair(values, units, ints if ints.any() else None, odd)
 
 
 def _coded(series: pd.Series, options: list[str] | None) -> Coded | None:

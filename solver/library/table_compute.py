@@ -27,8 +27,8 @@ from solver.library.vectorised import (
     cell_at,
     columnar,
     distinct,
+    factorize,
     finish,
-    pandas_module,
 )
 
 CHUNK = 20_000  # rows per progress step (row by row)
@@ -175,17 +175,15 @@ def _columnar_chunk(calc: Calculator, fn: Callable[[Columns], np.ndarray], cells
 
 def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
     """One code per row of `rows` (0, 1, ...): two rows share a code when every input cell of theirs is the same
-    (type included: 70 and 70.0 differ); found with pandas' factorize, column by column."""
+    (type included: 70 and 70.0 differ; a float by its bits), column by column (`vectorised.factorize`)."""
     combined = np.zeros(len(rows), dtype=np.int64)
     if not len(rows):
         return combined
-    pd = pandas_module()  # (its hash factorize; only for rows `compute` answers, or `details`)
-
     for name in sorted(part):
         col = part[name]
         if isinstance(col, Triples):
             three = col.take(rows)
-            keys = [three.names.codes, pd.factorize(three.values, use_na_sentinel=False)[0], three.units.codes,
+            keys = [three.names.codes, factorize(three.values)[0], three.units.codes,
                     np.zeros(len(rows), dtype=np.int64) if three.ints is None else three.ints.astype(np.int64)]
         else:
             sub = col.take(rows) if isinstance(col, (Pair, Coded)) else [col[i] for i in rows.tolist()]
@@ -193,7 +191,7 @@ def _row_codes(part: dict[str, Any], rows: np.ndarray) -> np.ndarray:
         for key in keys:
             key = np.asarray(key, dtype=np.int64)
             span = int(key.max()) - int(key.min()) + 1
-            combined = pd.factorize(combined * span + (key - key.min()))[0].astype(np.int64)
+            combined = factorize(combined * span + (key - key.min()))[0].astype(np.int64)
     return combined
 
 

@@ -125,23 +125,39 @@ def test_a_parquet_batch_of_plain_numbers_imports_no_pandas(tmp_path) -> None:
     ("estimated-due-date",  # a date's text, once per distinct day
      {"Last menstrual date": ["05/11/2008", "02/12/2000", "05/11/2008"], "cycle length": [23, 35, 28]},
      lambda r: {"Last menstrual date": r["Last menstrual date"], "cycle length": r["cycle length"]}),
+    ("free-water-deficit",  # an age as JSON text, a multi-part one among them (`formula convert` writes them so)
+     {"age": ['[64, "years", 5, "months"]', '[49, "years"]', None, '[49, "years"]'], "sex": ["Male", "Female"] * 2,
+      "Sodium": [151.0, 148.5, 150.0, 160.0], "Sodium_unit": ["mmol/L"] * 4,
+      "weight": [70, 61, 80, 55], "weight_unit": ["kg", "kg", "lbs", "kg"]},
+     lambda r: {k: json.loads(r[k]) if k == "age" and r[k] else [r[k], r[f"{k}_unit"]] if f"{k}_unit" in r else r[k]
+                for k in ("age", "sex", "Sodium", "weight") if r[k] is not None}),
+    ("steroid-conversion",  # a drug and its dose as JSON text
+     {"input steroid": ['["Hydrocortisone IV", 33, "mg"]', '["MethylPrednisoLONE IV", 5.5, "mg"]'],
+      "target steroid": ["Hydrocortisone PO", "Hydrocortisone IV"]},
+     lambda r: {"input steroid": json.loads(r["input steroid"]), "target steroid": r["target steroid"]}),
 ])
-def test_a_parquet_batch_of_powers_and_dates_imports_no_pandas(tmp_path, slug, table, cells) -> None:
+def test_a_parquet_batch_of_powers_dates_and_json_text_imports_no_pandas(tmp_path, slug, table, cells) -> None:
     """Values grouped before a Python function runs once per distinct value (a power, a date's text) are grouped by
-    numpy (`vectorised.factorize`), so these batches import no pandas either; the answers are `compute`'s."""
-    from solver.library import compute
+    numpy (`vectorised.factorize`), and JSON text cells are parsed once per distinct text (`json_cells`), so these
+    batches import no pandas either; the answers (and the row errors) are `compute`'s."""
+    from solver.library import CalculatorError, compute
 
     arrays = {k: pa.array(v).dictionary_encode() if k.endswith("_unit") or k == "sex" else pa.array(v)
               for k, v in table.items()}
     src, out = tmp_path / "cohort.parquet", tmp_path / "out.parquet"
     pq.write_table(pa.table(arrays), src)
     code = ("import sys\nfrom cli.main import main\n"
-            f"rc = main(['batch', {str(src)!r}, '--calculator', {slug!r}, '--out', {str(out)!r}, '--no-progress'])\n"
+            f"rc = main(['batch', {str(src)!r}, '--calculator', {slug!r}, '--out', {str(out)!r}, '--no-progress', "
+            "'--allow-errors'])\n"
             "print('PANDAS', 'pandas' in sys.modules, rc)\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert "PANDAS False 0" in done.stdout, done.stdout + done.stderr
     got = pq.read_table(out).to_pylist()
     for row in got:
-        want = compute(slug, cells(row)).value
+        try:
+            want = compute(slug, cells(row)).value
+        except CalculatorError as e:
+            assert row["value"] is None and row["error"] == str(e), (row, e)
+            continue
         assert row["value"] == (want.isoformat() if hasattr(want, "isoformat") else want), (row, want)

@@ -423,7 +423,7 @@ def test_many_distinct_json_pairs_read_by_pyarrow_as_json_loads_reads_them(monke
     pair at all."""
     import random
 
-    from solver.library import batch
+    from solver.library import batch, json_cells
 
     rnd = random.Random(3)
 
@@ -450,10 +450,10 @@ def test_many_distinct_json_pairs_read_by_pyarrow_as_json_loads_reads_them(monke
         texts.append(f"[{sp}{number()}{sp},{rnd.choice(['', ' ', chr(9)])}{rnd.choice(units)}{sp}]"
                      if rnd.random() < 0.97 else rnd.choice(["[1, 2, 3]", "[", "[1]", "abc", "[[1, 'kg']]"]))
     column = pd.Series(texts + [None, np.nan], dtype=object)
-    fast = batch._json_pairs(list(pd.unique(column.dropna())))
+    fast = json_cells.json_pairs(list(pd.unique(column.dropna())))
     assert fast is not None and fast[3].sum() > 3_000  # a third of the texts matched by pyarrow
     got = batch._pairs(column)
-    monkeypatch.setattr(batch, "_MANY_TEXTS", 10**9)  # every text through json.loads
+    monkeypatch.setattr(json_cells, "MANY_TEXTS", 10**9)  # every text through json.loads
     want = batch._pairs(column)
     assert got is not None and want is not None
     for i in range(len(column)):
