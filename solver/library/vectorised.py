@@ -104,6 +104,28 @@ class Pair:
             return self.odd[i]
         return _as_cell(self.value_at(i), self.unit_at(i))
 
+    def cells(self, rows: np.ndarray) -> list[Any]:
+        """`[self.cell(i) for i in rows]`, read a column at a time (see `cells_at`)."""
+        taken = self.values[rows]
+        values = taken.tolist()
+        gone: Any = itertools.repeat(False)  # (`_as_cell`'s checks, made for the whole column first)
+        if taken.dtype == object:
+            values = [_py(v) for v in values]
+            gone = [_absent(v) for v in values]
+        elif taken.dtype.kind == "f":
+            gone = np.isnan(taken).tolist()
+        ints = itertools.repeat(False) if self.ints is None else self.ints[rows].tolist()
+        if self.units is None or isinstance(self.units, str):
+            units: Any = itertools.repeat(self.units)
+        elif isinstance(self.units, Coded):
+            names = [None if _absent(u) else u for u in self.units.uniques]
+            units = [None if c < 0 else names[c] for c in self.units.codes[rows].tolist()]
+        else:
+            units = [None if _absent(u) else u for u in map(_py, self.units[rows].tolist())]
+        odd = itertools.repeat(None) if self.odd is None else self.odd[rows].tolist()
+        return [o if o is not None else MISSING if g else (int(v) if k else v) if u is None else [int(v) if k else v, u]
+                for v, g, k, u, o in zip(values, gone, ints, units, odd)]
+
     def take(self, rows: np.ndarray | slice) -> "Pair":
         units = (self.units if self.units is None or isinstance(self.units, str) else
                  self.units.take(rows) if isinstance(self.units, Coded) else self.units[rows])
@@ -152,6 +174,11 @@ class Coded:
         c = int(self.codes[i])
         return MISSING if c < 0 else _as_cell(self.uniques[c], None)
 
+    def cells(self, rows: np.ndarray) -> list[Any]:
+        """`[self.cell(i) for i in rows]`."""
+        cells = [_as_cell(u, None) for u in self.uniques]
+        return [MISSING if c < 0 else cells[c] for c in self.codes[rows].tolist()]
+
     def take(self, rows: np.ndarray | slice) -> "Coded":
         return Coded(self.codes[rows], self.uniques)
 
@@ -173,6 +200,13 @@ class Triples:
         v = _py(self.values[i])
         return [self.names.uniques[c], int(v) if self.ints is not None and self.ints[i] else v,
                 self.units.uniques[int(self.units.codes[i])]]
+
+    def cells(self, rows: np.ndarray) -> list[Any]:
+        """`[self.cell(i) for i in rows]`."""
+        names, units = self.names.uniques, self.units.uniques
+        ints = itertools.repeat(False) if self.ints is None else self.ints[rows].tolist()
+        return [MISSING if c < 0 else [names[c], int(v) if k else v, units[u]] for c, v, k, u in
+                zip(self.names.codes[rows].tolist(), self.values[rows].tolist(), ints, self.units.codes[rows].tolist())]
 
     def take(self, rows: np.ndarray | slice) -> "Triples":
         return Triples(self.names.take(rows), self.values[rows], None if self.ints is None else self.ints[rows],
@@ -292,9 +326,19 @@ def _py(x: Any) -> Any:
     return x.item() if isinstance(x, np.generic) else x
 
 
+_PRESENT = frozenset({int, str, bool, list})  # types of a given cell, told apart first (called once a cell)
+
+
 def _absent(x: Any) -> bool:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    t = type(x)
+    if t is float:
+        return x != x  # (NaN)
+    if x is None:
         return True
+    if t in _PRESENT:
+        return False
+    if isinstance(x, float):  # (numpy's float64)
+        return math.isnan(x)
     pd = sys.modules.get("pandas")  # (pd.NA is only in a table once pandas is imported: none imported to check)
     return pd is not None and x is getattr(pd, "NA", None)
 
@@ -341,6 +385,15 @@ def unit_codes(units: "np.ndarray | Coded") -> tuple[np.ndarray, list[Any]]:
 
 def cell_at(column: "Pair | Coded | Triples | list[Any]", i: int) -> Any:
     return column.cell(i) if isinstance(column, (Pair, Coded, Triples)) else column[i]
+
+
+def cells_at(column: "Pair | Coded | Triples | list[Any]", rows: np.ndarray) -> list[Any]:
+    """`[cell_at(column, i) for i in rows]`, a column at a time: the rows `compute` answers one by one (those the
+    kernel refuses, to give `compute`'s own error) are built this way (APACHE II, 1,000,000 benchmark rows of which
+    77,007 are refused: ...)."""
+    if isinstance(column, (Pair, Coded, Triples)):
+        return column.cells(rows)
+    return [column[i] for i in rows.tolist()]
 _UNIT_METHODS = frozenset({"quantity", "measurement", "weight", "temperature", "count_per_litre", "age", "height",
                            "dose", "doses_per_day"})
 
@@ -1337,16 +1390,16 @@ def _calendar(cols: Columns, raw: Any, kind: str) -> np.ndarray:
         x = weeks + days / 7
         for lo, hi in plan(cols.calc).output_rules:
             cols.bad |= ~((x >= lo) & (x <= hi))
-    with _collector_paused():  # the [weeks, days] lists, made in C
+    with collector_paused():  # the [weeks, days] lists, made in C
         return np.fromiter(np.stack([weeks, days], axis=1).tolist(), dtype=object, count=cols.n)
 
 
 _GC_LOCK = threading.Lock()
-_GC_HOLDERS = [0, False]  # chunks inside `_collector_paused`, and whether the collector was on before the first
+_GC_HOLDERS = [0, False]  # chunks inside `collector_paused`, and whether the collector was on before the first
 
 
 @contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Python's cyclic collector off while a column of a million small lists is made (chunks on other threads
     share one pause; it is back as it was when the last one leaves). The lists hold ints only, so no cycle is
     missed; without the pause the collector walks the growing column again and again: 1,000,000 [weeks, days]

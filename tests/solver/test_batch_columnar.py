@@ -262,6 +262,43 @@ def test_elementwise_keeps_the_sign_of_zero() -> None:
     assert [math.copysign(1.0, v) for v in elementwise(lambda v: v ** 3, x).tolist()] == [1.0, -1.0, 1.0, -1.0, 1.0]
 
 
+@given(st.lists(st.tuples(st.one_of(st.floats(), st.integers(-10**6, 10**6)), st.booleans(),
+                          st.sampled_from([None, "kg", "lbs", "mg/dL", math.nan]), st.booleans()), min_size=1, max_size=40),
+       st.sampled_from(["array", "coded", "fixed", "none"]), st.data())
+def test_cells_read_a_column_at_a_time_equal_cell_by_cell(spec, layout, data) -> None:
+    """`cells_at` (the rows `compute` answers, built a column at a time) gives each row's `cell_at`: NaN not given,
+    ints among floats, units by array, codes, one unit or none, odd cells as given; `Coded` and `Triples` too."""
+    from solver.library.vectorised import Coded, Pair, Triples, cell_at, cells_at
+
+    values = np.array([float(v) for v, *_ in spec])
+    ints = np.array([type(v) is int and k for v, k, _, _ in spec])
+    unit_list = [u for _, _, u, _ in spec]
+    distinct = [u for u in dict.fromkeys(unit_list) if isinstance(u, str)]
+    units: Any = {"array": np.array(unit_list, dtype=object), "fixed": "kg", "none": None,
+                  "coded": Coded(np.array([distinct.index(u) if isinstance(u, str) else -1 for u in unit_list]),
+                                 distinct)}[layout]
+    odd = np.array([[v, "ft", 1, "in"] if o else None for v, _, _, o in spec] + [None], dtype=object)[:-1]
+    rows = np.array(data.draw(st.lists(st.integers(0, len(spec) - 1), max_size=60)), dtype=np.intp)
+    for column in (Pair(values, units, ints if ints.any() else None, odd if any(o for *_, o in spec) else None),
+                   Pair(np.array([int(v) for v in values.tolist()], dtype=object) if np.isfinite(values).all() else
+                        values.astype(object), units),
+                   Coded(np.array([k - 1 for k in range(len(spec))]), [f"option {k}" for k in range(len(spec))]),
+                   Triples(Coded(np.array([(k % 3) - 1 for k in range(len(spec))]), ["Hydrocortisone IV", "Dex"]),
+                           values, ints if ints.any() else None, Coded(np.zeros(len(spec), dtype=np.int64), ["mg"])),
+                   [c for c in spec]):
+        got, want = cells_at(column, rows), [cell_at(column, i) for i in rows.tolist()]
+        assert len(got) == len(want) and all(_same_cell(a, b) for a, b in zip(got, want)), (got, want)
+
+
+def _same_cell(a: Any, b: Any) -> bool:
+    """Cells equal and of one type (5 and 5.0 differ), NaN equal to NaN."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_cell(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return type(a) is type(b) and a == b or a is b
+
+
 @pytest.mark.parametrize("slug", COLUMNAR_SLUGS)
 def test_cohort_sized_table_equals_compute(slug: str) -> None:
     """A cohort of recorded-precision values, large enough for the arithmetic coding (bench/columnar.py's table):
