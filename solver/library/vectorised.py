@@ -390,7 +390,7 @@ def cell_at(column: "Pair | Coded | Triples | list[Any]", i: int) -> Any:
 def cells_at(column: "Pair | Coded | Triples | list[Any]", rows: np.ndarray) -> list[Any]:
     """`[cell_at(column, i) for i in rows]`, a column at a time: the rows `compute` answers one by one (those the
     kernel refuses, to give `compute`'s own error) are built this way (APACHE II, 1,000,000 benchmark rows of which
-    77,007 are refused: ...)."""
+    77,007 are refused: compute_many 2.5 s -> 1.6 s, with `table_compute._rows`, measured)."""
     if isinstance(column, (Pair, Coded, Triples)):
         return column.cells(rows)
     return [column[i] for i in rows.tolist()]
