@@ -253,6 +253,28 @@ def test_factorize_gives_every_value_back_bit_for_bit(xs: list[float]) -> None:
     assert np.array_equal(np.asarray(uniques)[codes], ints) and len(uniques) == len(set(ints.tolist()))
 
 
+def test_factorize_codes_alike_by_table_hash_and_sort(monkeypatch) -> None:
+    """`vectorised.factorize` codes integers three ways (a table of a short range; pandas' hash when pandas is
+    imported; numpy's sort when it is not) and every way gives each row's value back, one code per distinct value."""
+    import sys
+
+    from solver.library import vectorised
+
+    rng = np.random.default_rng(11)
+    cases = [rng.integers(730_000, 740_000, 5000), rng.integers(-2**62, 2**62, 5000),
+             rng.normal(size=5000).round(2) * np.where(rng.random(5000) < 0.1, -0.0, 1.0), np.zeros(0, dtype=np.int64),
+             np.array([2**63 - 1, -2**63, 0])]
+    for hide in (False, True):
+        if hide:
+            monkeypatch.delitem(sys.modules, "pandas")
+        for a in cases:
+            codes, uniques = vectorised.factorize(a)
+            bits = (lambda x: np.asarray(x).view(np.int64)) if a.dtype.kind == "f" else np.asarray
+            assert np.array_equal(bits(np.asarray(uniques)[codes]), bits(a))
+            assert len(uniques) == len(set(bits(a).tolist()))
+    assert "pandas" not in sys.modules  # (the sort, with pandas hidden, never imported it)
+
+
 def test_elementwise_keeps_the_sign_of_zero() -> None:
     """A function that tells -0.0 from 0.0 (a cube, copysign) gets each row's own zero, as `compute` does."""
     from solver.library.vectorised import elementwise
