@@ -182,3 +182,22 @@ def test_convert_to_parquet_then_batch(tmp_path, capsys):
     bad.write_text("{\n", encoding="utf-8")
     assert main(["convert", "--to", "parquet", str(bad), str(tmp_path / "x.parquet")]) == 1
     assert "bad.jsonl:1: not JSON" in capsys.readouterr().err and not (tmp_path / "x.parquet").exists()
+
+
+def test_the_parquet_bench_runs_and_reports_its_floor_and_ceilings() -> None:
+    """bench/columnar.py --frames parquet (issue 48's measure) on a small file: it runs `formula batch`, the loop and
+    the floor, checks their answers agree, and reports each ratio and the ceilings' summary (no timing asserted)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pytest.importorskip("pyarrow")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "bench/columnar.py", "--frames", "parquet", "--rows", "3000", "--loop-rows",
+                           "60", "--repeat", "1", "--only", "body-mass-index", "--format", "json"], cwd=root,
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0, done.stderr
+    (got,) = json.loads(done.stdout)["results"]
+    assert got["calculator"] == "body-mass-index" and got["rows"] == 3000 and got["vectorised"]
+    assert got["floor_s"] > 0 and {"batch_s", "loop_s_scaled", "ratio", "ceiling", "peak_mb", "fixed_s"} <= set(got)
