@@ -31,6 +31,7 @@ from solver.library.vectorised import (
     factorize,
     finish,
 )
+from solver.library.working import plain
 
 CHUNK = 20_000  # rows per progress step (row by row)
 VCHUNK = 250_000  # rows per progress step (columnar)
@@ -134,17 +135,9 @@ def _rows(cells: dict[str, Any], rows: np.ndarray) -> list[dict[str, Any]]:
     return out
 
 
-def _value_json(v: Any) -> Any:
-    if hasattr(v, "isoformat"):
-        return v.isoformat()
-    if isinstance(v, tuple):
-        return list(v)
-    return v
-
-
 def _one(calc: Calculator, ents: dict[str, Any], variant: str, reg: Registry) -> tuple[Any, str | None]:
     try:
-        return _value_json(compute(calc.slug, ents, variant=variant, registry=reg).value), None
+        return plain(compute(calc.slug, ents, variant=variant, registry=reg).value), None
     except CalculatorError as e:
         return None, str(e)
 

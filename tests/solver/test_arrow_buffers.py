@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -87,6 +88,21 @@ def test_from_numbers_keeps_integers_and_refuses_objects() -> None:
         arrow_buffers.numbers(pa.array(["a"]))
 
 
+def _batch_without_pandas(tmp_path: Path, table: Any, slug: str) -> list[dict[str, Any]]:
+    """`formula batch` of `table` (written to Parquet) in a fresh process, which must exit 0 without importing
+    pandas; the output's rows."""
+    src, out = tmp_path / "cohort.parquet", tmp_path / "out.parquet"
+    pq.write_table(table, src)
+    code = ("import sys\nfrom cli.main import main\n"
+            f"rc = main(['batch', {str(src)!r}, '--calculator', {slug!r}, '--out', {str(out)!r}, '--no-progress', "
+            "'--allow-errors'])\n"
+            "print('PANDAS', 'pandas' in sys.modules, rc)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert "PANDAS False 0" in done.stdout, done.stdout + done.stderr
+    return pq.read_table(out).to_pylist()
+
+
 def test_a_parquet_batch_of_plain_numbers_imports_no_pandas(tmp_path) -> None:
     """BMI from a Parquet file (value columns, dictionary unit columns, a row refused): read, computed
     and written without pandas, whose import costs the command about 0.15 s; the answers are `compute`'s. (Units
@@ -97,16 +113,7 @@ def test_a_parquet_batch_of_plain_numbers_imports_no_pandas(tmp_path) -> None:
     wunits, hunits = ["kg"] * 4, ["cm"] * 4
     table = pa.table({"weight": weights, "weight_unit": pa.array(wunits).dictionary_encode(),
                       "height": heights, "height_unit": pa.array(hunits).dictionary_encode()})
-    src, out = tmp_path / "cohort.parquet", tmp_path / "out.parquet"
-    pq.write_table(table, src)
-    code = ("import sys\nfrom cli.main import main\n"
-            f"rc = main(['batch', {str(src)!r}, '--calculator', 'body-mass-index', '--out', {str(out)!r}, "
-            "'--allow-errors', '--no-progress'])\n"
-            "print('PANDAS', 'pandas' in sys.modules, rc)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert "PANDAS False 0" in done.stdout, done.stdout + done.stderr
-    got = pq.read_table(out).to_pylist()
+    got = _batch_without_pandas(tmp_path, table, "body-mass-index")
     for row, w, wu, h, hu in zip(got, weights, wunits, heights, hunits):
         if w < 0:
             assert row["value"] is None and "weight" in row["error"]
@@ -144,16 +151,7 @@ def test_a_parquet_batch_of_powers_dates_and_json_text_imports_no_pandas(tmp_pat
 
     arrays = {k: pa.array(v).dictionary_encode() if k.endswith("_unit") or k == "sex" else pa.array(v)
               for k, v in table.items()}
-    src, out = tmp_path / "cohort.parquet", tmp_path / "out.parquet"
-    pq.write_table(pa.table(arrays), src)
-    code = ("import sys\nfrom cli.main import main\n"
-            f"rc = main(['batch', {str(src)!r}, '--calculator', {slug!r}, '--out', {str(out)!r}, '--no-progress', "
-            "'--allow-errors'])\n"
-            "print('PANDAS', 'pandas' in sys.modules, rc)\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(ROOT)})
-    assert "PANDAS False 0" in done.stdout, done.stdout + done.stderr
-    got = pq.read_table(out).to_pylist()
+    got = _batch_without_pandas(tmp_path, pa.table(arrays), slug)
     for row in got:
         try:
             want = compute(slug, cells(row)).value
