@@ -1,8 +1,9 @@
 """JSON text cells (`[70, "kg"]`, `[4, "years", 3, "months"]`, `["PredniSONE PO", 10, "mg"]`, as a CSV file or
 `formula convert` holds what is neither a number nor a plain word) read into the kernels' arrays, each distinct
-text parsed once. No pandas: a Parquet batch reads its text columns through here by their dictionary codes
-(`batch.read_other`), and the DataFrame reader by pandas' factorize (`batch._pairs`, `batch._triples`), so the two
-read a text by one rule.
+text parsed once. A Parquet batch reads its text columns through here by their dictionary codes
+(`arrow_columns._json_column`), and the DataFrame reader by pandas' factorize (`batch._pairs`, `batch._triples`), so
+the two read a text by one rule. No pandas is imported below `MANY_TEXTS` distinct texts (from there `json_pairs`
+uses pyarrow's conversions, which import it).
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def json_pairs(texts: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
     """(values, ints, units, matched) of distinct JSON texts, read by pyarrow's regular expressions and its
     string-to-double cast (correctly rounded, as Python's `float` of the same digits, which `json.loads` uses); a
     text that is not a plain `[number, "unit"]` (an int from 10^15 on, a non-finite number, an escape JSON
-    does not know, anything else) is not matched and is parsed by `_parse`. Measured on 727,565 distinct texts: 0.3 s, against
+    does not know, anything else) is not matched and is parsed by `parse`. Measured on 727,565 distinct texts: 0.3 s, against
     3.5 s through `json.loads`."""
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -95,7 +96,7 @@ def json_pairs(texts: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np
 
 
 def _json_text(escaped: str) -> str | None:
-    """A JSON string's body decoded (None: not valid JSON, so the whole text is left to `_parse`)."""
+    """A JSON string's body decoded (None: not valid JSON, so the whole text is left to `parse`)."""
     try:
         return json.loads(f'"{escaped}"')
     except json.JSONDecodeError:

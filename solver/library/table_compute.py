@@ -207,8 +207,8 @@ def _details(calc: Calculator, cells: dict[str, Any], n: int, errors: np.ndarray
     codes = _row_codes(cells, np.arange(n))
     firsts = np.unique(codes, return_index=True)[1]
     made: list[Any] = []
-    for ents in _rows(cells, firsts):
-        try:
+    for ents in (e for at in range(0, len(firsts), CHUNK) for e in _rows(cells, firsts[at:at + CHUNK])):
+        try:  # (the rows' entities made CHUNK at a time: a cohort of distinct patients never holds them all)
             made.append(compute(calc.slug, ents, variant=variant, registry=reg, working=True))
         except CalculatorError:
             made.append(None)
