@@ -17,8 +17,9 @@ import argparse
 import json
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from registry import jsontext
 from registry.cliutil import add_root
@@ -101,12 +102,28 @@ def _read_columns(arg: str | None) -> dict[str, Any] | None:
     return {k: tuple(v) if isinstance(v, list) else v for k, v in data.items()}
 
 
+@contextmanager
+def _reading(src: Path) -> Iterator[None]:
+    """A table that cannot be read (not Parquet, not UTF-8, no header, ...) as one message naming the file and
+    what to do, instead of the reader's words alone."""
+    try:
+        yield
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{src}: not UTF-8 text (byte {e.start}); save the table as UTF-8 CSV or as Parquet") from None
+    except (OSError, ValueError) as e:  # (pyarrow's ArrowInvalid and pandas' parser errors are ValueErrors)
+        hint = ("write it with pyarrow or pandas, or make one from benchmark entities with `formula convert --to "
+                "parquet`" if src.suffix == ".parquet" else "its first line must name the columns")
+        kind = "Parquet" if src.suffix == ".parquet" else "CSV"
+        raise ValueError(f"cannot read {src} as a {kind} table ({e}); {hint}") from None
+
+
 def _read(path: Path):
     import pandas as pd
 
-    if path.suffix == ".parquet":
-        return pd.read_parquet(path)
-    return pd.read_csv(path)
+    with _reading(path):
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(path)
 
 
 def _write(frame, path: Path, *, csv_guard: bool = True, values: list[str] | None = None) -> None:
@@ -152,13 +169,14 @@ def _refs(given: Any) -> list[str | int]:
 
 def _table_columns(src: Path) -> list[str]:
     """The column names of the input table (a parquet file's schema; a CSV file's header)."""
-    if src.suffix == ".parquet":
-        import pyarrow.parquet as pq
+    with _reading(src):
+        if src.suffix == ".parquet":
+            import pyarrow.parquet as pq
 
-        return list(pq.read_schema(src).names)
-    import pandas as pd
+            return list(pq.read_schema(src).names)
+        import pandas as pd
 
-    return [str(c) for c in pd.read_csv(src, nrows=0).columns]
+        return [str(c) for c in pd.read_csv(src, nrows=0).columns]
 
 
 def _per_calculator(calcs: list[Any], columns: dict[str, Any] | None) -> list[dict[str, Any] | None]:

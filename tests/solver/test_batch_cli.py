@@ -68,6 +68,22 @@ def _bmi_rows(n: int) -> pd.DataFrame:
                          "weight_unit": "kg", "height": [150.0 + i % 50 for i in range(n)], "height_unit": "cm"})
 
 
+@pytest.mark.parametrize("name, content, said", [
+    ("bad.parquet", b"not parquet", "cannot read {path} as a Parquet table"),
+    ("bad.csv", b"\xff\xfe\x00weight", "{path}: not UTF-8 text"),
+    ("empty.csv", b"", "cannot read {path} as a CSV table"),
+])
+def test_an_unreadable_table_is_refused_by_name(tmp_path, capsys, name, content, said):
+    """A file that is no table of its kind: one message naming it and what to do, exit 1, nothing written."""
+    src = tmp_path / name
+    src.write_bytes(content)
+    out = tmp_path / f"o{src.suffix}"
+    assert main(["batch", str(src), "--calculator", "ckd-epi-2021", "--out", str(out)]) == 1
+    err = capsys.readouterr().err
+    assert said.format(path=src) in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert not out.exists()
+
+
 def test_parquet_streams_batch_by_batch(tmp_path, capsys, monkeypatch):
     """A parquet input is read in batches (several here) and written batch by batch; values equal compute's."""
     from solver import batch_stream
